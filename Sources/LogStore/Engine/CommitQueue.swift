@@ -1,0 +1,66 @@
+/// Bytes waiting to be written to one segment, starting at `startOffset` of that segment.
+final class PendingChunk {
+    let segment: UInt32
+    let startOffset: UInt64
+    /// The segment does not exist yet: the leader creates it (capacity `capacity`) before writing.
+    let createsSegment: Bool
+    let capacity: Int
+    let buffer: WriteBuffer
+
+    init(segment: UInt32, startOffset: UInt64, createsSegment: Bool, capacity: Int, buffer: WriteBuffer) {
+        self.segment = segment
+        self.startOffset = startOffset
+        self.createsSegment = createsSegment
+        self.capacity = capacity
+        self.buffer = buffer
+    }
+
+    var endOffset: UInt64 { startOffset + UInt64(buffer.count) }
+}
+
+/// The writer side of a store: encoded batches waiting for the group-commit leader, and the
+/// sequence, segment and durability bookkeeping. Guarded by a ``ConditionLock``.
+struct CommitQueue {
+    /// Sequence number of the next batch.
+    var nextSequence: UInt64
+    /// Every batch with a sequence number up to this one is written (and synced, per policy) and visible.
+    var durableSequence: UInt64
+    /// Encoded batches not yet taken by a leader, per target segment.
+    var pending: [PendingChunk] = []
+    /// Effects of the pending batches, in order.
+    var pendingEffects: [IndexEffect] = []
+    /// Segment and offset where the next encoded byte goes (after everything pending).
+    var tailSegment: UInt32
+    var tailOffset: UInt64
+    var tailCapacity: Int
+    /// The segment being written and its written size; changed only by the leader.
+    var active: SegmentFile?
+    var activeSize: UInt64
+    /// Whether a leader is writing now.
+    var flushing = false
+    /// Written but not yet synced (interval and never policies).
+    var dirty = false
+    /// The first write or sync failure; the store refuses writes once it is set.
+    var failure: LogStoreError?
+    var closed = false
+    /// Ids below this are reserved on disk.
+    var reservedIDs: UInt64
+    /// Buffers to reuse.
+    var spareBuffers: [WriteBuffer] = []
+
+    /// A leader's share of work: the chunks and effects taken from the queue.
+    struct Work {
+        var chunks: [PendingChunk]
+        var effects: [IndexEffect]
+        var lastSequence: UInt64
+    }
+
+    mutating func takeWork() -> Work {
+        let work = Work(chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1)
+        pending.removeAll()
+        pendingEffects.removeAll()
+        return work
+    }
+
+    mutating func buffer() -> WriteBuffer { spareBuffers.popLast() ?? WriteBuffer() }
+}

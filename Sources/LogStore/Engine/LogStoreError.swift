@@ -1,0 +1,124 @@
+/// The one error type of the LogStore engine.
+///
+/// Every error carries a ``Code`` (what went wrong), a human-readable message, and where it applies:
+/// the file and byte offset when the problem is in a file, and the underlying cause (for example an
+/// ``Errno``-style system error) when there is one.
+///
+/// For example:
+/// ```swift
+/// do {
+///     let store = try Store.open(at: "/var/db/app")
+/// } catch let error as LogStoreError where error.code == .locked {
+///     print("another process is writing this store")
+/// }
+/// ```
+public struct LogStoreError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added in later versions.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The stable name of the code, e.g. `"corruptFrame"`.
+        public let name: String
+
+        private init(_ name: String) { self.name = name }
+
+        /// Another process (or another open `Store` in this process) holds the store's write lock.
+        public static let locked = Code("locked")
+        /// The store was closed; open it again to use it.
+        public static let closed = Code("closed")
+        /// An earlier write or fsync failed; the store refuses writes until it is reopened.
+        public static let storeFailed = Code("storeFailed")
+        /// A system call failed (the underlying cause holds the errno).
+        public static let ioError = Code("ioError")
+        /// A frame failed its checksum or holds an impossible field, outside a recoverable torn tail.
+        public static let corruptFrame = Code("corruptFrame")
+        /// A segment file's header is damaged (wrong magic, bad checksum, impossible field).
+        public static let corruptSegmentHeader = Code("corruptSegmentHeader")
+        /// A segment or frame was written by a newer, unknown format version.
+        public static let unsupportedVersion = Code("unsupportedVersion")
+        /// A payload is larger than ``LogStoreLimits/maxPayloadSize``.
+        public static let payloadTooLarge = Code("payloadTooLarge")
+        /// A record names more references than ``LogStoreLimits/maxReferenceCount``.
+        public static let tooManyReferences = Code("tooManyReferences")
+        /// An object id was never handed out by this store (see ``Store/newID()``).
+        public static let unallocatedID = Code("unallocatedID")
+        /// A delete named an object that is not live.
+        public static let notFound = Code("notFound")
+        /// A root name is empty or too long.
+        public static let invalidRootName = Code("invalidRootName")
+        /// An option or argument is out of its documented range.
+        public static let invalidArgument = Code("invalidArgument")
+        /// The store was opened read-only and a write was attempted.
+        public static let readOnly = Code("readOnly")
+        /// The store directory does not exist and `createIfMissing` is off.
+        public static let storeMissing = Code("storeMissing")
+
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// What happened, in words.
+    public var message: String
+    /// The file the problem is in, when there is one.
+    public var file: String?
+    /// The byte offset in ``file`` where the problem starts, when known.
+    public var offset: UInt64?
+    /// The error that caused this one, for example a ``SystemError``.
+    public var underlying: (any Error & Sendable)?
+
+    /// Makes an error.
+    public init(
+        _ code: Code,
+        _ message: String,
+        file: String? = nil,
+        offset: UInt64? = nil,
+        underlying: (any Error & Sendable)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.file = file
+        self.offset = offset
+        self.underlying = underlying
+    }
+
+    /// One line: code, message, and where.
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let file {
+            text += " [\(file)"
+            if let offset { text += " @ \(offset)" }
+            text += "]"
+        }
+        if let underlying { text += " (cause: \(underlying))" }
+        return text
+    }
+}
+
+/// A failed system call: which call, on which path, and the errno it returned.
+public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The name of the system call, e.g. `"fdatasync"`.
+    public var call: String
+    /// The errno value.
+    public var errno: Int32
+    /// The path involved, when there is one.
+    public var path: String?
+
+    /// Makes a system error.
+    public init(call: String, errno: Int32, path: String? = nil) {
+        self.call = call
+        self.errno = errno
+        self.path = path
+    }
+
+    /// `call(path): strerror (errno)`.
+    public var description: String {
+        let reason = String(cString: strerror(errno))
+        return "\(call)(\(path ?? "")): \(reason) (errno \(errno))"
+    }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif

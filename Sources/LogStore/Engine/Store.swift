@@ -1,0 +1,164 @@
+import Dispatch
+import Synchronization
+
+/// An embedded, append-only object store: records in checksummed, LZ4-compressed frames in segment
+/// files, an in-memory index rebuilt on open, atomic batches, named roots, and crash recovery.
+///
+/// Any number of threads may read while writers queue for the one writer slot; a `Store` is
+/// `Sendable` and meant to be shared.
+///
+/// For example:
+/// ```swift
+/// let store = try Store.open(at: "/tmp/demo")
+/// let id = try store.put(typeTag: 1, payload: Array("hello".utf8))
+/// let record = try store.get(id)          // Record(typeTag: 1, payload: "hello")
+/// try store.close()
+/// ```
+public final class Store: Sendable {
+    /// The store's directory.
+    public let directory: String
+    /// The options it was opened with.
+    public let options: StoreOptions
+    /// What opening repaired (a torn tail cut after a crash), or nil when the log was clean.
+    public let recovery: RecoveryReport?
+
+    let io: SystemIO
+    let state: Mutex<StoreState>
+    /// The next id ``newID()`` hands out.
+    let nextID: Mutex<UInt64>
+    let queue: ConditionLock<CommitQueue>
+    let encoder: FrameEncoder
+    private let lock: Mutex<DirectoryLock?>
+    private let flushTimer: FlushTimer?
+
+    /// Opens the store in `directory`, creating it when missing (unless `createIfMissing` is off).
+    ///
+    /// Opening rebuilds the index by scanning the segments. A torn tail of the newest segment (left by
+    /// a crash mid-write) is cut back to the last complete commit, the cut bytes kept in a side file,
+    /// and reported in ``recovery``.
+    ///
+    /// - throws: ``LogStoreError`` with code `locked` when another process or `Store` has it open
+    ///   for writing, `corruptFrame` / `corruptSegmentHeader` / `unsupportedVersion` (naming file and
+    ///   offset) when a segment is damaged outside a torn tail, `storeMissing`, `invalidArgument`, or
+    ///   `ioError`.
+    public static func open(at directory: String, options: StoreOptions = StoreOptions()) throws(LogStoreError)
+        -> Store
+    {
+        let options = try options.validated()
+        let io = SystemIO(faults: options.faultInjector)
+        if !io.isDirectory(directory) {
+            guard options.createIfMissing, !options.readOnly else {
+                throw LogStoreError(.storeMissing, "no store directory", file: directory)
+            }
+            do {
+                try io.makeDirectory(directory)
+                try io.syncDirectory(parentDirectory(of: directory))
+            } catch {
+                throw LogStoreError(.ioError, "cannot create the store directory", file: directory, underlying: error)
+            }
+        }
+        let lock = options.readOnly ? nil : try DirectoryLock(directory: directory, io: io)
+        let mode: StoreLoader.Mode = options.readOnly ? .readOnly : .writable(segmentSize: options.segmentSize)
+        let loaded = try StoreLoader(directory: directory, mode: mode, io: io).load()
+        return Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
+    }
+
+    private init(
+        directory: String, options: StoreOptions, io: SystemIO, lock: DirectoryLock?, loaded: StoreLoader.Loaded
+    ) {
+        self.directory = directory
+        self.options = options
+        self.io = io
+        self.recovery = loaded.recovery
+        self.lock = Mutex(lock)
+        self.encoder = FrameEncoder(compressionMinimumSize: options.effectiveCompressionMinimum)
+        let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
+        self.nextID = Mutex(firstFreeID)
+        let newest = loaded.newest
+        let newestNumber = newest?.file.number ?? 0
+        // Continue in the newest segment while it has room; otherwise the first write creates the next.
+        let continues = newest.map { Int($0.size) < options.segmentSize } ?? false
+        self.queue = ConditionLock(
+            CommitQueue(
+                nextSequence: loaded.maxSequence + 1,
+                durableSequence: loaded.maxSequence,
+                tailSegment: continues ? newestNumber : newestNumber + 1,
+                tailOffset: continues ? (newest?.size ?? 0) : UInt64(LogFormat.segmentHeaderSize),
+                tailCapacity: continues ? options.segmentSize : 0,
+                active: continues ? newest?.file : nil,
+                activeSize: continues ? (newest?.size ?? 0) : 0,
+                reservedIDs: firstFreeID
+            ))
+        self.state = Mutex(loaded.state)
+        if case .interval(let milliseconds) = options.fsyncPolicy, !options.readOnly {
+            self.flushTimer = FlushTimer(every: milliseconds, queue: queue, io: io)
+        } else {
+            self.flushTimer = nil
+        }
+    }
+
+    deinit {
+        flushTimer?.cancel()
+        try? syncActiveSegment()
+    }
+
+    /// Makes everything written so far durable, waits for writes in flight, and releases the store.
+    ///
+    /// Every later call on this `Store` throws ``LogStoreError/Code/closed``; open the directory again
+    /// to go on. Closing twice is harmless.
+    /// - throws: ``LogStoreError`` when the final sync fails.
+    public func close() throws(LogStoreError) {
+        let wasOpen = queue.waitUntil { queue -> Bool? in
+            guard !queue.closed else { return false }
+            guard !queue.flushing, queue.pending.isEmpty else { return nil }
+            queue.closed = true
+            return true
+        }
+        guard wasOpen else { return }
+        queue.broadcast()
+        flushTimer?.cancel()
+        defer {
+            state.withLock {
+                $0.isOpen = false
+                $0.segments.removeAll()
+            }
+            queue.withLock { $0.active = nil }
+            lock.withLock { $0 = nil }
+        }
+        if queue.withLock({ $0.failure }) == nil { try syncActiveSegment() }
+    }
+
+    /// Makes every write so far durable now, whatever the fsync policy.
+    /// - throws: ``LogStoreError`` with code `ioError` (and the store then refuses writes) when the sync fails.
+    public func sync() throws(LogStoreError) {
+        try checkOpen()
+        try syncActiveSegment()
+    }
+
+    func syncActiveSegment() throws(LogStoreError) {
+        let target = queue.waitUntil { queue -> SegmentFile?? in
+            guard !queue.flushing else { return nil }
+            queue.dirty = false
+            return .some(queue.active)
+        }
+        guard let file = target else { return }
+        do {
+            try io.syncData(file.fd, path: file.path)
+        } catch {
+            let failure = LogStoreError(.ioError, "sync failed", file: file.path, underlying: error)
+            queue.withLock { $0.failure = $0.failure ?? failure }
+            throw failure
+        }
+    }
+
+    func checkOpen() throws(LogStoreError) {
+        guard state.withLock({ $0.isOpen }) else {
+            throw LogStoreError(.closed, "the store is closed", file: directory)
+        }
+    }
+
+    private static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

@@ -1,0 +1,224 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Rebuilds a store's state from its segment files: the index, roots, counters and allocators.
+///
+/// Used by `Store.open` (which repairs a torn tail and refuses corruption) and by `Store.verify`
+/// (which repairs nothing and lists every problem).
+struct StoreLoader {
+    enum Mode {
+        /// Open for writing: cut a torn tail (keeping the bytes in a side file), throw on corruption.
+        case writable(segmentSize: Int)
+        /// Open read-only: report a torn tail without cutting it, throw on corruption.
+        case readOnly
+        /// Verify: change nothing, collect every problem.
+        case verify
+    }
+
+    /// A problem found by a verifying load.
+    struct Problem: Sendable {
+        var file: String
+        var offset: UInt64?
+        var message: String
+    }
+
+    /// What a load found.
+    struct Loaded {
+        var state = StoreState()
+        var maxSequence: UInt64 = 0
+        /// Highest object id named by any frame.
+        var highestID: UInt64 = 0
+        /// Highest id reservation (exclusive bound) found.
+        var reservedIDs: UInt64 = 0
+        /// The newest segment and its valid size, where writing continues.
+        var newest: (file: SegmentFile, size: UInt64)?
+        var recovery: RecoveryReport?
+        var problems: [Problem] = []
+        var notes: [String] = []
+        var frames = 0
+    }
+
+    let directory: String
+    let mode: Mode
+    let io: SystemIO
+
+    private var collectsProblems: Bool {
+        if case .verify = mode { return true }
+        return false
+    }
+
+    /// The segment numbers present in the directory, in increasing order.
+    func segmentNumbers() throws(LogStoreError) -> [UInt32] {
+        do {
+            return try io.listDirectory(directory).compactMap(LogFormat.segmentNumber(fromFileName:)).sorted()
+        } catch {
+            throw LogStoreError(.ioError, "cannot list the store directory", file: directory, underlying: error)
+        }
+    }
+
+    func load() throws(LogStoreError) -> Loaded {
+        var loaded = Loaded()
+        let numbers = try segmentNumbers()
+        for (position, number) in numbers.enumerated() {
+            let isNewest = position == numbers.count - 1
+            try loadSegment(number, isNewest: isNewest, into: &loaded)
+        }
+        return loaded
+    }
+
+    private func loadSegment(_ number: UInt32, isNewest: Bool, into loaded: inout Loaded) throws(LogStoreError) {
+        let path = directory + "/" + LogFormat.segmentFileName(number)
+        var writable = false
+        var capacity = 0
+        if case .writable(let segmentSize) = mode, isNewest {
+            writable = true
+            capacity = segmentSize
+        }
+        let size: UInt64
+        do {
+            let probe = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+            defer { io.close(probe) }
+            size = try io.size(probe, path: path)
+        } catch {
+            throw LogStoreError(.ioError, "cannot open segment", file: path, underlying: error)
+        }
+        guard size <= UInt64(UInt32.max) else {
+            try fail(path, 0, "segment of \(size) bytes is larger than 4 GiB", .corruptSegmentHeader, &loaded)
+            return
+        }
+        let file: SegmentFile
+        do {
+            file = try SegmentFile.open(
+                number: number, path: path, writable: writable, capacity: max(capacity, Int(size)), io: io)
+        } catch {
+            throw LogStoreError(.ioError, "cannot map segment", file: path, underlying: error)
+        }
+        let bytes = file.bytes(count: Int(size))
+
+        switch SegmentHeader.decode(bytes) {
+        case .failure(.truncated) where isNewest:
+            try recoverTornCreation(file, size: size, into: &loaded)
+            return
+        case .failure(let problem):
+            let code: LogStoreError.Code
+            if case .unsupportedVersion = problem { code = .unsupportedVersion } else { code = .corruptSegmentHeader }
+            try fail(path, 0, problem.reason, code, &loaded)
+            return
+        case .success(let header) where header.segmentNumber != number:
+            try fail(path, 16, "header names segment \(header.segmentNumber)", .corruptSegmentHeader, &loaded)
+            return
+        case .success:
+            break
+        }
+
+        let outcome = SegmentScanner(bytes: bytes).scan(continueAfterDamage: collectsProblems) { frame in
+            if frame.kind == .reserveIDs {
+                loaded.reservedIDs = max(loaded.reservedIDs, frame.id)
+            } else {
+                loaded.highestID = max(loaded.highestID, frame.id)
+            }
+            if let effect = StoreState.effect(of: frame, segment: number, bytes: bytes) {
+                loaded.state.apply(effect)
+            }
+        }
+        loaded.frames += outcome.frames
+        loaded.maxSequence = max(loaded.maxSequence, outcome.maxSequence)
+        var validSize = size
+        for damage in outcome.damages {
+            if isNewest, damage.nextValidFrame == nil, damage.offset >= outcome.committedEnd {
+                validSize = UInt64(outcome.committedEnd)
+                try cutTornTail(file, size: size, at: validSize, reason: damage.reason, into: &loaded)
+            } else {
+                try fail(path, UInt64(damage.offset), damage.reason, .corruptFrame, &loaded)
+            }
+        }
+        loaded.state.segments[number] = file
+        loaded.state.segmentSizes[number] = validSize
+        if isNewest { loaded.newest = (file, validSize) }
+    }
+
+    /// Throws a corruption error, or records it as a problem when verifying.
+    private func fail(
+        _ path: String, _ offset: UInt64, _ message: String, _ code: LogStoreError.Code, _ loaded: inout Loaded
+    ) throws(LogStoreError) {
+        if collectsProblems {
+            loaded.problems.append(Problem(file: path, offset: offset, message: message))
+        } else {
+            throw LogStoreError(code, message, file: path, offset: offset)
+        }
+    }
+
+    /// The newest segment's header is incomplete: its creation was cut short by a crash.
+    private func recoverTornCreation(_ file: SegmentFile, size: UInt64, into loaded: inout Loaded) throws(LogStoreError)
+    {
+        let reason = "segment header incomplete (\(size) of \(LogFormat.segmentHeaderSize) bytes): creation interrupted"
+        switch mode {
+        case .verify:
+            loaded.notes.append("\(file.path): \(reason); opening for writing removes it")
+        case .readOnly:
+            loaded.recovery = RecoveryReport(
+                segmentFile: file.path, cutOffset: 0, bytesCut: size, savedTo: nil, reason: reason)
+        case .writable:
+            let saved = try saveTail(file, from: 0, to: size)
+            do {
+                try io.unlink(file.path)
+                try io.syncDirectory(directory)
+            } catch {
+                throw LogStoreError(.ioError, "cannot remove a torn segment", file: file.path, underlying: error)
+            }
+            loaded.recovery = RecoveryReport(
+                segmentFile: file.path, cutOffset: 0, bytesCut: size, savedTo: saved, reason: reason)
+        }
+    }
+
+    /// Cuts the newest segment back to `end`, after saving the cut bytes to a side file.
+    private func cutTornTail(
+        _ file: SegmentFile, size: UInt64, at end: UInt64, reason: String, into loaded: inout Loaded
+    ) throws(LogStoreError) {
+        switch mode {
+        case .verify:
+            loaded.notes.append(
+                "\(file.path): torn tail of \(size - end) bytes at offset \(end) (\(reason)); opening for writing cuts it"
+            )
+        case .readOnly:
+            loaded.recovery = RecoveryReport(
+                segmentFile: file.path, cutOffset: end, bytesCut: size - end, savedTo: nil, reason: reason)
+        case .writable:
+            let saved = try saveTail(file, from: end, to: size)
+            do {
+                try io.truncate(file.fd, to: end, path: file.path)
+                try io.syncData(file.fd, path: file.path)
+            } catch {
+                throw LogStoreError(.ioError, "cannot cut a torn tail", file: file.path, offset: end, underlying: error)
+            }
+            loaded.recovery = RecoveryReport(
+                segmentFile: file.path, cutOffset: end, bytesCut: size - end, savedTo: saved, reason: reason)
+        }
+    }
+
+    /// Copies bytes `from..<to` of a segment to a new side file `NAME.torn-MILLISECONDS`, durably.
+    private func saveTail(_ file: SegmentFile, from start: UInt64, to end: UInt64) throws(LogStoreError) -> String {
+        let path = file.path + LogFormat.tornSuffix + String(Clock.milliseconds())
+        let bytes = file.bytes(count: Int(end))
+        do {
+            try io.writeNewFile(path, [UInt8](bytes[Int(start)..<Int(end)]))
+            try io.syncDirectory(directory)
+        } catch {
+            throw LogStoreError(.ioError, "cannot save the torn tail", file: path, underlying: error)
+        }
+        return path
+    }
+}
+
+/// Wall-clock time for file names and headers.
+enum Clock {
+    /// Milliseconds since 1970.
+    static func milliseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
+    }
+}

@@ -1,0 +1,73 @@
+/// When a store makes its writes durable with `fdatasync`.
+///
+/// Whatever the policy, sealing a segment, creating or removing a file (with its directory), and
+/// ``Store/close()`` and ``Store/sync()`` always sync. A crash can never make the store inconsistent
+/// or expose half a batch: the policies differ only in how much acknowledged work a crash may lose.
+public enum FsyncPolicy: Sendable, Equatable {
+    /// Every commit is durable when `put`, `delete` or `write` returns: a power cut loses nothing that
+    /// was acknowledged. Concurrent committers share one `fdatasync` (group commit).
+    case always
+    /// Commits are written to the file (surviving a crash of the process) at once, and synced by a
+    /// background thread at least every `milliseconds`: a power cut or kernel crash may lose the
+    /// commits of the last interval.
+    case interval(milliseconds: Int)
+    /// Commits are written to the file at once and synced only when a segment is sealed, on ``Store/sync()``
+    /// and on ``Store/close()``: a process crash loses nothing, a power cut may lose any unsynced commit.
+    case never
+}
+
+/// How a store is opened.
+public struct StoreOptions: Sendable {
+    /// Size at which the segment being written is sealed and a new one started. Default 64 MiB;
+    /// between ``LogStoreLimits/minSegmentSize`` and ``LogStoreLimits/maxSegmentSize``.
+    public var segmentSize: Int = 64 << 20
+    /// When writes are made durable. Default ``FsyncPolicy/always``.
+    public var fsyncPolicy: FsyncPolicy = .always
+    /// Whether payloads are LZ4-compressed (when that makes them smaller). Default on.
+    public var compression: Bool = true
+    /// Payloads shorter than this are stored raw: LZ4 rarely shrinks small records. Default 512 bytes.
+    public var compressionMinimumSize: Int = 512
+    /// Create the directory and an empty store when missing. Default on.
+    public var createIfMissing: Bool = true
+    /// Open without the write lock and without repairing anything; every write throws
+    /// ``LogStoreError/Code/readOnly``. Default off.
+    public var readOnly: Bool = false
+    /// Fault injection for tests (see ``FaultInjector``).
+    @_spi(Testing) public var faultInjector: FaultInjector?
+
+    /// The default options.
+    public init() {}
+
+    /// Options with the given values.
+    public init(
+        segmentSize: Int = 64 << 20,
+        fsyncPolicy: FsyncPolicy = .always,
+        compression: Bool = true,
+        compressionMinimumSize: Int = 512,
+        createIfMissing: Bool = true,
+        readOnly: Bool = false
+    ) {
+        self.segmentSize = segmentSize
+        self.fsyncPolicy = fsyncPolicy
+        self.compression = compression
+        self.compressionMinimumSize = compressionMinimumSize
+        self.createIfMissing = createIfMissing
+        self.readOnly = readOnly
+    }
+
+    func validated() throws(LogStoreError) -> StoreOptions {
+        guard (LogStoreLimits.minSegmentSize...LogStoreLimits.maxSegmentSize).contains(segmentSize) else {
+            throw LogStoreError(.invalidArgument, "segment size \(segmentSize) outside 64 KiB...2 GiB")
+        }
+        if case .interval(let milliseconds) = fsyncPolicy, milliseconds <= 0 {
+            throw LogStoreError(.invalidArgument, "fsync interval must be positive, got \(milliseconds) ms")
+        }
+        guard compressionMinimumSize >= 0 else {
+            throw LogStoreError(.invalidArgument, "compression minimum size must not be negative")
+        }
+        return self
+    }
+
+    /// The encoder's compression threshold: 0 when compression is off.
+    var effectiveCompressionMinimum: Int { compression ? max(1, compressionMinimumSize) : 0 }
+}

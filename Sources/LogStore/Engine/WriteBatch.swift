@@ -1,0 +1,56 @@
+/// Puts, deletes and root changes that a store applies atomically: all of them become visible, and
+/// durable, together, or none does, also across a crash.
+///
+/// For example:
+/// ```swift
+/// var batch = WriteBatch()
+/// let id = store.newID()
+/// batch.put(id, typeTag: 1, payload: Array("hello".utf8))
+/// batch.setRoot("main", to: id)
+/// try store.write(batch)
+/// ```
+public struct WriteBatch: Sendable {
+    /// One change in a batch.
+    public enum Operation: Sendable, Equatable {
+        /// Store a record under its id, replacing any earlier one.
+        case put(Record)
+        /// Delete the object with this id (a tombstone).
+        case delete(ObjectID)
+        /// Point the named root at an object.
+        case setRoot(String, ObjectID)
+        /// Remove the named root.
+        case removeRoot(String)
+    }
+
+    /// The changes, in the order they apply.
+    public private(set) var operations: [Operation] = []
+
+    /// Makes an empty batch.
+    public init() {}
+
+    /// Whether the batch has no changes.
+    public var isEmpty: Bool { operations.isEmpty }
+
+    /// Number of changes in the batch.
+    public var count: Int { operations.count }
+
+    /// Reserves room for `count` changes.
+    public mutating func reserveCapacity(_ count: Int) { operations.reserveCapacity(count) }
+
+    /// Adds a put of a record under `id` (an id from ``Store/newID()``).
+    public mutating func put(_ id: ObjectID, typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8]) {
+        operations.append(.put(Record(id: id, typeTag: typeTag, references: references, payload: payload)))
+    }
+
+    /// Adds a put of `record`.
+    public mutating func put(_ record: Record) { operations.append(.put(record)) }
+
+    /// Adds a delete of `id`.
+    public mutating func delete(_ id: ObjectID) { operations.append(.delete(id)) }
+
+    /// Adds setting the root `name` to `id`.
+    public mutating func setRoot(_ name: String, to id: ObjectID) { operations.append(.setRoot(name, id)) }
+
+    /// Adds removing the root `name`.
+    public mutating func removeRoot(_ name: String) { operations.append(.removeRoot(name)) }
+}

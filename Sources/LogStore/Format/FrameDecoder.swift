@@ -1,0 +1,144 @@
+/// A frame found in a segment, decoded without copying: offsets point into the segment's bytes.
+struct DecodedFrame {
+    var kind: FrameKind
+    var flags: FrameFlags
+    var sequence: UInt64
+    var id: UInt64
+    var typeTag: UInt32
+    var referenceCount: Int
+    var storedLength: Int
+    var originalLength: Int
+    /// Offset of the frame in the segment.
+    var offset: Int
+    /// Total size of the frame, checksum included.
+    var length: Int
+
+    var referencesOffset: Int { offset + LogFormat.frameHeaderSize }
+    var payloadOffset: Int { referencesOffset + referenceCount * LogFormat.referenceSize }
+}
+
+/// Why bytes at some offset are not a valid frame.
+enum FrameProblem: Error, Equatable, Sendable {
+    /// The frame would run past the end of the available bytes (a torn write, when at the tail).
+    case truncated(needed: Int, available: Int)
+    /// A field holds an impossible value.
+    case invalidField(String)
+    /// The stored checksum does not match the bytes.
+    case checksumMismatch(stored: UInt64, computed: UInt64)
+
+    var reason: String {
+        switch self {
+        case .truncated(let needed, let available):
+            return "frame needs \(needed) bytes but only \(available) remain"
+        case .invalidField(let what): return what
+        case .checksumMismatch(let stored, let computed):
+            return "checksum mismatch (stored \(hex(stored)), computed \(hex(computed)))"
+        }
+    }
+
+    private func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+}
+
+/// Reads frames from a segment's bytes, checking every field and the checksum before anything is used.
+enum FrameDecoder {
+    /// Decodes the frame at `offset` of `bytes` (the segment from its first byte to its end).
+    static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Result<DecodedFrame, FrameProblem> {
+        let available = bytes.count - offset
+        guard let base = bytes.baseAddress, offset >= 0, available >= LogFormat.frameHeaderSize else {
+            return .failure(.truncated(needed: LogFormat.frameHeaderSize, available: max(0, available)))
+        }
+        let start = UnsafeRawPointer(base + offset)
+        let rawKind = start.load(fromByteOffset: 0, as: UInt8.self)
+        guard let kind = FrameKind(rawValue: rawKind) else {
+            return .failure(.invalidField("unknown frame kind \(rawKind)"))
+        }
+        let flags = FrameFlags(rawValue: start.load(fromByteOffset: 1, as: UInt8.self))
+        guard FrameFlags.known.isSuperset(of: flags) else {
+            return .failure(.invalidField("unknown frame flags 0x\(String(flags.rawValue, radix: 16))"))
+        }
+        let dictionary = start.readLE(UInt16.self, at: 2)
+        guard dictionary == LogFormat.noDictionary else {
+            return .failure(.invalidField("unknown compression dictionary \(dictionary)"))
+        }
+        let referenceCount = Int(start.readLE(UInt32.self, at: 4))
+        guard referenceCount <= LogStoreLimits.maxReferenceCount else {
+            return .failure(.invalidField("reference count \(referenceCount) over the limit"))
+        }
+        let storedLength = Int(start.readLE(UInt32.self, at: 28))
+        let originalLength = Int(start.readLE(UInt32.self, at: 32))
+        guard originalLength <= LogStoreLimits.maxPayloadSize else {
+            return .failure(.invalidField("payload length \(originalLength) over the limit"))
+        }
+        if flags.contains(.compressed) {
+            guard storedLength > 0, storedLength < originalLength else {
+                return .failure(.invalidField("compressed length \(storedLength) for \(originalLength) bytes"))
+            }
+        } else if storedLength != originalLength {
+            return .failure(.invalidField("raw payload with stored \(storedLength) != original \(originalLength)"))
+        }
+        let checked = LogFormat.frameHeaderSize + referenceCount * LogFormat.referenceSize + storedLength
+        let length = checked + LogFormat.frameChecksumSize
+        guard length <= available else {
+            return .failure(.truncated(needed: length, available: available))
+        }
+        let stored = start.readLE(UInt64.self, at: checked)
+        let computed = Checksum.xxh3(start, count: checked)
+        guard stored == computed else {
+            return .failure(.checksumMismatch(stored: stored, computed: computed))
+        }
+        return .success(
+            DecodedFrame(
+                kind: kind,
+                flags: flags,
+                sequence: start.readLE(UInt64.self, at: 8),
+                id: start.readLE(UInt64.self, at: 16),
+                typeTag: start.readLE(UInt32.self, at: 24),
+                referenceCount: referenceCount,
+                storedLength: storedLength,
+                originalLength: originalLength,
+                offset: offset,
+                length: length
+            ))
+    }
+
+    /// The first offset after `offset` where a whole, valid frame starts, or nil when there is none.
+    ///
+    /// Used to tell a torn tail (nothing valid after the damage) from corruption in the middle of
+    /// the log (valid frames follow), and by `verify` to go on after damage.
+    static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
+        var candidate = offset + 1
+        let last = bytes.count - LogFormat.minimumFrameSize
+        guard let base = bytes.baseAddress, candidate <= last else { return nil }
+        while candidate <= last {
+            let kind = base.load(fromByteOffset: candidate, as: UInt8.self)
+            if kind >= FrameKind.put.rawValue, kind <= FrameKind.reserveIDs.rawValue,
+                case .success = decode(bytes, at: candidate)
+            {
+                return candidate
+            }
+            candidate += 1
+        }
+        return nil
+    }
+
+    /// The references of a decoded frame.
+    static func references(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [ObjectID] {
+        guard frame.referenceCount > 0, let base = bytes.baseAddress else { return [] }
+        let start = UnsafeRawPointer(base + frame.referencesOffset)
+        return (0..<frame.referenceCount).map {
+            ObjectID(start.readLE(UInt64.self, at: $0 * LogFormat.referenceSize))
+        }
+    }
+
+    /// The payload of a decoded frame, decompressed when it was stored compressed.
+    ///
+    /// - returns: nil when a compressed payload does not decompress to its recorded length.
+    static func payload(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let base = bytes.baseAddress else { return frame.storedLength == 0 ? [] : nil }
+        let stored = UnsafeRawBufferPointer(start: base + frame.payloadOffset, count: frame.storedLength)
+        if frame.flags.contains(.compressed) {
+            return Compression.decompress(stored, originalLength: frame.originalLength)
+        }
+        return [UInt8](stored)
+    }
+}

@@ -1,0 +1,59 @@
+/// Appends frames to a ``WriteBuffer`` in the on-disk format of `Documentation/Format.md`.
+struct FrameEncoder {
+    /// Compress payloads at least this long; 0 turns compression off.
+    var compressionMinimumSize: Int
+
+    /// Appends one frame and returns its total size in bytes.
+    ///
+    /// The caller has validated the limits (payload size, reference count).
+    @discardableResult
+    func append(
+        kind: FrameKind,
+        flags: FrameFlags,
+        sequence: UInt64,
+        id: UInt64,
+        typeTag: UInt32,
+        references: [ObjectID],
+        payload: UnsafeRawBufferPointer,
+        to buffer: WriteBuffer
+    ) -> Int {
+        let referenceBytes = references.count * LogFormat.referenceSize
+        let wantsCompression = compressionMinimumSize > 0 && payload.count >= compressionMinimumSize
+        let payloadRoom = wantsCompression ? max(payload.count, Compression.bound(payload.count)) : payload.count
+        let room = LogFormat.frameHeaderSize + referenceBytes + payloadRoom + LogFormat.frameChecksumSize
+        let start = buffer.reserve(room)
+
+        var cursor = LogFormat.frameHeaderSize
+        for reference in references {
+            start.writeLE(reference.rawValue, at: cursor)
+            cursor += LogFormat.referenceSize
+        }
+        var frameFlags = flags
+        frameFlags.remove(.compressed)
+        var storedLength = payload.count
+        if wantsCompression,
+            let compressed = Compression.compress(payload, into: start + cursor, capacity: payloadRoom)
+        {
+            storedLength = compressed
+            frameFlags.insert(.compressed)
+        } else if payload.count > 0, let source = payload.baseAddress {
+            (start + cursor).copyMemory(from: source, byteCount: payload.count)
+        }
+        cursor += storedLength
+
+        start.storeBytes(of: kind.rawValue, toByteOffset: 0, as: UInt8.self)
+        start.storeBytes(of: frameFlags.rawValue, toByteOffset: 1, as: UInt8.self)
+        start.writeLE(LogFormat.noDictionary, at: 2)
+        start.writeLE(UInt32(references.count), at: 4)
+        start.writeLE(sequence, at: 8)
+        start.writeLE(id, at: 16)
+        start.writeLE(typeTag, at: 24)
+        start.writeLE(UInt32(storedLength), at: 28)
+        start.writeLE(UInt32(payload.count), at: 32)
+        let checksum = Checksum.xxh3(UnsafeRawPointer(start), count: cursor)
+        start.writeLE(checksum, at: cursor)
+        cursor += LogFormat.frameChecksumSize
+        buffer.commit(cursor)
+        return cursor
+    }
+}

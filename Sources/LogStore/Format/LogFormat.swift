@@ -1,0 +1,87 @@
+/// Every on-disk constant of the LogStore format, in one place.
+///
+/// The format is specified in `Documentation/Format.md`; keep the two in step. All integers on
+/// disk are little-endian.
+enum LogFormat {
+    /// The 8 bytes every segment file starts with: `LOGSTSEG`.
+    static let segmentMagic: [UInt8] = Array("LOGSTSEG".utf8)
+    /// The segment format version this code writes and the highest it reads.
+    static let formatVersion: UInt16 = 1
+    /// Size of the segment header, including its trailing checksum.
+    static let segmentHeaderSize = 48
+    /// Size of the fixed part of a frame, before the reference list.
+    static let frameHeaderSize = 36
+    /// Size of the trailing XXH3-64 checksum of a frame.
+    static let frameChecksumSize = 8
+    /// Size of one reference in a frame's reference list.
+    static let referenceSize = 8
+    /// Smallest possible frame: header, no references, empty payload, checksum.
+    static let minimumFrameSize = frameHeaderSize + frameChecksumSize
+    /// File name extension of segment files (`0000000001.seg`).
+    static let segmentExtension = "seg"
+    /// Digits of the zero-padded segment number in a segment file name.
+    static let segmentNameDigits = 10
+    /// Name of the lock file in the store directory.
+    static let lockFileName = "LOCK"
+    /// Infix of the side files that keep the bytes cut off a torn tail (`N.seg.torn-TIME`).
+    static let tornSuffix = ".torn-"
+    /// How many ids one `reserveIDs` frame reserves ahead of the allocator.
+    static let idReservationBlock: UInt64 = 4096
+    /// Dictionary id meaning "no dictionary"; the only one version 1 accepts.
+    static let noDictionary: UInt16 = 0
+
+    /// File name of segment `number`.
+    static func segmentFileName(_ number: UInt32) -> String {
+        let digits = String(number)
+        return String(repeating: "0", count: max(0, segmentNameDigits - digits.count)) + digits + "."
+            + segmentExtension
+    }
+
+    /// The segment number in a segment file name, or nil when the name is not one.
+    static func segmentNumber(fromFileName name: String) -> UInt32? {
+        let suffix = "." + segmentExtension
+        guard name.hasSuffix(suffix) else { return nil }
+        let stem = name.dropLast(suffix.count)
+        guard stem.count == segmentNameDigits, stem.allSatisfy(\.isASCII) else { return nil }
+        return UInt32(stem)
+    }
+}
+
+/// The kind byte of a frame.
+enum FrameKind: UInt8, Sendable {
+    /// Stores (or replaces) an object record.
+    case put = 1
+    /// A tombstone: the object is deleted.
+    case delete = 2
+    /// Sets a named root; the payload is the UTF-8 name, the object id the target.
+    case setRoot = 3
+    /// Removes a named root; the payload is the UTF-8 name.
+    case removeRoot = 4
+    /// Reserves object ids below the frame's object id, so they are never handed out again.
+    case reserveIDs = 5
+}
+
+/// The flag bits of a frame.
+struct FrameFlags: OptionSet, Sendable {
+    let rawValue: UInt8
+    /// The stored payload is an LZ4 block; `originalLength` is its decompressed size.
+    static let compressed = FrameFlags(rawValue: 1 << 0)
+    /// This frame ends a batch: it and every frame since the previous commit become visible together.
+    static let commit = FrameFlags(rawValue: 1 << 1)
+    /// Every bit version 1 knows; any other bit set makes the frame invalid.
+    static let known: FrameFlags = [.compressed, .commit]
+}
+
+/// The documented limits of a store.
+public enum LogStoreLimits {
+    /// The largest payload a record may have: 16 MiB.
+    public static let maxPayloadSize = 16 << 20
+    /// The most references one record may list: 65,536.
+    public static let maxReferenceCount = 1 << 16
+    /// The longest root name, in UTF-8 bytes: 1,024.
+    public static let maxRootNameLength = 1024
+    /// The largest segment size option: 2 GiB (offsets in the index are 32-bit).
+    public static let maxSegmentSize = 1 << 31
+    /// The smallest segment size option: 64 KiB.
+    public static let minSegmentSize = 1 << 16
+}

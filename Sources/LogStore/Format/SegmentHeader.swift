@@ -1,0 +1,71 @@
+/// The 48-byte header at the start of every segment file.
+struct SegmentHeader: Equatable, Sendable {
+    var formatVersion: UInt16 = LogFormat.formatVersion
+    var segmentNumber: UInt32
+    /// Creation time, milliseconds since 1970.
+    var createdAtMilliseconds: UInt64
+
+    /// The header's bytes.
+    func encoded() -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: LogFormat.segmentHeaderSize)
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            for (index, byte) in LogFormat.segmentMagic.enumerated() { raw[index] = byte }
+            base.writeLE(formatVersion, at: 8)
+            base.writeLE(UInt16(LogFormat.segmentHeaderSize), at: 10)
+            base.writeLE(UInt32(0), at: 12)
+            base.writeLE(UInt64(segmentNumber), at: 16)
+            base.writeLE(createdAtMilliseconds, at: 24)
+            base.writeLE(UInt64(0), at: 32)
+            base.writeLE(Checksum.xxh3(UnsafeRawPointer(base), count: 40), at: 40)
+        }
+        return bytes
+    }
+
+    /// Why a header is not valid.
+    enum Problem: Error, Equatable {
+        case truncated(Int)
+        case badMagic
+        case badChecksum
+        case unsupportedVersion(UInt16)
+        case invalidField(String)
+
+        var reason: String {
+            switch self {
+            case .truncated(let size): return "segment header truncated (\(size) of 48 bytes)"
+            case .badMagic: return "not a LogStore segment (wrong magic)"
+            case .badChecksum: return "segment header checksum mismatch"
+            case .unsupportedVersion(let version): return "unsupported segment format version \(version)"
+            case .invalidField(let what): return what
+            }
+        }
+    }
+
+    /// Decodes and checks a header from the first bytes of a segment.
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<SegmentHeader, Problem> {
+        guard let base = bytes.baseAddress, bytes.count >= LogFormat.segmentHeaderSize else {
+            return .failure(.truncated(bytes.count))
+        }
+        guard bytes.prefix(8).elementsEqual(LogFormat.segmentMagic) else { return .failure(.badMagic) }
+        let stored = base.readLE(UInt64.self, at: 40)
+        guard stored == Checksum.xxh3(base, count: 40) else { return .failure(.badChecksum) }
+        let version = base.readLE(UInt16.self, at: 8)
+        guard version >= 1, version <= LogFormat.formatVersion else {
+            return .failure(.unsupportedVersion(version))
+        }
+        let headerSize = base.readLE(UInt16.self, at: 10)
+        guard Int(headerSize) == LogFormat.segmentHeaderSize else {
+            return .failure(.invalidField("header size \(headerSize)"))
+        }
+        let number = base.readLE(UInt64.self, at: 16)
+        guard number > 0, number <= UInt64(UInt32.max) else {
+            return .failure(.invalidField("segment number \(number)"))
+        }
+        return .success(
+            SegmentHeader(
+                formatVersion: version,
+                segmentNumber: UInt32(number),
+                createdAtMilliseconds: base.readLE(UInt64.self, at: 24)
+            ))
+    }
+}

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One open segment file, mapped into memory for reading.
+///
+/// Reads go through the mapping, so a `get` costs no system call. The mapping covers the segment's
+/// whole capacity, also past the current end of the file for the segment being written: the store
+/// only reads ranges that its index names, and it adds a range to the index only after the bytes
+/// were written, so no read touches a page past the end of the file.
+///
+/// The file descriptor and the mapping live as long as this object: a reader that took a reference
+/// keeps them valid after compaction dropped the segment, and `deinit` unmaps and closes.
+///
+/// `@unchecked Sendable`: every stored property is a `let`; the mapped memory is only read, and only
+/// in ranges that were completely written before they were published (under the index lock, which
+/// orders the write before any read); writes go through `fd` with `pwrite`, never through the mapping.
+final class SegmentFile: @unchecked Sendable {
+    /// The segment number (from the file name and header).
+    let number: UInt32
+    /// The file's path.
+    let path: String
+    /// Descriptor, open read-write for the active segment, read-only otherwise.
+    let fd: Int32
+    /// Start of the mapping.
+    let base: UnsafeRawPointer
+    /// Length of the mapping.
+    let mappedLength: Int
+
+    private init(number: UInt32, path: String, fd: Int32, base: UnsafeRawPointer, mappedLength: Int) {
+        self.number = number
+        self.path = path
+        self.fd = fd
+        self.base = base
+        self.mappedLength = mappedLength
+    }
+
+    deinit {
+        munmap(UnsafeMutableRawPointer(mutating: base), mappedLength)
+        close(fd)
+    }
+
+    /// Opens and maps `path`; `capacity` is how much of it may be read (at least its size).
+    static func open(
+        number: UInt32,
+        path: String,
+        writable: Bool,
+        capacity: Int,
+        io: SystemIO
+    ) throws(SystemError) -> SegmentFile {
+        let fd = try io.open(path, flags: (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
+        let length = max(capacity, 4096)
+        guard let mapping = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), mapping != MAP_FAILED else {
+            let code = errno
+            io.close(fd)
+            throw SystemError(call: "mmap", errno: code, path: path)
+        }
+        return SegmentFile(number: number, path: path, fd: fd, base: UnsafeRawPointer(mapping), mappedLength: length)
+    }
+
+    /// The first `count` bytes of the segment (never more than are mapped).
+    func bytes(count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base, count: min(count, mappedLength))
+    }
+}

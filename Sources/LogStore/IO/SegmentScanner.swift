@@ -1,0 +1,72 @@
+/// Damage found while scanning a segment: where, why, and whether a valid frame follows it.
+struct SegmentDamage: Equatable, Sendable {
+    /// Offset of the first byte that is not part of a committed, valid frame sequence.
+    var offset: Int
+    /// What is wrong there.
+    var reason: String
+    /// Offset of the next valid frame after the damage, or nil when none follows (a torn tail,
+    /// if this is the newest segment).
+    var nextValidFrame: Int?
+}
+
+/// Walks the frames of one segment in order and hands out committed batches.
+///
+/// A batch is the frames from one commit-flagged frame (exclusive) to the next (inclusive); the
+/// scanner calls `onCommittedFrame` for its frames only once the commit frame was read, so an
+/// unfinished batch at the end is never applied.
+struct SegmentScanner {
+    /// The whole segment, header included, up to the end of the file.
+    let bytes: UnsafeRawBufferPointer
+
+    /// The result of a scan.
+    struct Outcome {
+        /// Offset just after the last committed frame (the header size when there is none).
+        var committedEnd: Int
+        /// Problems met, in file order: at most one unless `continueAfterDamage` was set.
+        var damages: [SegmentDamage] = []
+        /// Number of committed frames.
+        var frames = 0
+        /// Highest sequence number of a committed frame.
+        var maxSequence: UInt64 = 0
+    }
+
+    /// Scans from just after the header.
+    ///
+    /// - parameter continueAfterDamage: go on from the next valid frame after damage (for `verify`)
+    ///   instead of stopping at the first.
+    func scan(continueAfterDamage: Bool = false, onCommittedFrame: (DecodedFrame) -> Void) -> Outcome {
+        var outcome = Outcome(committedEnd: LogFormat.segmentHeaderSize)
+        var pending: [DecodedFrame] = []
+        var offset = LogFormat.segmentHeaderSize
+        while offset < bytes.count {
+            switch FrameDecoder.decode(bytes, at: offset) {
+            case .success(let frame):
+                pending.append(frame)
+                offset += frame.length
+                if frame.flags.contains(.commit) {
+                    for committed in pending {
+                        onCommittedFrame(committed)
+                        outcome.maxSequence = max(outcome.maxSequence, committed.sequence)
+                    }
+                    outcome.frames += pending.count
+                    pending.removeAll(keepingCapacity: true)
+                    outcome.committedEnd = offset
+                }
+            case .failure(let problem):
+                let next = FrameDecoder.nextValidFrame(in: bytes, after: offset)
+                outcome.damages.append(SegmentDamage(offset: offset, reason: problem.reason, nextValidFrame: next))
+                pending.removeAll(keepingCapacity: true)
+                guard continueAfterDamage, let next else { return outcome }
+                offset = next
+            }
+        }
+        if let first = pending.first {
+            outcome.damages.append(
+                SegmentDamage(
+                    offset: first.offset,
+                    reason: "\(pending.count) frame(s) of a batch without its commit frame at the end of the segment",
+                    nextValidFrame: nil))
+        }
+        return outcome
+    }
+}

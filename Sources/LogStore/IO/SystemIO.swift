@@ -1,0 +1,177 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The one seam every file system call of a store goes through.
+///
+/// Each method wraps one C call, retries `EINTR`, and turns a failure into a ``SystemError``. When the
+/// store was opened with a ``FaultInjector``, the injector may fail the call, shorten a write, or end
+/// the process first; that is how tests reach ENOSPC, EIO, short writes and crashes at chosen points.
+struct SystemIO: Sendable {
+    let faults: FaultInjector?
+
+    fileprivate func injected(_ operation: FaultInjector.Operation, _ call: String, _ path: String?) throws(SystemError)
+        -> FaultInjector.Fault?
+    {
+        guard let fault = faults?.fault(for: operation) else { return nil }
+        switch fault {
+        case .error(let code): throw SystemError(call: call, errno: code, path: path)
+        case .crash where operation != .write: _exit(137)
+        default: return fault
+        }
+    }
+
+    /// `open(2)`.
+    func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> Int32 {
+        _ = try injected(.open, "open", path)
+        while true {
+            let fd = path.withCString { cOpen($0, flags, mode) }
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw SystemError(call: "open", errno: errno, path: path) }
+        }
+    }
+
+    /// `close(2)`; errors are ignored, as the descriptor is gone either way.
+    func close(_ fd: Int32) { _ = cClose(fd) }
+
+    /// `pwrite(2)` of all of `bytes` at `offset`, looping over short writes.
+    func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws(SystemError) {
+        var written = 0
+        while written < bytes.count {
+            guard let base = bytes.baseAddress else { return }
+            var chunk = bytes.count - written
+            var crashAfter = false
+            switch try injected(.write, "pwrite", path) {
+            case .shortWrite(let limit)?: chunk = min(chunk, max(0, limit))
+            case .crash(let limit)?:
+                chunk = min(chunk, max(0, limit))
+                crashAfter = true
+            default: break
+            }
+            let result = chunk == 0 ? 0 : pwrite(fd, base + written, chunk, off_t(offset) + off_t(written))
+            if crashAfter { _exit(137) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(call: "pwrite", errno: errno, path: path)
+            }
+            if result == 0 && chunk > 0 { throw SystemError(call: "pwrite", errno: EIO, path: path) }
+            written += result
+        }
+    }
+
+    /// `pread(2)` of exactly `count` bytes at `offset`; fewer at end of file.
+    func read(_ fd: Int32, count: Int, at offset: UInt64, path: String) throws(SystemError) -> [UInt8] {
+        _ = try injected(.read, "pread", path)
+        var result = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = result.withUnsafeMutableBytes { raw in
+                pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(call: "pread", errno: errno, path: path)
+            }
+            if got == 0 { break }
+            done += got
+        }
+        result.removeLast(count - done)
+        return result
+    }
+
+    /// `fdatasync(2)` (on Darwin, `fcntl(F_FULLFSYNC)`), making a file's data durable.
+    func syncData(_ fd: Int32, path: String) throws(SystemError) {
+        _ = try injected(.sync, "fdatasync", path)
+        #if canImport(Darwin)
+            let result = fcntl(fd, F_FULLFSYNC)
+        #else
+            let result = fdatasync(fd)
+        #endif
+        if result != 0 { throw SystemError(call: "fdatasync", errno: errno, path: path) }
+    }
+
+    /// `fsync(2)` of a directory, making the creation, rename or removal of its entries durable.
+    func syncDirectory(_ path: String) throws(SystemError) {
+        _ = try injected(.sync, "fsync", path)
+        let fd = path.withCString { cOpen($0, O_RDONLY | O_DIRECTORY, 0) }
+        if fd < 0 { throw SystemError(call: "open", errno: errno, path: path) }
+        defer { _ = cClose(fd) }
+        if fsync(fd) != 0 { throw SystemError(call: "fsync", errno: errno, path: path) }
+    }
+
+    /// `ftruncate(2)`.
+    func truncate(_ fd: Int32, to size: UInt64, path: String) throws(SystemError) {
+        _ = try injected(.truncate, "ftruncate", path)
+        if ftruncate(fd, off_t(size)) != 0 { throw SystemError(call: "ftruncate", errno: errno, path: path) }
+    }
+
+    /// `rename(2)`.
+    func rename(_ from: String, to: String) throws(SystemError) {
+        _ = try injected(.rename, "rename", from)
+        if cRename(from, to) != 0 { throw SystemError(call: "rename", errno: errno, path: from) }
+    }
+
+    /// `unlink(2)`.
+    func unlink(_ path: String) throws(SystemError) {
+        _ = try injected(.unlink, "unlink", path)
+        if cUnlink(path) != 0 { throw SystemError(call: "unlink", errno: errno, path: path) }
+    }
+
+    /// The size of an open file, from `fstat(2)`.
+    func size(_ fd: Int32, path: String) throws(SystemError) -> UInt64 {
+        var info = stat()
+        if fstat(fd, &info) != 0 { throw SystemError(call: "fstat", errno: errno, path: path) }
+        return UInt64(info.st_size)
+    }
+}
+
+// Unqualified names of the C calls that `SystemIO`'s own methods shadow.
+private func cOpen(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    open(path, flags, mode)
+}
+private func cClose(_ fd: Int32) -> Int32 { close(fd) }
+private func cRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
+private func cUnlink(_ path: String) -> Int32 { unlink(path) }
+
+extension SystemIO {
+    /// `mkdir(2)`; an existing directory is not an error.
+    func makeDirectory(_ path: String) throws(SystemError) {
+        _ = try injected(.open, "mkdir", path)
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            throw SystemError(call: "mkdir", errno: errno, path: path)
+        }
+    }
+
+    /// Whether `path` is an existing directory.
+    func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// The names in a directory (without `.` and `..`), from `opendir(3)`/`readdir(3)`.
+    func listDirectory(_ path: String) throws(SystemError) -> [String] {
+        guard let directory = opendir(path) else { throw SystemError(call: "opendir", errno: errno, path: path) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Writes `bytes` to a new file at `path` and syncs it (not its directory).
+    func writeNewFile(_ path: String, _ bytes: [UInt8]) throws(SystemError) {
+        let fd = try open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
+        defer { close(fd) }
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(SystemError) in try writeAll(fd, raw, at: 0, path: path) }
+        }
+        try result.get()
+        try syncData(fd, path: path)
+    }
+}

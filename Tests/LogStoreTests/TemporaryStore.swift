@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+/// A fresh, empty directory under the system's temporary folder, removed at `deinit`.
+final class TemporaryDirectory {
+    let path: String
+
+    init(_ label: String = "store") {
+        let base = FileManager.default.temporaryDirectory.path
+        path = base + "/logstore-test-\(label)-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Paths of the segment files, in order.
+    func segmentFiles() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.filter { $0.hasSuffix(".seg") }.sorted().map { path + "/" + $0 }
+    }
+
+    /// Names of every file in the directory.
+    func fileNames() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+    }
+}
+
+/// Bytes for a payload, deterministic for a given seed and size.
+func payloadBytes(_ count: Int, seed: UInt64, compressible: Bool = false) -> [UInt8] {
+    var generator = SeededGenerator(seed: seed)
+    if compressible {
+        let words = Array("{\"name\":\"value\",\"count\":12,\"tags\":[\"a\",\"b\"]}".utf8)
+        return (0..<count).map { words[($0 + Int(generator.next() % 3)) % words.count] }
+    }
+    return (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+}
+
+/// SplitMix64: a small, seedable, repeatable random number generator for tests.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Options for tests: small segments so tests cross segment boundaries.
+func testOptions(
+    segmentSize: Int = 1 << 16, fsync: FsyncPolicy = .always, faults: FaultInjector? = nil
+) -> StoreOptions {
+    var options = StoreOptions(segmentSize: segmentSize, fsyncPolicy: fsync)
+    options.faultInjector = faults
+    return options
+}
