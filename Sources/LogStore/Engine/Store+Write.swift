@@ -49,6 +49,12 @@ extension Store {
         try commit([.put(Record(id: id, typeTag: typeTag, references: references, payload: payload))])
     }
 
+    /// Stores (or replaces) `record` under its id, an id from ``newID()``.
+    /// - throws: what ``put(_:typeTag:references:payload:)`` throws.
+    public func put(_ record: Record) throws(LogStoreError) {
+        try commit([.put(record)])
+    }
+
     /// Deletes the object `id` (writes a tombstone).
     /// - throws: ``LogStoreError`` with code `notFound` when it is not live, and what puts throw.
     public func delete(_ id: ObjectID) throws(LogStoreError) {

@@ -1,0 +1,59 @@
+/// Sizes and counts of a store, from memory (no file is read).
+public struct StoreStatistics: Sendable {
+    /// One segment file.
+    public struct Segment: Sendable {
+        /// The segment number.
+        public var number: UInt32
+        /// The file's path.
+        public var file: String
+        /// Bytes written to it, header included.
+        public var bytes: UInt64
+        /// Bytes of frames that hold the newest record of a live object.
+        public var liveBytes: UInt64
+        /// Bytes that compaction could reclaim: everything but live records and the header.
+        public var garbageBytes: UInt64 { bytes - min(bytes, liveBytes + UInt64(LogFormat.segmentHeaderSize)) }
+    }
+
+    /// The segments, in order.
+    public var segments: [Segment]
+    /// Number of live objects.
+    public var liveObjects: Int
+    /// Live objects per type tag.
+    public var countsByType: [UInt32: Int]
+    /// Number of named roots.
+    public var roots: Int
+    /// Memory held by the in-memory index, in bytes.
+    public var indexMemoryBytes: Int
+    /// The next id ``Store/newID()`` would hand out.
+    public var nextID: ObjectID
+
+    /// Bytes in all segments.
+    public var totalBytes: UInt64 { segments.reduce(0) { $0 + $1.bytes } }
+    /// Bytes of live records in all segments.
+    public var liveBytes: UInt64 { segments.reduce(0) { $0 + $1.liveBytes } }
+    /// Bytes compaction could reclaim (dead records, tombstones, superseded roots).
+    public var garbageBytes: UInt64 { segments.reduce(0) { $0 + $1.garbageBytes } }
+}
+
+extension Store {
+    /// Sizes and counts of the store.
+    /// - throws: ``LogStoreError`` with code `closed`.
+    public func statistics() throws(LogStoreError) -> StoreStatistics {
+        let next = nextID.withLock { $0 }
+        return try readState { state in
+            StoreStatistics(
+                segments: state.segmentSizes.keys.sorted().map { number in
+                    StoreStatistics.Segment(
+                        number: number,
+                        file: state.segments[number]?.path ?? LogFormat.segmentFileName(number),
+                        bytes: state.segmentSizes[number] ?? 0,
+                        liveBytes: state.liveBytes[number] ?? 0)
+                },
+                liveObjects: state.index.count,
+                countsByType: state.typeCounts,
+                roots: state.roots.count,
+                indexMemoryBytes: state.index.memoryBytes,
+                nextID: ObjectID(next))
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+/// Readers, writers and group commit running at once.
+@Suite struct ConcurrencyTests {
+    /// A payload that names its object and version, so a reader can tell a right one from a wrong one.
+    static func payload(id: ObjectID, version: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        withUnsafeBytes(of: id.rawValue.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: version.littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: payloadBytes(Int((id.rawValue &* 31 &+ version) % 400), seed: id.rawValue ^ version))
+        return bytes
+    }
+
+    static func version(of payload: [UInt8], id: ObjectID) -> UInt64? {
+        guard payload.count >= 16 else { return nil }
+        let storedID = payload[0..<8].enumerated().reduce(UInt64(0)) {
+            $0 | UInt64($1.element) << (8 * UInt64($1.offset))
+        }
+        let version = payload[8..<16].enumerated().reduce(UInt64(0)) {
+            $0 | UInt64($1.element) << (8 * UInt64($1.offset))
+        }
+        guard storedID == id.rawValue, payload == Self.payload(id: id, version: version) else { return nil }
+        return version
+    }
+
+    @Test func readersSeeOnlyCompleteConsistentRecordsWhileWritersRun() throws {
+        let directory = TemporaryDirectory("concurrency")
+        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 18))
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let reads = Atomic<Int>(0)
+        let batches = Atomic<Int>(0)
+        let highest = Atomic<UInt64>(0)
+
+        let writerCount = 2
+        let readerCount = 3
+        let group = DispatchGroup()
+        for writer in 0..<writerCount {
+            DispatchQueue.global().async(group: group) {
+                var random = SeededGenerator(seed: UInt64(writer) + 1)
+                var mine: [ObjectID] = []
+                var version: UInt64 = 0
+                while !stop.load(ordering: .relaxed) {
+                    version += 1
+                    var batch = WriteBatch()
+                    var members: [ObjectID] = []
+                    for _ in 0..<(1 + Int(random.next() % 20)) {
+                        let id: ObjectID
+                        if !mine.isEmpty, random.next() % 3 == 0 {
+                            id = mine[Int(random.next() % UInt64(mine.count))]
+                        } else {
+                            id = store.newID()
+                            mine.append(id)
+                        }
+                        if !members.contains(id) {
+                            members.append(id)
+                            batch.put(id, typeTag: UInt32(writer), payload: Self.payload(id: id, version: version))
+                        }
+                    }
+                    let manifest = store.newID()
+                    batch.put(manifest, typeTag: 99, references: members, payload: [])
+                    batch.setRoot("writer-\(writer)", to: manifest)
+                    do {
+                        try store.write(batch)
+                        batches.add(1, ordering: .relaxed)
+                        highest.max(manifest.rawValue, ordering: .relaxed)
+                    } catch {
+                        failures.withLock { $0.append("write: \(error)") }
+                        return
+                    }
+                }
+            }
+        }
+        for reader in 0..<readerCount {
+            DispatchQueue.global().async(group: group) {
+                var random = SeededGenerator(seed: 1000 + UInt64(reader))
+                while !stop.load(ordering: .relaxed) {
+                    do {
+                        let limit = highest.load(ordering: .relaxed)
+                        if limit > 0 {
+                            let id = ObjectID(1 + random.next() % limit)
+                            if let record = try store.get(id), record.typeTag != 99,
+                                Self.version(of: record.payload, id: id) == nil
+                            {
+                                failures.withLock { $0.append("wrong payload for \(id)") }
+                            }
+                        }
+                        // Every member of a batch is visible together with its manifest.
+                        let root = "writer-\(random.next() % UInt64(writerCount))"
+                        if let manifest = try store.root(named: root), let header = try store.header(of: manifest) {
+                            for member in header.references where try !store.contains(member) {
+                                failures.withLock { $0.append("batch member \(member) of \(manifest) missing") }
+                            }
+                        }
+                        reads.add(1, ordering: .relaxed)
+                    } catch {
+                        failures.withLock { $0.append("read: \(error)") }
+                        return
+                    }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 2.0)
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
+        #expect(reads.load(ordering: .relaxed) > 100)
+        #expect(batches.load(ordering: .relaxed) > 10)
+        try store.close()
+        #expect(try Store.verify(at: directory.path).isSound)
+    }
+
+    @Test func concurrentDurablePutsShareSyncsAndAllSurvive() throws {
+        let directory = TemporaryDirectory("group")
+        let faults = FaultInjector()
+        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let written = Mutex<[ObjectID: [UInt8]]>([:])
+        let threads = 8
+        let perThread = 40
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread {
+                let payload = payloadBytes(64, seed: UInt64(thread * 1000 + index))
+                if let id = try? store.put(typeTag: 1, payload: payload) {
+                    written.withLock { $0[id] = payload }
+                }
+            }
+        }
+        let all = written.withLock { $0 }
+        #expect(all.count == threads * perThread)
+        // Group commit: fewer syncs than commits (each commit alone would need one).
+        #expect(faults.calls(.sync) < threads * perThread)
+        try store.close()
+        let reopened = try Store.open(at: directory.path, options: testOptions())
+        for (id, payload) in all { #expect(try reopened.get(id)?.payload == payload) }
+        try reopened.close()
+    }
+}

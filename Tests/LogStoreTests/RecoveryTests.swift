@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+@Suite struct RecoveryTests {
+    /// Appends `bytes` to a file.
+    func append(_ bytes: [UInt8], to path: String) throws {
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(bytes))
+        handle.closeFile()
+    }
+
+    func fileSize(_ path: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+    }
+
+    @Test func tornTailIsCutAndKeptInASideFile() throws {
+        let directory = TemporaryDirectory("torn")
+        var ids: [ObjectID] = []
+        do {
+            let store = try Store.open(at: directory.path, options: testOptions())
+            for index in 0..<10 {
+                ids.append(try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))))
+            }
+            try store.close()
+        }
+        let segment = try #require(directory.segmentFiles().last)
+        let validSize = try fileSize(segment)
+        let garbage: [UInt8] = [1, 2, 0, 0, 9, 9, 9]  // a frame header cut short
+        try append(garbage, to: segment)
+
+        let store = try Store.open(at: directory.path, options: testOptions())
+        let recovery = try #require(store.recovery)
+        #expect(recovery.bytesCut == UInt64(garbage.count))
+        #expect(recovery.cutOffset == UInt64(validSize))
+        let saved = try #require(recovery.savedTo)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: saved)) == Data(garbage))
+        #expect(try fileSize(segment) == validSize)
+        for (index, id) in ids.enumerated() {
+            #expect(try store.get(id)?.payload == payloadBytes(100, seed: UInt64(index)))
+        }
+        // Writing goes on after the cut.
+        let next = try store.put(typeTag: 1, payload: [7])
+        try store.close()
+        let again = try Store.open(at: directory.path, options: testOptions())
+        #expect(again.recovery == nil)
+        #expect(try again.get(next)?.payload == [7])
+        try again.close()
+    }
+
+    @Test func halfWrittenBatchIsInvisibleAfterRecovery() throws {
+        let directory = TemporaryDirectory("batch")
+        let before: ObjectID
+        var batchIDs: [ObjectID] = []
+        let segment: String
+        let sizeBeforeBatch: Int
+        do {
+            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+            before = try store.put(typeTag: 1, payload: [1])
+            segment = try #require(directory.segmentFiles().last)
+            sizeBeforeBatch = try fileSize(segment)
+            var batch = WriteBatch()
+            for _ in 0..<20 {
+                let id = store.newID()
+                batchIDs.append(id)
+                batch.put(id, typeTag: 2, payload: payloadBytes(300, seed: id.rawValue))
+            }
+            batch.setRoot("batch", to: batchIDs[0])
+            try store.write(batch)
+            try store.close()
+        }
+        let fullSize = try fileSize(segment)
+        // Every cut inside the batch leaves none of it visible; the record before it survives.
+        for cut in stride(from: sizeBeforeBatch + 1, to: fullSize, by: 97) {
+            let copy = TemporaryDirectory("batch-cut")
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: segment)).prefix(cut)
+            try bytes.write(to: URL(fileURLWithPath: copy.path + "/" + (segment as NSString).lastPathComponent))
+            let store = try Store.open(at: copy.path, options: testOptions())
+            #expect(store.recovery?.cutOffset == UInt64(sizeBeforeBatch), "cut at \(cut)")
+            #expect(try store.get(before)?.payload == [1])
+            for id in batchIDs { #expect(try store.get(id) == nil, "cut at \(cut)") }
+            #expect(try store.root(named: "batch") == nil)
+            try store.close()
+        }
+    }
+
+    @Test func interruptedSegmentCreationIsRemoved() throws {
+        let directory = TemporaryDirectory("creation")
+        let id: ObjectID
+        do {
+            let store = try Store.open(at: directory.path, options: testOptions())
+            id = try store.put(typeTag: 1, payload: [5])
+            try store.close()
+        }
+        let partial = directory.path + "/" + LogFormat.segmentFileName(2)
+        try Data(SegmentHeader(segmentNumber: 2, createdAtMilliseconds: 1).encoded().prefix(20)).write(
+            to: URL(fileURLWithPath: partial))
+        let store = try Store.open(at: directory.path, options: testOptions())
+        #expect(store.recovery?.bytesCut == 20)
+        #expect(!FileManager.default.fileExists(atPath: partial))
+        #expect(try store.get(id)?.payload == [5])
+        try store.close()
+    }
+
+    @Test func readOnlyOpenReportsButDoesNotCut() throws {
+        let directory = TemporaryDirectory("readonly")
+        do {
+            let store = try Store.open(at: directory.path, options: testOptions())
+            try store.put(typeTag: 1, payload: [1])
+            try store.close()
+        }
+        let segment = try #require(directory.segmentFiles().last)
+        try append([1, 2, 3], to: segment)
+        let size = try fileSize(segment)
+        var options = testOptions()
+        options.readOnly = true
+        let store = try Store.open(at: directory.path, options: options)
+        #expect(store.recovery?.bytesCut == 3)
+        #expect(store.recovery?.savedTo == nil)
+        #expect(try fileSize(segment) == size)
+        #expect(throws: LogStoreError.self) { try store.put(typeTag: 1, payload: []) }
+        let report = try Store.verify(at: directory.path)
+        #expect(report.isSound)
+        #expect(report.notes.count == 1)
+    }
+}

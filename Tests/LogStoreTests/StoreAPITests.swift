@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+/// Bad API input gets typed errors; the lock keeps a second writer out.
+@Suite struct StoreAPITests {
+    func code(_ body: () throws -> Void) -> LogStoreError.Code? {
+        do {
+            try body()
+            return nil
+        } catch let error as LogStoreError {
+            return error.code
+        } catch {
+            return nil
+        }
+    }
+
+    @Test func secondWriterGetsLocked() throws {
+        let directory = TemporaryDirectory("lock")
+        let store = try Store.open(at: directory.path)
+        #expect(code { _ = try Store.open(at: directory.path) } == .locked)
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let reader = try Store.open(at: directory.path, options: readOnly)
+        #expect(try reader.count() == 0)
+        try store.close()
+        let again = try Store.open(at: directory.path)
+        try again.close()
+    }
+
+    @Test func badInputGetsTypedErrors() throws {
+        let directory = TemporaryDirectory("api")
+        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+        #expect(code { try store.put(ObjectID(1_000_000), typeTag: 1, payload: []) } == .unallocatedID)
+        #expect(code { try store.put(ObjectID(0), typeTag: 1, payload: []) } == .unallocatedID)
+        #expect(
+            code { try store.put(typeTag: 1, payload: [UInt8](repeating: 0, count: LogStoreLimits.maxPayloadSize + 1)) }
+                == .payloadTooLarge)
+        let tooMany = [ObjectID](repeating: ObjectID(1), count: LogStoreLimits.maxReferenceCount + 1)
+        #expect(code { try store.put(typeTag: 1, references: tooMany, payload: []) } == .tooManyReferences)
+        #expect(code { try store.setRoot("", to: store.newID()) } == .invalidRootName)
+        #expect(code { try store.setRoot(String(repeating: "x", count: 1025), to: store.newID()) } == .invalidRootName)
+        #expect(code { try store.delete(store.newID()) } == .notFound)
+        #expect(
+            code { _ = try Store.open(at: directory.path + "/missing", options: StoreOptions(createIfMissing: false)) }
+                == .storeMissing)
+        #expect(
+            code { _ = try Store.open(at: directory.path + "/x", options: StoreOptions(segmentSize: 10)) }
+                == .invalidArgument)
+        // Nothing of the failed calls reached the store.
+        #expect(try store.count() == 0)
+
+        let id = try store.put(typeTag: 1, payload: [1])
+        try store.close()
+        #expect(code { _ = try store.get(id) } == .closed)
+        #expect(code { try store.put(typeTag: 1, payload: []) } == .closed)
+        try store.close()  // closing twice is harmless
+    }
+
+    @Test func importedIDsMoveTheAllocator() throws {
+        let directory = TemporaryDirectory("reserve")
+        var store = try Store.open(at: directory.path)
+        store.reserveIDs(through: ObjectID(5000))
+        try store.put(ObjectID(5000), typeTag: 1, payload: [1])
+        #expect(store.newID() > ObjectID(5000))
+        let handedOut = store.newID()
+        try store.put(typeTag: 1, payload: [2])  // persists the reservation past `handedOut`
+        try store.close()
+        store = try Store.open(at: directory.path)
+        #expect(store.newID() > handedOut)
+        #expect(try store.get(ObjectID(5000))?.payload == [1])
+        try store.close()
+    }
+
+    @Test func statisticsCountLiveAndGarbageBytes() throws {
+        let directory = TemporaryDirectory("stats")
+        let store = try Store.open(at: directory.path)
+        let id = try store.put(typeTag: 3, payload: payloadBytes(1000, seed: 1))
+        try store.put(id, typeTag: 3, payload: payloadBytes(1000, seed: 2))
+        let stats = try store.statistics()
+        #expect(stats.liveObjects == 1)
+        #expect(stats.countsByType == [3: 1])
+        #expect(stats.segments.count == 1)
+        #expect(stats.garbageBytes > 1000)
+        #expect(stats.liveBytes > 1000)
+        #expect(stats.totalBytes == stats.liveBytes + stats.garbageBytes + 48)
+        try store.close()
+    }
+}
