@@ -110,7 +110,8 @@ public final class Store: Sendable {
     public func close() throws(LogStoreError) {
         let wasOpen = queue.waitUntil { queue -> Bool? in
             guard !queue.closed else { return false }
-            guard !queue.flushing, queue.pending.isEmpty else { return nil }
+            // Wait for writes in flight; after a failure, pending batches will never be written.
+            guard !queue.flushing, queue.pending.isEmpty || queue.failure != nil else { return nil }
             queue.closed = true
             return true
         }
