@@ -88,9 +88,11 @@ extension FaultInjectionTests {
         let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
         try store.put(typeTag: 1, payload: [1])
         faults.inject(.sync, .error(EIO), times: 1000)
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+        let group = ThreadGroup()
+        group.start(8) { _ in
             for _ in 0..<5 { _ = try? store.put(typeTag: 1, payload: [2]) }
         }
+        group.join()
         try? store.close()
         #expect(throws: LogStoreError.self) { try store.put(typeTag: 1, payload: [3]) }
     }

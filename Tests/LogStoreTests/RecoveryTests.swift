@@ -126,3 +126,51 @@ import Testing
         #expect(report.notes.count == 1)
     }
 }
+
+extension RecoveryTests {
+    @Test func writingWorksAfterAnInterruptedCreationOfALaterSegment() throws {
+        let directory = TemporaryDirectory("creation-later")
+        var ids: [ObjectID] = []
+        do {
+            let store = try Store.open(at: directory.path, options: testOptions())
+            for index in 0..<200 {
+                ids.append(try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))))
+            }
+            try store.close()
+        }
+        let count = directory.segmentFiles().count
+        #expect(count >= 2)
+        let partial = directory.path + "/" + LogFormat.segmentFileName(UInt32(count + 1))
+        try Data(repeating: 0, count: 48).write(to: URL(fileURLWithPath: partial))  // a zero-filled header
+        let store = try Store.open(at: directory.path, options: testOptions())
+        #expect(store.recovery != nil)
+        let next = try store.put(typeTag: 1, payload: [42])
+        #expect(try store.get(next)?.payload == [42])
+        try store.close()
+        let reopened = try Store.open(at: directory.path, options: testOptions())
+        #expect(try reopened.get(next)?.payload == [42])
+        for (index, id) in ids.enumerated() {
+            #expect(try reopened.get(id)?.payload == payloadBytes(600, seed: UInt64(index)))
+        }
+        try reopened.close()
+    }
+
+    @Test func aBatchLargerThanASegmentGetsItsOwnSegment() throws {
+        let directory = TemporaryDirectory("oversized")
+        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+        var batch = WriteBatch()
+        var expected: [ObjectID: [UInt8]] = [:]
+        for index in 0..<40 {
+            let id = store.newID()
+            expected[id] = payloadBytes(4000, seed: UInt64(index))
+            batch.put(id, typeTag: 1, payload: expected[id] ?? [])
+        }
+        try store.write(batch)  // about 160 KB into an empty store of 64 KiB segments
+        try store.write(batch)  // and again, into a full one
+        for (id, payload) in expected { #expect(try store.get(id)?.payload == payload) }
+        try store.close()
+        let reopened = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+        for (id, payload) in expected { #expect(try reopened.get(id)?.payload == payload) }
+        try reopened.close()
+    }
+}

@@ -32,7 +32,7 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptFrame = Code("corruptFrame")
         /// A segment file's header is damaged (wrong magic, bad checksum, impossible field).
         public static let corruptSegmentHeader = Code("corruptSegmentHeader")
-        /// A segment or frame was written by a newer, unknown format version.
+        /// A segment header names a newer, unknown format version.
         public static let unsupportedVersion = Code("unsupportedVersion")
         /// A payload is larger than ``LogStoreLimits/maxPayloadSize``.
         public static let payloadTooLarge = Code("payloadTooLarge")

@@ -175,9 +175,9 @@ extension Store {
         }
 
         let header = UInt64(LogFormat.segmentHeaderSize)
-        if queue.tailCapacity == 0
-            || (queue.tailOffset + UInt64(bound) > UInt64(queue.tailCapacity) && queue.tailOffset > header)
-        {
+        // A batch that does not fit starts a new segment (of a larger capacity when it is larger than a
+        // segment); an empty segment left behind is harmless.
+        if queue.tailCapacity == 0 || queue.tailOffset + UInt64(bound) > UInt64(queue.tailCapacity) {
             if queue.tailCapacity != 0 { queue.tailSegment += 1 }
             let capacity = max(options.segmentSize, LogFormat.segmentHeaderSize + bound)
             queue.pending.append(

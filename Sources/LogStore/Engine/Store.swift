@@ -60,6 +60,16 @@ public final class Store: Sendable {
         let lock = options.readOnly ? nil : try DirectoryLock(directory: directory, io: io)
         let mode: StoreLoader.Mode = options.readOnly ? .readOnly : .writable(segmentSize: options.segmentSize)
         let loaded = try StoreLoader(directory: directory, mode: mode, io: io).load()
+        if !options.readOnly, let newest = loaded.newest {
+            // A previous process may have died with writes only in the page cache: make them durable
+            // before anything newer is written, so this segment can never become a torn *older* one.
+            do {
+                try io.syncData(newest.file.fd, path: newest.file.path)
+            } catch {
+                throw LogStoreError(
+                    .ioError, "cannot sync the newest segment", file: newest.file.path, underlying: error)
+            }
+        }
         return Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
     }
 
@@ -75,9 +85,11 @@ public final class Store: Sendable {
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
         self.nextID = Mutex(firstFreeID)
         let newest = loaded.newest
-        let newestNumber = newest?.file.number ?? 0
-        // Continue in the newest segment while it has room; otherwise the first write creates the next.
-        let continues = newest.map { Int($0.size) < options.segmentSize } ?? false
+        let newestNumber = loaded.highestSegmentNumber
+        // Continue in the newest segment while it has room (and it was not removed as torn);
+        // otherwise the first write creates the next one.
+        let continues =
+            newest.map { $0.file.number == newestNumber && Int($0.size) < options.segmentSize } ?? false
         self.queue = ConditionLock(
             CommitQueue(
                 nextSequence: loaded.maxSequence + 1,

@@ -35,6 +35,8 @@ struct StoreLoader {
         var reservedIDs: UInt64 = 0
         /// The newest segment and its valid size, where writing continues.
         var newest: (file: SegmentFile, size: UInt64)?
+        /// The highest segment number in the directory, also of a segment removed as torn.
+        var highestSegmentNumber: UInt32 = 0
         var recovery: RecoveryReport?
         var problems: [Problem] = []
         var notes: [String] = []
@@ -62,6 +64,7 @@ struct StoreLoader {
     func load() throws(LogStoreError) -> Loaded {
         var loaded = Loaded()
         let numbers = try segmentNumbers()
+        loaded.highestSegmentNumber = numbers.last ?? 0
         for (position, number) in numbers.enumerated() {
             let isNewest = position == numbers.count - 1
             try loadSegment(number, isNewest: isNewest, into: &loaded)
@@ -100,6 +103,10 @@ struct StoreLoader {
 
         switch SegmentHeader.decode(bytes) {
         case .failure(.truncated) where isNewest:
+            try recoverTornCreation(file, size: size, into: &loaded)
+            return
+        case .failure where isNewest && bytes.allSatisfy({ $0 == 0 }):
+            // A crash between creating the file and syncing its header can leave zeros.
             try recoverTornCreation(file, size: size, into: &loaded)
             return
         case .failure(let problem):
@@ -154,7 +161,7 @@ struct StoreLoader {
     /// The newest segment's header is incomplete: its creation was cut short by a crash.
     private func recoverTornCreation(_ file: SegmentFile, size: UInt64, into loaded: inout Loaded) throws(LogStoreError)
     {
-        let reason = "segment header incomplete (\(size) of \(LogFormat.segmentHeaderSize) bytes): creation interrupted"
+        let reason = "segment header incomplete or zero (\(size) bytes): creation interrupted"
         switch mode {
         case .verify:
             loaded.notes.append("\(file.path): \(reason); opening for writing removes it")

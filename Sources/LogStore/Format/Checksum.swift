@@ -1,6 +1,6 @@
 import CXXHash
 
-/// XXH3-64, the checksum of frames, segment headers and hint files.
+/// XXH3-64, the checksum of frames and segment headers.
 enum Checksum {
     /// The XXH3-64 hash of `bytes`.
     @inline(__always)

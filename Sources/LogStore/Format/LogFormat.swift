@@ -42,7 +42,7 @@ enum LogFormat {
         let suffix = "." + segmentExtension
         guard name.hasSuffix(suffix) else { return nil }
         let stem = name.dropLast(suffix.count)
-        guard stem.count == segmentNameDigits, stem.allSatisfy(\.isASCII) else { return nil }
+        guard stem.count == segmentNameDigits, stem.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return UInt32(stem)
     }
 }

@@ -16,17 +16,25 @@ struct IndexEntry: Equatable, Sendable {
 /// Ids are handed out densely and in order, so the index is a two-level table rather than a hash
 /// table: a page table indexed by `id >> 10`, and pages of 1,024 entries allocated on first use and
 /// freed when their last object goes. A lookup is two array reads, no hashing, no probing. Memory is
-/// 16 bytes per id slot of a used page, plus 8 bytes per 1,024 ids ever allocated: about 16 bytes per
-/// object for stores whose objects mostly live, up to 16 KiB per object in the worst case of one
-/// survivor per page (see `Documentation/Format.md`, "Index memory").
+/// 16 bytes per id slot of a used page, plus about 8 bytes per 1,024 ids ever allocated and a counter
+/// per used page: about 16 bytes per object for stores whose objects mostly live, up to 16 KiB per
+/// object in the worst case of one survivor per page (see `Documentation/Format.md`, "Index memory").
+/// Pages far beyond the dense table (ids far apart) go to a dictionary, so no id can make the page
+/// table grow out of proportion to the pages in use.
 struct ObjectIndex: Sendable {
     static let pageShift = 10
     static let pageSize = 1 << pageShift
 
-    /// Pages of entries, indexed by page number; an empty array is a page not allocated.
-    private(set) var pages: [[IndexEntry]] = []
-    /// Live entries per page, to free a page when its last object goes.
-    private var livePerPage: [UInt16] = []
+    /// Pages of entries for page numbers below `dense.count`; an empty array is a page not allocated.
+    private var dense: [[IndexEntry]] = []
+    /// Pages whose number is too far beyond the dense table to grow it (ids far apart, e.g. imported).
+    private var sparse: [Int: [IndexEntry]] = [:]
+    /// Live entries per dense page, to free a page when its last object goes.
+    private var denseLive: [Int32] = []
+    /// Live entries per sparse page.
+    private var sparseLive: [Int: Int32] = [:]
+    /// Pages allocated, dense and sparse.
+    private var pagesInUse = 0
     /// Number of live objects.
     private(set) var count = 0
 
@@ -34,8 +42,15 @@ struct ObjectIndex: Sendable {
     @inline(__always)
     func entry(_ id: UInt64) -> IndexEntry? {
         let pageNumber = Int(truncatingIfNeeded: id >> UInt64(Self.pageShift))
-        guard pageNumber >= 0, pageNumber < pages.count, !pages[pageNumber].isEmpty else { return nil }
-        let entry = pages[pageNumber][Int(truncatingIfNeeded: id) & (Self.pageSize - 1)]
+        let slot = Int(truncatingIfNeeded: id) & (Self.pageSize - 1)
+        let entry: IndexEntry
+        if pageNumber >= 0, pageNumber < dense.count {
+            guard !dense[pageNumber].isEmpty else { return nil }
+            entry = dense[pageNumber][slot]
+        } else {
+            guard !sparse.isEmpty, let page = sparse[pageNumber] else { return nil }
+            entry = page[slot]
+        }
         return entry.isEmpty ? nil : entry
     }
 
@@ -43,53 +58,78 @@ struct ObjectIndex: Sendable {
     @discardableResult
     mutating func set(_ id: UInt64, _ entry: IndexEntry) -> IndexEntry? {
         let pageNumber = Int(truncatingIfNeeded: id >> UInt64(Self.pageShift))
-        if pageNumber >= pages.count {
-            let missing = pageNumber + 1 - pages.count
-            pages.append(contentsOf: repeatElement([], count: missing))
-            livePerPage.append(contentsOf: repeatElement(0, count: missing))
-        }
-        if pages[pageNumber].isEmpty {
-            pages[pageNumber] = [IndexEntry](repeating: .empty, count: Self.pageSize)
-        }
         let slot = Int(truncatingIfNeeded: id) & (Self.pageSize - 1)
-        let old = pages[pageNumber][slot]
-        pages[pageNumber][slot] = entry
-        if old.isEmpty {
-            livePerPage[pageNumber] += 1
-            count += 1
-            return nil
+        // Grow the dense table only while it stays proportional to the pages in use.
+        if pageNumber >= dense.count, pageNumber >= 0, pageNumber < 4 * (pagesInUse + 256) {
+            let missing = pageNumber + 1 - dense.count
+            dense.append(contentsOf: repeatElement([], count: missing))
+            denseLive.append(contentsOf: repeatElement(0, count: missing))
+            for (number, page) in sparse where number < dense.count {
+                dense[number] = page
+                denseLive[number] = sparseLive[number] ?? 0
+                sparse[number] = nil
+                sparseLive[number] = nil
+            }
         }
-        return old
+        let old: IndexEntry
+        if pageNumber >= 0, pageNumber < dense.count {
+            if dense[pageNumber].isEmpty {
+                dense[pageNumber] = Self.emptyPage
+                pagesInUse += 1
+            }
+            old = dense[pageNumber][slot]
+            dense[pageNumber][slot] = entry
+            if old.isEmpty { denseLive[pageNumber] += 1 }
+        } else {
+            if sparse[pageNumber] == nil { pagesInUse += 1 }
+            old = sparse[pageNumber]?[slot] ?? .empty
+            sparse[pageNumber, default: Self.emptyPage][slot] = entry
+            if old.isEmpty { sparseLive[pageNumber, default: 0] += 1 }
+        }
+        guard old.isEmpty else { return old }
+        count += 1
+        return nil
     }
 
     /// Removes `id` and returns the entry it had.
     @discardableResult
     mutating func remove(_ id: UInt64) -> IndexEntry? {
+        guard let old = entry(id) else { return nil }
         let pageNumber = Int(truncatingIfNeeded: id >> UInt64(Self.pageShift))
-        guard pageNumber >= 0, pageNumber < pages.count, !pages[pageNumber].isEmpty else { return nil }
         let slot = Int(truncatingIfNeeded: id) & (Self.pageSize - 1)
-        let old = pages[pageNumber][slot]
-        guard !old.isEmpty else { return nil }
-        pages[pageNumber][slot] = .empty
-        livePerPage[pageNumber] -= 1
         count -= 1
-        if livePerPage[pageNumber] == 0 { pages[pageNumber] = [] }
+        if pageNumber >= 0, pageNumber < dense.count {
+            denseLive[pageNumber] -= 1
+            if denseLive[pageNumber] > 0 { dense[pageNumber][slot] = .empty } else { dense[pageNumber] = [] }
+        } else {
+            let remaining = (sparseLive[pageNumber] ?? 1) - 1
+            sparseLive[pageNumber] = remaining > 0 ? remaining : nil
+            if remaining > 0 { sparse[pageNumber]?[slot] = .empty } else { sparse[pageNumber] = nil }
+        }
+        if dense.indices.contains(pageNumber) ? dense[pageNumber].isEmpty : sparse[pageNumber] == nil {
+            pagesInUse -= 1
+        }
         return old
     }
 
     /// Calls `body` for every live object in increasing id order.
     func forEachLive(_ body: (UInt64, IndexEntry) -> Void) {
-        for (pageNumber, page) in pages.enumerated() where !page.isEmpty {
+        func visit(_ pageNumber: Int, _ page: [IndexEntry]) {
             let first = UInt64(pageNumber) << UInt64(Self.pageShift)
             for (slot, entry) in page.enumerated() where !entry.isEmpty {
                 body(first + UInt64(slot), entry)
             }
         }
+        for (pageNumber, page) in dense.enumerated() where !page.isEmpty { visit(pageNumber, page) }
+        for pageNumber in sparse.keys.sorted() { visit(pageNumber, sparse[pageNumber] ?? []) }
     }
 
-    /// Bytes of memory the index holds (pages and page table), for statistics.
+    private static let emptyPage = [IndexEntry](repeating: .empty, count: pageSize)
+
+    /// Bytes of memory the index holds (pages, page table, per-page counters), for statistics.
     var memoryBytes: Int {
-        let pageBytes = pages.reduce(0) { $0 + ($1.isEmpty ? 0 : Self.pageSize * MemoryLayout<IndexEntry>.stride + 32) }
-        return pageBytes + pages.capacity * MemoryLayout<[IndexEntry]>.stride + livePerPage.capacity * 2
+        let pageBytes = Self.pageSize * MemoryLayout<IndexEntry>.stride + 32
+        return pagesInUse * pageBytes + dense.capacity * (MemoryLayout<[IndexEntry]>.stride + 4)
+            + sparse.capacity * 64
     }
 }
