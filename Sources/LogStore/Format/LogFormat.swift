@@ -26,7 +26,7 @@ enum LogFormat {
     /// Infix of the side files that keep the bytes cut off a torn tail (`N.seg.torn-TIME`).
     static let tornSuffix = ".torn-"
     /// How many ids one `reserveIDs` frame reserves ahead of the allocator.
-    static let idReservationBlock: UInt64 = 4096
+    static let idReservationBlock: UInt64 = 64
     /// Dictionary id meaning "no dictionary"; the only one version 1 accepts.
     static let noDictionary: UInt16 = 0
 
