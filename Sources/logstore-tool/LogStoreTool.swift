@@ -1,10 +1,20 @@
 import ArgumentParser
 import LogStore
 
+/// The `logstore-tool` command: inspect, verify, export, import and demonstrate LogStore stores.
 @main
 struct LogStoreTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logstore-tool",
-        abstract: "Inspect, verify and maintain LogStore stores."
+        abstract: "Inspect, verify and maintain LogStore stores.",
+        subcommands: [
+            Demo.self,
+            Stats.self,
+            Verify.self,
+            Get.self,
+            Export.self,
+            Import.self,
+            CrashWriter.self,
+        ]
     )
 }

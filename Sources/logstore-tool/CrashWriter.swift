@@ -1,0 +1,105 @@
+import ArgumentParser
+import LogStore
+
+/// `crash-writer DIR --seed S` (hidden): writes forever and acknowledges every commit on standard
+/// output, for crash tests that kill it at a random moment and then check what survived.
+///
+/// Every object's payload is ``CrashWriter/payload(for:)`` of its id, so a checker can recompute it.
+/// After each commit returns it prints one line, in one `write`:
+/// - `put ID` for a single put (type tag 1, no references);
+/// - `batch M ID1 ID2 ...` for an atomic batch of 2 to 50 member puts (type tag 2), a manifest `M`
+///   (type tag 3) whose references are the members in order, and the root `batch-M` pointing at `M`.
+///
+/// A root `batch-M` that exists after a crash, acknowledged or not, so names a manifest whose
+/// references are every member of its batch. Whatever the `--fsync` policy, a killed process loses
+/// nothing acknowledged: the commit is in the file (the page cache) when the call returns.
+struct CrashWriter: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "crash-writer",
+        abstract: "Test helper: write forever, printing a line per durable commit.",
+        shouldDisplay: false
+    )
+
+    @OptionGroup var store: StoreDirectory
+
+    @Option(help: "Seed of the choice between single puts and batches, and of the batch sizes.")
+    var seed: UInt64
+
+    @Option(help: "Segment size (default: the engine's default).")
+    var segmentSize: Int?
+
+    @Option(help: "When commits are synced: always, never, or a number of milliseconds (default: always).")
+    var fsync = "always"
+
+    func validate() throws {
+        guard policy != nil else { throw ValidationError("--fsync takes always, never or milliseconds") }
+    }
+
+    private var policy: FsyncPolicy? {
+        switch fsync {
+        case "always": return .always
+        case "never": return .never
+        default: return Int(fsync).flatMap { $0 > 0 ? .interval(milliseconds: $0) : nil }
+        }
+    }
+
+    /// Type tags of the objects written.
+    enum Tag {
+        static let single: UInt32 = 1
+        static let member: UInt32 = 2
+        static let manifest: UInt32 = 3
+    }
+
+    func run() throws {
+        var options = StoreOptions()
+        options.fsyncPolicy = policy ?? .always
+        if let segmentSize { options.segmentSize = segmentSize }
+        let opened = try Store.open(at: store.directory, options: options)
+        var random = SplitMix64(seed: seed)
+        while true {
+            if random.next() % 2 == 0 {
+                let id = opened.newID()
+                try opened.put(id, typeTag: Tag.single, payload: Self.payload(for: id))
+                try Console.acknowledge("put \(id)")
+            } else {
+                let members = (0..<(2 + Int(random.next() % 49))).map { _ in opened.newID() }
+                let manifest = opened.newID()
+                var batch = WriteBatch()
+                for id in members {
+                    batch.put(id, typeTag: Tag.member, payload: Self.payload(for: id))
+                }
+                batch.put(manifest, typeTag: Tag.manifest, references: members, payload: Self.payload(for: manifest))
+                batch.setRoot("batch-\(manifest)", to: manifest)
+                try opened.write(batch)
+                try Console.acknowledge("batch \(manifest) " + members.map(\.description).joined(separator: " "))
+            }
+        }
+    }
+
+    /// The payload of object `id`: `id % 4001` bytes repeating the 8 little-endian bytes of
+    /// `id &* 0x9E37_79B9_7F4A_7C15`.
+    static func payload(for id: ObjectID) -> [UInt8] {
+        let count = Int(id.rawValue % 4001)
+        let word = (id.rawValue &* 0x9E37_79B9_7F4A_7C15).littleEndian
+        var bytes = withUnsafeBytes(of: word) { Array($0) }
+        // Doubling keeps this fast in debug builds, where a per-byte loop is slow.
+        while bytes.count < count { bytes += bytes }
+        bytes.removeLast(bytes.count - count)
+        return bytes
+    }
+}
+
+/// SplitMix64: a small, seedable random number generator.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import LogStore
+
+/// `get DIR ID`: prints one record.
+struct Get: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print one object: id, type tag, references and payload.",
+        discussion: "The payload is printed as text when it is printable UTF-8, else as a hex dump."
+    )
+
+    @OptionGroup var store: StoreDirectory
+
+    @Argument(help: "The object id.")
+    var id: UInt64
+
+    @Flag(help: "Print the payload as hex even when it is text.")
+    var hex = false
+
+    func run() throws {
+        let opened = try store.openReadOnly()
+        defer { try? opened.close() }
+        guard let record = try opened.get(ObjectID(id)) else {
+            throw ToolError("object \(id) not found in \(store.directory)")
+        }
+        print("id: \(record.id)")
+        print("type: \(record.typeTag)")
+        print(
+            "references: "
+                + (record.references.isEmpty ? "none" : record.references.map(\.description).joined(separator: " ")))
+        let size = "\(record.payload.count) byte\(record.payload.count == 1 ? "" : "s")"
+        if record.payload.isEmpty {
+            print("payload: \(size)")
+        } else if !hex, let text = printableText(record.payload) {
+            print("payload: \(size), text:")
+            print(text)
+        } else {
+            print("payload: \(size), hex:")
+            printHexDump(record.payload)
+        }
+    }
+
+    /// The payload as a string when it is valid UTF-8 with no control characters but line breaks and tabs.
+    private func printableText(_ payload: [UInt8]) -> String? {
+        guard let text = String(validating: payload, as: UTF8.self) else { return nil }
+        let printable = text.unicodeScalars.allSatisfy { scalar in
+            switch scalar.properties.generalCategory {
+            case .control: return scalar == "\n" || scalar == "\t" || scalar == "\r"
+            case .format, .surrogate, .privateUse, .unassigned: return false
+            default: return true
+            }
+        }
+        return printable ? text : nil
+    }
+
+    /// 16 bytes a line: offset, then the bytes in hex.
+    private func printHexDump(_ payload: [UInt8]) {
+        let digits = Array("0123456789abcdef".utf8)
+        func hex(_ value: Int, width: Int) -> String {
+            var bytes = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+            var rest = value
+            for position in stride(from: width - 1, through: 0, by: -1) {
+                bytes[position] = digits[rest & 15]
+                rest >>= 4
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        for start in stride(from: 0, to: payload.count, by: 16) {
+            let line = payload[start..<min(start + 16, payload.count)].map { hex(Int($0), width: 2) }
+            print(hex(start, width: 8) + "  " + line.joined(separator: " "))
+        }
+    }
+}

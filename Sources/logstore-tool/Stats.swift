@@ -1,0 +1,121 @@
+import ArgumentParser
+import Foundation
+import LogStore
+
+/// `stats DIR [--json]`: segments, objects, types, bytes, roots and index memory of a store.
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a store's segments, objects, types, bytes, roots and index memory.",
+        discussion: "Opens the store read-only, without the write lock, so it works beside a writer."
+    )
+
+    @OptionGroup var store: StoreDirectory
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    /// How many roots the text output lists by name.
+    private static let rootsListed = 20
+
+    func run() throws {
+        let opened = try store.openReadOnly()
+        let statistics = try opened.statistics()
+        let roots = try opened.roots()
+        let recovery = opened.recovery
+        try opened.close()
+        let report = StatsReport(directory: store.directory, statistics: statistics, roots: roots, recovery: recovery)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let data = try encoder.encode(report)
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            printText(report)
+        }
+    }
+
+    private func printText(_ report: StatsReport) {
+        print("store: \(report.directory)")
+        print(
+            "segments: \(report.segments.count), \(formatBytes(report.totalBytes)) "
+                + "(\(formatBytes(report.liveBytes)) live, \(formatBytes(report.garbageBytes)) garbage)")
+        if !report.segments.isEmpty {
+            let header = ["segment", "bytes", "live bytes", "garbage bytes"]
+            let rows = report.segments.map { segment in
+                [
+                    (segment.file as NSString).lastPathComponent, String(segment.bytes), String(segment.liveBytes),
+                    String(segment.garbageBytes),
+                ]
+            }
+            let widths = header.indices.map { column in
+                ([header] + rows).map { $0[column].count }.max() ?? 0
+            }
+            for row in [header] + rows {
+                let cells = row.enumerated().map { column, cell in
+                    let padding = String(repeating: " ", count: widths[column] - cell.count)
+                    return column == 0 ? cell + padding : padding + cell
+                }
+                print("  " + cells.joined(separator: "  "))
+            }
+        }
+        let types = report.countsByType.sorted { (UInt32($0.key) ?? 0) < (UInt32($1.key) ?? 0) }
+            .map { "type \($0.key): \($0.value)" }
+        print("live objects: \(report.liveObjects)" + (types.isEmpty ? "" : " (\(types.joined(separator: ", ")))"))
+        print("roots: \(report.roots.count)")
+        for (name, id) in report.roots.sorted(by: { $0.key < $1.key }).prefix(Self.rootsListed) {
+            print("  \(name) -> \(id)")
+        }
+        if report.roots.count > Self.rootsListed {
+            print("  ... and \(report.roots.count - Self.rootsListed) more")
+        }
+        print("index memory: \(formatBytes(UInt64(report.indexMemoryBytes)))")
+        print("next id: \(report.nextID)")
+        if let recovery = report.recovery {
+            print("torn tail (cut by the next writable open): \(recovery)")
+        }
+    }
+}
+
+/// The statistics `stats` prints, and their JSON form.
+private struct StatsReport: Encodable {
+    struct Segment: Encodable {
+        var number: UInt32
+        var file: String
+        var bytes: UInt64
+        var liveBytes: UInt64
+        var garbageBytes: UInt64
+    }
+
+    var directory: String
+    var segments: [Segment]
+    var liveObjects: Int
+    /// Live objects per type tag, the tag in decimal.
+    var countsByType: [String: Int]
+    var totalBytes: UInt64
+    var liveBytes: UInt64
+    var garbageBytes: UInt64
+    /// Every named root and the id it points at.
+    var roots: [String: UInt64]
+    var indexMemoryBytes: Int
+    var nextID: UInt64
+    /// A torn tail that a read-only open saw and left in place.
+    var recovery: String?
+
+    init(directory: String, statistics: StoreStatistics, roots: [String: ObjectID], recovery: RecoveryReport?) {
+        self.directory = directory
+        segments = statistics.segments.map { segment in
+            Segment(
+                number: segment.number, file: segment.file, bytes: segment.bytes, liveBytes: segment.liveBytes,
+                garbageBytes: segment.garbageBytes)
+        }
+        liveObjects = statistics.liveObjects
+        countsByType = Dictionary(uniqueKeysWithValues: statistics.countsByType.map { (String($0.key), $0.value) })
+        totalBytes = statistics.totalBytes
+        liveBytes = statistics.liveBytes
+        garbageBytes = statistics.garbageBytes
+        self.roots = roots.mapValues(\.rawValue)
+        indexMemoryBytes = statistics.indexMemoryBytes
+        nextID = statistics.nextID.rawValue
+        self.recovery = recovery.map(String.init(describing:))
+    }
+}
