@@ -6,8 +6,14 @@ final class PendingChunk {
     let createsSegment: Bool
     let capacity: Int
     let buffer: WriteBuffer
+    /// Sequence number of the first batch in the chunk.
+    let firstSequence: UInt64
 
-    init(segment: UInt32, startOffset: UInt64, createsSegment: Bool, capacity: Int, buffer: WriteBuffer) {
+    init(
+        segment: UInt32, startOffset: UInt64, createsSegment: Bool, capacity: Int, buffer: WriteBuffer,
+        firstSequence: UInt64
+    ) {
+        self.firstSequence = firstSequence
         self.segment = segment
         self.startOffset = startOffset
         self.createsSegment = createsSegment
@@ -29,6 +35,8 @@ struct CommitQueue {
     var pending: [PendingChunk] = []
     /// Effects of the pending batches, in order.
     var pendingEffects: [IndexEffect] = []
+    /// The next segment number to create, for the writer and the compactor alike.
+    var nextSegmentNumber: UInt32
     /// Segment and offset where the next encoded byte goes (after everything pending).
     var tailSegment: UInt32
     var tailOffset: UInt64

@@ -178,19 +178,20 @@ extension Store {
         // A batch that does not fit starts a new segment (of a larger capacity when it is larger than a
         // segment); an empty segment left behind is harmless.
         if queue.tailCapacity == 0 || queue.tailOffset + UInt64(bound) > UInt64(queue.tailCapacity) {
-            if queue.tailCapacity != 0 { queue.tailSegment += 1 }
+            queue.tailSegment = queue.nextSegmentNumber
+            queue.nextSegmentNumber += 1
             let capacity = max(options.segmentSize, LogFormat.segmentHeaderSize + bound)
             queue.pending.append(
                 PendingChunk(
                     segment: queue.tailSegment, startOffset: header, createsSegment: true, capacity: capacity,
-                    buffer: queue.buffer()))
+                    buffer: queue.buffer(), firstSequence: queue.nextSequence))
             queue.tailOffset = header
             queue.tailCapacity = capacity
         } else if queue.pending.last?.segment != queue.tailSegment {
             queue.pending.append(
                 PendingChunk(
                     segment: queue.tailSegment, startOffset: queue.tailOffset, createsSegment: false,
-                    capacity: queue.tailCapacity, buffer: queue.buffer()))
+                    capacity: queue.tailCapacity, buffer: queue.buffer(), firstSequence: queue.nextSequence))
         }
         guard let chunk = queue.pending.last else { return queue.nextSequence }
 
@@ -224,10 +225,10 @@ extension Store {
                 queue.pendingEffects.append(.delete(id: id.rawValue))
             case .setRoot(let name, let id):
                 appendRootFrame(.setRoot, name: name, id: id.rawValue, flags: flags, sequence: sequence, chunk.buffer)
-                queue.pendingEffects.append(.setRoot(name, id))
+                queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
             case .removeRoot(let name):
                 appendRootFrame(.removeRoot, name: name, id: 0, flags: flags, sequence: sequence, chunk.buffer)
-                queue.pendingEffects.append(.removeRoot(name))
+                queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
             }
         }
         queue.tailOffset = chunk.endOffset
@@ -305,6 +306,7 @@ extension Store {
                     state.withLock {
                         $0.segments[created.number] = created
                         $0.segmentSizes[created.number] = size
+                        $0.segmentMinSequence[created.number] = chunk.firstSequence
                     }
                     queue.withLock {
                         $0.active = created

@@ -85,16 +85,15 @@ public final class Store: Sendable {
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
         self.nextID = Mutex(firstFreeID)
         let newest = loaded.newest
-        let newestNumber = loaded.highestSegmentNumber
         // Continue in the newest segment while it has room (and it was not removed as torn);
         // otherwise the first write creates the next one.
-        let continues =
-            newest.map { $0.file.number == newestNumber && Int($0.size) < options.segmentSize } ?? false
+        let continues = newest.map { Int($0.size) < options.segmentSize } ?? false
         self.queue = ConditionLock(
             CommitQueue(
                 nextSequence: loaded.maxSequence + 1,
                 durableSequence: loaded.maxSequence,
-                tailSegment: continues ? newestNumber : newestNumber + 1,
+                nextSegmentNumber: loaded.highestSegmentNumber + 1,
+                tailSegment: continues ? (newest?.file.number ?? 0) : 0,
                 tailOffset: continues ? (newest?.size ?? 0) : UInt64(LogFormat.segmentHeaderSize),
                 tailCapacity: continues ? options.segmentSize : 0,
                 active: continues ? newest?.file : nil,

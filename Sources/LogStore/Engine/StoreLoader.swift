@@ -41,6 +41,27 @@ struct StoreLoader {
         var problems: [Problem] = []
         var notes: [String] = []
         var frames = 0
+        /// Sequence number of the newest tombstone of each deleted id, while loading: segments are
+        /// replayed in number order, and compaction outputs hold older records under newer numbers, so
+        /// the sequence number, not the file order, decides which frame of an object wins.
+        var tombstones: [UInt64: UInt64] = [:]
+
+        /// Whether `frame` is newer than what the state holds for its object or root.
+        mutating func supersedes(_ frame: DecodedFrame, _ effect: IndexEffect) -> Bool {
+            switch effect {
+            case .put(let id, _), .delete(let id):
+                if frame.kind == .delete { tombstones[id] = max(tombstones[id] ?? 0, frame.sequence) }
+                if frame.kind == .put, !tombstones.isEmpty, let deleted = tombstones[id], deleted > frame.sequence {
+                    return false
+                }
+                if let existing = state.index.entry(id), let newest = state.sequence(of: existing) {
+                    return newest <= frame.sequence
+                }
+                return true
+            case .setRoot(let name, _, _), .removeRoot(let name, _):
+                return (state.rootSequences[name] ?? 0) <= frame.sequence
+            }
+        }
     }
 
     let directory: String
@@ -63,13 +84,40 @@ struct StoreLoader {
 
     func load() throws(LogStoreError) -> Loaded {
         var loaded = Loaded()
+        if case .writable = mode { try removeUnfinishedCompactions() }
         let numbers = try segmentNumbers()
         loaded.highestSegmentNumber = numbers.last ?? 0
-        for (position, number) in numbers.enumerated() {
-            let isNewest = position == numbers.count - 1
-            try loadSegment(number, isNewest: isNewest, into: &loaded)
+        // The segment the writer appended to last: the highest-numbered one that is not a compaction
+        // output. Only it may have a torn tail or an interrupted creation.
+        let appendSegment = numbers.last { !isCompactionOutput($0) }
+        for number in numbers {
+            try loadSegment(number, isNewest: number == appendSegment, into: &loaded)
         }
+        loaded.tombstones = [:]
         return loaded
+    }
+
+    /// Whether segment `number` has a valid header flagged as a compaction output.
+    private func isCompactionOutput(_ number: UInt32) -> Bool {
+        let path = directory + "/" + LogFormat.segmentFileName(number)
+        guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return false }
+        defer { io.close(fd) }
+        guard let bytes = try? io.read(fd, count: LogFormat.segmentHeaderSize, at: 0, path: path) else { return false }
+        let header = bytes.withUnsafeBytes { SegmentHeader.decode($0) }
+        if case .success(let header) = header { return header.isCompactionOutput }
+        return false
+    }
+
+    /// Deletes compaction outputs that a crash left unfinished (never renamed into place).
+    private func removeUnfinishedCompactions() throws(LogStoreError) {
+        do {
+            let leftovers = try io.listDirectory(directory).filter { $0.hasSuffix(LogFormat.compactingSuffix) }
+            for name in leftovers { try io.unlink(directory + "/" + name) }
+            if !leftovers.isEmpty { try io.syncDirectory(directory) }
+        } catch {
+            throw LogStoreError(
+                .ioError, "cannot remove an unfinished compaction output", file: directory, underlying: error)
+        }
     }
 
     private func loadSegment(_ number: UInt32, isNewest: Bool, into loaded: inout Loaded) throws(LogStoreError) {
@@ -121,16 +169,20 @@ struct StoreLoader {
             break
         }
 
+        loaded.state.segments[number] = file
         let outcome = SegmentScanner(bytes: bytes).scan(continueAfterDamage: collectsProblems) { frame in
             if frame.kind == .reserveIDs {
                 loaded.reservedIDs = max(loaded.reservedIDs, frame.id)
             } else {
                 loaded.highestID = max(loaded.highestID, frame.id)
             }
-            if let effect = StoreState.effect(of: frame, segment: number, bytes: bytes) {
+            if let effect = StoreState.effect(of: frame, segment: number, bytes: bytes),
+                loaded.supersedes(frame, effect)
+            {
                 loaded.state.apply(effect)
             }
         }
+        if outcome.minSequence != .max { loaded.state.segmentMinSequence[number] = outcome.minSequence }
         loaded.frames += outcome.frames
         loaded.maxSequence = max(loaded.maxSequence, outcome.maxSequence)
         var validSize = size

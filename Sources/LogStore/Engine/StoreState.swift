@@ -2,8 +2,8 @@
 enum IndexEffect: Sendable {
     case put(id: UInt64, entry: IndexEntry)
     case delete(id: UInt64)
-    case setRoot(String, ObjectID)
-    case removeRoot(String)
+    case setRoot(String, ObjectID, sequence: UInt64)
+    case removeRoot(String, sequence: UInt64)
 }
 
 /// What readers see: the index, the open segments, the roots and the counters kept beside them.
@@ -18,6 +18,10 @@ struct StoreState: Sendable {
     /// Bytes of each segment that hold the newest record of a live object.
     var liveBytes: [UInt32: UInt64] = [:]
     var roots: [String: ObjectID] = [:]
+    /// Sequence number of the newest frame that set or removed each root name (removed names too).
+    var rootSequences: [String: UInt64] = [:]
+    /// Lowest sequence number of a frame in each segment (for deciding when a tombstone may go).
+    var segmentMinSequence: [UInt32: UInt64] = [:]
     var typeCounts: [UInt32: Int] = [:]
     var isOpen = true
 
@@ -30,10 +34,12 @@ struct StoreState: Sendable {
             liveBytes[entry.segment, default: 0] += UInt64(entry.length)
         case .delete(let id):
             if let old = index.remove(id) { forget(old) }
-        case .setRoot(let name, let id):
+        case .setRoot(let name, let id, let sequence):
             roots[name] = id
-        case .removeRoot(let name):
+            rootSequences[name] = sequence
+        case .removeRoot(let name, let sequence):
             roots[name] = nil
+            rootSequences[name] = sequence
         }
     }
 
@@ -59,9 +65,17 @@ struct StoreState: Sendable {
             guard let payload = FrameDecoder.payload(of: frame, in: bytes),
                 let name = String(validating: payload, as: UTF8.self)
             else { return nil }
-            return frame.kind == .setRoot ? .setRoot(name, ObjectID(frame.id)) : .removeRoot(name)
+            return frame.kind == .setRoot
+                ? .setRoot(name, ObjectID(frame.id), sequence: frame.sequence)
+                : .removeRoot(name, sequence: frame.sequence)
         case .reserveIDs:
             return nil
         }
+    }
+
+    /// The sequence number of the frame an index entry points at.
+    func sequence(of entry: IndexEntry) -> UInt64? {
+        guard let file = segments[entry.segment], Int(entry.offset) + 16 <= file.mappedLength else { return nil }
+        return file.base.readLE(UInt64.self, at: Int(entry.offset) + 8)
     }
 }

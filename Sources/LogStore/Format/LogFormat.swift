@@ -27,6 +27,11 @@ enum LogFormat {
     static let tornSuffix = ".torn-"
     /// How many ids one `reserveIDs` frame reserves ahead of the allocator.
     static let idReservationBlock: UInt64 = 64
+    /// Segment header flag: the segment is a compaction output, written completely under a temporary
+    /// name and renamed into place; the writer never appends to it, so it never has a torn tail.
+    static let compactedSegmentFlag: UInt32 = 1 << 0
+    /// Suffix of a compaction output while it is being written; leftovers are deleted on open.
+    static let compactingSuffix = ".compacting"
     /// Dictionary id meaning "no dictionary"; the only one version 1 accepts.
     static let noDictionary: UInt16 = 0
 

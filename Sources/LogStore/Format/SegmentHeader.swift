@@ -4,6 +4,11 @@ struct SegmentHeader: Equatable, Sendable {
     var segmentNumber: UInt32
     /// Creation time, milliseconds since 1970.
     var createdAtMilliseconds: UInt64
+    /// Header flags (``LogFormat/compactedSegmentFlag``).
+    var flags: UInt32 = 0
+
+    /// Whether the compactor wrote this segment (complete before it was named; never appended to).
+    var isCompactionOutput: Bool { flags & LogFormat.compactedSegmentFlag != 0 }
 
     /// The header's bytes.
     func encoded() -> [UInt8] {
@@ -13,7 +18,7 @@ struct SegmentHeader: Equatable, Sendable {
             for (index, byte) in LogFormat.segmentMagic.enumerated() { raw[index] = byte }
             base.writeLE(formatVersion, at: 8)
             base.writeLE(UInt16(LogFormat.segmentHeaderSize), at: 10)
-            base.writeLE(UInt32(0), at: 12)
+            base.writeLE(flags, at: 12)
             base.writeLE(UInt64(segmentNumber), at: 16)
             base.writeLE(createdAtMilliseconds, at: 24)
             base.writeLE(UInt64(0), at: 32)
@@ -65,7 +70,8 @@ struct SegmentHeader: Equatable, Sendable {
             SegmentHeader(
                 formatVersion: version,
                 segmentNumber: UInt32(number),
-                createdAtMilliseconds: base.readLE(UInt64.self, at: 24)
+                createdAtMilliseconds: base.readLE(UInt64.self, at: 24),
+                flags: base.readLE(UInt32.self, at: 12)
             ))
     }
 }

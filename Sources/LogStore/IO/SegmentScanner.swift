@@ -28,6 +28,8 @@ struct SegmentScanner {
         var frames = 0
         /// Highest sequence number of a committed frame.
         var maxSequence: UInt64 = 0
+        /// Lowest sequence number of a committed frame (`UInt64.max` when there is none).
+        var minSequence: UInt64 = .max
     }
 
     /// Scans from just after the header.
@@ -47,6 +49,7 @@ struct SegmentScanner {
                     for committed in pending {
                         onCommittedFrame(committed)
                         outcome.maxSequence = max(outcome.maxSequence, committed.sequence)
+                        outcome.minSequence = min(outcome.minSequence, committed.sequence)
                     }
                     outcome.frames += pending.count
                     pending.removeAll(keepingCapacity: true)
