@@ -46,6 +46,8 @@ struct CommitQueue {
     var activeSize: UInt64
     /// Whether a leader is writing now.
     var flushing = false
+    /// The segments the leader is writing now (the compactor leaves them alone).
+    var flushingSegments: Set<UInt32> = []
     /// Written but not yet synced (interval and never policies).
     var dirty = false
     /// The first write or sync failure; the store refuses writes once it is set.
@@ -65,6 +67,7 @@ struct CommitQueue {
 
     mutating func takeWork() -> Work {
         let work = Work(chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1)
+        flushingSegments = Set(pending.map(\.segment))
         pending.removeAll()
         pendingEffects.removeAll()
         return work

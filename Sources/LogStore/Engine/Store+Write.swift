@@ -336,6 +336,7 @@ extension Store {
         }
         queue.withLock { queue in
             queue.flushing = false
+            queue.flushingSegments = []
             queue.activeSize = size
             if let failure {
                 queue.failure = queue.failure ?? failure

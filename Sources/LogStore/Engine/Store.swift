@@ -29,6 +29,8 @@ public final class Store: Sendable {
     let queue: ConditionLock<CommitQueue>
     let encoder: FrameEncoder
     private let lock: Mutex<DirectoryLock?>
+    /// Held for the whole of a compaction pass: one pass at a time.
+    let compactionLock = Mutex(())
     private let flushTimer: FlushTimer?
 
     /// Opens the store in `directory`, creating it when missing (unless `createIfMissing` is off).

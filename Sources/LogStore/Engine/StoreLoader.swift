@@ -176,10 +176,12 @@ struct StoreLoader {
             } else {
                 loaded.highestID = max(loaded.highestID, frame.id)
             }
-            if let effect = StoreState.effect(of: frame, segment: number, bytes: bytes),
-                loaded.supersedes(frame, effect)
-            {
-                loaded.state.apply(effect)
+            if let effect = StoreState.effect(of: frame, segment: number, bytes: bytes) {
+                if loaded.supersedes(frame, effect) {
+                    loaded.state.apply(effect)
+                } else if frame.kind == .put {
+                    loaded.state.deadRecords[number, default: 0] += 1
+                }
             }
         }
         if outcome.minSequence != .max { loaded.state.segmentMinSequence[number] = outcome.minSequence }
@@ -279,5 +281,13 @@ enum Clock {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
+    }
+
+    /// Sleeps the calling thread for `duration`.
+    static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 }

@@ -32,6 +32,8 @@ public struct StoreOptions: Sendable {
     /// Open without the write lock and without repairing anything; every write throws
     /// ``LogStoreError/Code/readOnly``. Default off.
     public var readOnly: Bool = false
+    /// When and how segments are compacted.
+    public var compaction = CompactionOptions()
     /// Fault injection for tests (see ``FaultInjector``).
     @_spi(Testing) public var faultInjector: FaultInjector?
 

@@ -22,6 +22,9 @@ struct StoreState: Sendable {
     var rootSequences: [String: UInt64] = [:]
     /// Lowest sequence number of a frame in each segment (for deciding when a tombstone may go).
     var segmentMinSequence: [UInt32: UInt64] = [:]
+    /// Number of dead (superseded or deleted) put records in each segment: a segment without any
+    /// cannot hold an older copy of a deleted object.
+    var deadRecords: [UInt32: Int] = [:]
     var typeCounts: [UInt32: Int] = [:]
     var isOpen = true
 
@@ -47,6 +50,7 @@ struct StoreState: Sendable {
         let remaining = typeCounts[old.typeTag, default: 1] - 1
         typeCounts[old.typeTag] = remaining > 0 ? remaining : nil
         liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
+        deadRecords[old.segment, default: 0] += 1
     }
 
     /// The effect of a committed frame found at `frame.offset` of `segment` (nil for frames that
@@ -77,5 +81,12 @@ struct StoreState: Sendable {
     func sequence(of entry: IndexEntry) -> UInt64? {
         guard let file = segments[entry.segment], Int(entry.offset) + 16 <= file.mappedLength else { return nil }
         return file.base.readLE(UInt64.self, at: Int(entry.offset) + 8)
+    }
+
+    /// Points a live object at an identical copy of its record (compaction).
+    mutating func relocate(_ id: UInt64, from old: IndexEntry, to new: IndexEntry) {
+        index.set(id, new)
+        liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
+        liveBytes[new.segment, default: 0] += UInt64(new.length)
     }
 }

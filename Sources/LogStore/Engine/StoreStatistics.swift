@@ -10,6 +10,10 @@ public struct StoreStatistics: Sendable {
         public var bytes: UInt64
         /// Bytes of frames that hold the newest record of a live object.
         public var liveBytes: UInt64
+        /// Whether this is the segment being written (never compacted while it is).
+        public var isActive: Bool
+        /// Whether the compactor wrote this segment.
+        public var isCompactionOutput: Bool
         /// Bytes that compaction could reclaim: everything but live records and the header.
         public var garbageBytes: UInt64 { bytes - min(bytes, liveBytes + UInt64(LogFormat.segmentHeaderSize)) }
     }
@@ -40,6 +44,7 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`.
     public func statistics() throws(LogStoreError) -> StoreStatistics {
         let next = nextID.withLock { $0 }
+        let active = queue.withLock { $0.active?.number }
         return try readState { state in
             StoreStatistics(
                 segments: state.segmentSizes.keys.sorted().map { number in
@@ -47,7 +52,9 @@ extension Store {
                         number: number,
                         file: state.segments[number]?.path ?? LogFormat.segmentFileName(number),
                         bytes: state.segmentSizes[number] ?? 0,
-                        liveBytes: state.liveBytes[number] ?? 0)
+                        liveBytes: state.liveBytes[number] ?? 0,
+                        isActive: number == active,
+                        isCompactionOutput: state.segments[number].map { SegmentStatistics.isOutput($0) } ?? false)
                 },
                 liveObjects: state.index.count,
                 countsByType: state.typeCounts,
@@ -55,5 +62,16 @@ extension Store {
                 indexMemoryBytes: state.index.memoryBytes,
                 nextID: ObjectID(next))
         }
+    }
+}
+
+/// Reads segment facts for statistics.
+enum SegmentStatistics {
+    /// Whether a mapped segment's header flags it as a compaction output.
+    static func isOutput(_ file: SegmentFile) -> Bool {
+        if case .success(let header) = SegmentHeader.decode(file.bytes(count: LogFormat.segmentHeaderSize)) {
+            return header.isCompactionOutput
+        }
+        return false
     }
 }

@@ -1,0 +1,62 @@
+/// When and how a store compacts its segments.
+public struct CompactionOptions: Sendable, Equatable {
+    /// Run the background compactor thread. Default on.
+    public var background: Bool = true
+    /// The background compactor starts a pass when at least this share of all segment bytes is
+    /// garbage. Default 0.5.
+    public var startGarbageRatio: Double = 0.5
+    /// A sealed segment is rewritten when at least this share of its bytes is garbage. Default 0.3.
+    /// ``Store/compact(progress:)`` on demand uses any garbage at all.
+    public var segmentGarbageRatio: Double = 0.3
+    /// Least time between two background passes, in milliseconds. Default 1,000.
+    public var minimumIntervalMilliseconds: Int = 1000
+    /// Most bytes per second a pass writes, or nil for no limit. Default nil.
+    public var bytesPerSecondLimit: Int?
+
+    /// The default options.
+    public init() {}
+
+    /// Options with the given values.
+    public init(
+        background: Bool = true, startGarbageRatio: Double = 0.5, segmentGarbageRatio: Double = 0.3,
+        minimumIntervalMilliseconds: Int = 1000, bytesPerSecondLimit: Int? = nil
+    ) {
+        self.background = background
+        self.startGarbageRatio = startGarbageRatio
+        self.segmentGarbageRatio = segmentGarbageRatio
+        self.minimumIntervalMilliseconds = minimumIntervalMilliseconds
+        self.bytesPerSecondLimit = bytesPerSecondLimit
+    }
+}
+
+/// What one compaction pass did.
+public struct CompactionReport: Sendable, Equatable {
+    /// Segment files before and after the pass.
+    public var segmentsBefore = 0
+    /// Segment files after the pass.
+    public var segmentsAfter = 0
+    /// Bytes in all segments before the pass.
+    public var bytesBefore: UInt64 = 0
+    /// Bytes in all segments after the pass.
+    public var bytesAfter: UInt64 = 0
+    /// Segments rewritten (and deleted).
+    public var segmentsCompacted = 0
+    /// Live records copied into new segments.
+    public var recordsCopied = 0
+    /// Bytes of live records copied.
+    public var bytesCopied: UInt64 = 0
+    /// Tombstones that had to be kept (an older copy of their object may still exist elsewhere).
+    public var tombstonesKept = 0
+    /// Tombstones dropped.
+    public var tombstonesDropped = 0
+    /// Wall-clock duration in seconds.
+    public var seconds: Double = 0
+}
+
+/// How far a compaction pass is: bytes of the chosen segments read so far, of the total.
+public struct CompactionProgress: Sendable {
+    /// Bytes of the chosen segments processed so far.
+    public var bytesDone: UInt64
+    /// Bytes of all chosen segments.
+    public var bytesTotal: UInt64
+}

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A new segment being written by the compactor: under a temporary name until it is complete and
+/// synced, then renamed into place (and the directory synced), so a crash never leaves half of one.
+final class CompactionOutput {
+    let number: UInt32
+    let path: String
+    let temporaryPath: String
+    private let fd: Int32
+    private let io: SystemIO
+    private let buffer = WriteBuffer(capacity: 1 << 20)
+    /// Bytes in the file, header included, plus what is buffered.
+    private(set) var size = UInt64(LogFormat.segmentHeaderSize)
+    private var written = UInt64(LogFormat.segmentHeaderSize)
+    /// Lowest sequence number of a frame in it.
+    private(set) var minSequence: UInt64 = .max
+    /// Live records copied: id, the entry it had, the entry it has here.
+    private(set) var moves: [(id: UInt64, from: IndexEntry, to: IndexEntry)] = []
+
+    init(number: UInt32, directory: String, io: SystemIO) throws(SystemError) {
+        self.number = number
+        self.io = io
+        path = directory + "/" + LogFormat.segmentFileName(number)
+        temporaryPath = path + LogFormat.compactingSuffix
+        fd = try io.open(temporaryPath, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
+        let header = SegmentHeader(
+            segmentNumber: number, createdAtMilliseconds: Clock.milliseconds(), flags: LogFormat.compactedSegmentFlag
+        ).encoded()
+        let start = buffer.reserve(header.count)
+        header.withUnsafeBytes { if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: $0.count) } }
+        buffer.commit(header.count)
+        written = 0
+        size = UInt64(header.count)
+    }
+
+    deinit { io.close(fd) }
+
+    /// Appends a copy of `frame` (from `bytes`) as a batch of its own: commit flag set, checksum redone.
+    /// - returns: the copy's offset in this segment.
+    @discardableResult
+    func append(_ frame: DecodedFrame, from bytes: UnsafeRawBufferPointer, move: (id: UInt64, from: IndexEntry)?)
+        throws(SystemError) -> UInt64
+    {
+        let offset = size
+        let target = buffer.reserve(frame.length)
+        guard let source = bytes.baseAddress else { return offset }
+        target.copyMemory(from: source + frame.offset, byteCount: frame.length)
+        let flags = target.load(fromByteOffset: 1, as: UInt8.self) | FrameFlags.commit.rawValue
+        target.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
+        let checked = frame.length - LogFormat.frameChecksumSize
+        target.writeLE(Checksum.xxh3(UnsafeRawPointer(target), count: checked), at: checked)
+        buffer.commit(frame.length)
+        size += UInt64(frame.length)
+        minSequence = min(minSequence, frame.sequence)
+        if let move {
+            let entry = IndexEntry(
+                segment: number, offset: UInt32(offset), length: UInt32(frame.length), typeTag: move.from.typeTag)
+            moves.append((move.id, move.from, entry))
+        }
+        if buffer.count >= 1 << 20 { try flushBuffer() }
+        return offset
+    }
+
+    /// Appends a `reserveIDs` frame, so the id reservation survives the segments it came from.
+    func appendReservation(through id: UInt64, sequence: UInt64) throws(SystemError) {
+        let encoder = FrameEncoder(compressionMinimumSize: 0)
+        let length = encoder.append(
+            kind: .reserveIDs, flags: .commit, sequence: sequence, id: id, typeTag: 0, references: [],
+            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+        size += UInt64(length)
+        minSequence = min(minSequence, sequence)
+    }
+
+    private func flushBuffer() throws(SystemError) {
+        try io.writeAll(fd, buffer.bytes, at: written, path: temporaryPath)
+        written += UInt64(buffer.count)
+        buffer.removeAll()
+    }
+
+    /// Writes what is buffered, syncs, renames into place, syncs the directory, and maps the segment.
+    func finish(directory: String) throws(SystemError) -> SegmentFile {
+        try flushBuffer()
+        try io.syncData(fd, path: temporaryPath)
+        try io.rename(temporaryPath, to: path)
+        try io.syncDirectory(directory)
+        return try SegmentFile.open(number: number, path: path, writable: false, capacity: Int(size), io: io)
+    }
+
+    /// Removes the unfinished temporary file after a failure.
+    func abandon() {
+        try? io.unlink(temporaryPath)
+    }
+}

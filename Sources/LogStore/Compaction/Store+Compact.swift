@@ -1,0 +1,258 @@
+/// Compaction: rewriting the live records of sealed segments that hold garbage into new segments,
+/// then deleting the old ones.
+///
+/// A pass is crash-safe at every step: outputs are written under a temporary name and renamed into
+/// place only when complete and synced; the index switches to the copies only after that; the old
+/// segments are deleted last. After a crash the copies and the originals carry the same sequence
+/// numbers, so either wins on replay with the same result. A tombstone is dropped only when no other
+/// segment can hold an older copy of its object (every other segment's lowest sequence number is
+/// higher), so a deleted object never comes back.
+extension Store {
+    /// Compacts now: rewrites every sealed segment that holds any garbage (dead or superseded records,
+    /// tombstones no longer needed), then deletes the old segments.
+    ///
+    /// Readers are never blocked for long; writers go on meanwhile. The background compactor (see
+    /// ``CompactionOptions``) runs the same code.
+    /// - parameter progress: called from the compacting thread as bytes of the chosen segments are processed.
+    /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, `corruptFrame` when a chosen segment
+    ///   is damaged (nothing is deleted then), or `ioError`.
+    @discardableResult
+    public func compact(progress: ((CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
+        try compactSegments(garbageRatio: 0, progress: progress)
+    }
+
+    /// One pass over the sealed segments whose garbage share is at least `garbageRatio` (any garbage
+    /// at all when 0).
+    func compactSegments(garbageRatio: Double, progress: ((CompactionProgress) -> Void)?) throws(LogStoreError)
+        -> CompactionReport
+    {
+        guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
+        try checkOpen()
+        return try compactionLock.withLock { _ throws(LogStoreError) -> CompactionReport in
+            try compactionPass(garbageRatio: garbageRatio, progress: progress)
+        }
+    }
+
+    private func compactionPass(garbageRatio: Double, progress: ((CompactionProgress) -> Void)?)
+        throws(LogStoreError) -> CompactionReport
+    {
+        let started = ContinuousClock.now
+        var report = CompactionReport()
+        let chosen = chooseSegments(garbageRatio: garbageRatio, report: &report)
+        guard !chosen.isEmpty else {
+            report.segmentsAfter = report.segmentsBefore
+            report.bytesAfter = report.bytesBefore
+            return report
+        }
+        let total = chosen.reduce(UInt64(0)) { $0 + $1.size }
+        var done: UInt64 = 0
+        var outputs: [CompactionOutput] = []
+        var finished: [(CompactionOutput, SegmentFile)] = []
+        let chosenNumbers = Set(chosen.map(\.file.number))
+        let reservation = queue.withLock { ($0.reservedIDs, $0.durableSequence) }
+
+        do throws(LogStoreError) {
+            for (file, size) in chosen {
+                let bytes = file.bytes(count: Int(size))
+                let frames = try committedFrames(of: file, bytes: bytes)
+                let keep = decide(frames, in: file.number, bytes: bytes, chosen: chosenNumbers, report: &report)
+                for (frame, move) in keep {
+                    if outputs.last.map({ $0.size + UInt64(frame.length) > UInt64(options.segmentSize) }) ?? true {
+                        if let full = outputs.last { finished.append((full, try finish(full))) }
+                        let output = try startOutput()
+                        try step(output.temporaryPath) { () throws(SystemError) in
+                            try output.appendReservation(through: reservation.0, sequence: reservation.1)
+                        }
+                        outputs.append(output)
+                    }
+                    guard let output = outputs.last else { break }
+                    try step(output.temporaryPath) { () throws(SystemError) in
+                        try output.append(frame, from: bytes, move: move)
+                    }
+                    if move != nil {
+                        report.recordsCopied += 1
+                        report.bytesCopied += UInt64(frame.length)
+                    }
+                    throttle(bytes: UInt64(frame.length), since: started, copied: report.bytesCopied)
+                }
+                done += size
+                progress?(CompactionProgress(bytesDone: done, bytesTotal: total))
+            }
+            if let last = outputs.last, !finished.contains(where: { $0.0 === last }) {
+                finished.append((last, try finish(last)))
+            }
+        } catch {
+            for output in outputs where !finished.contains(where: { $0.0 === output }) { output.abandon() }
+            throw error
+        }
+
+        for (output, file) in finished { switchIndex(to: output, file: file) }
+        try removeSegments(chosen.map(\.file))
+        report.segmentsCompacted = chosen.count
+        let after = try statistics()
+        report.segmentsAfter = after.segments.count
+        report.bytesAfter = after.totalBytes
+        let elapsed = ContinuousClock.now - started
+        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return report
+    }
+
+    /// The sealed segments to compact, with their sizes; fills the "before" figures of `report`.
+    private func chooseSegments(garbageRatio: Double, report: inout CompactionReport) -> [(
+        file: SegmentFile, size: UInt64
+    )] {
+        // Under the queue lock, so no segment the writer may still append to can be chosen.
+        queue.withLock { queue in
+            var busy = Set(queue.pending.map(\.segment)).union(queue.flushingSegments)
+            busy.insert(queue.tailSegment)
+            if let active = queue.active { busy.insert(active.number) }
+            return state.withLock { state in
+                report.segmentsBefore = state.segmentSizes.count
+                report.bytesBefore = state.segmentSizes.values.reduce(0, +)
+                let header = UInt64(LogFormat.segmentHeaderSize)
+                return state.segmentSizes.keys.sorted().compactMap { number -> (SegmentFile, UInt64)? in
+                    guard !busy.contains(number), let file = state.segments[number],
+                        let size = state.segmentSizes[number]
+                    else { return nil }
+                    let live = state.liveBytes[number] ?? 0
+                    let garbage = size - min(size, live + header)
+                    let qualifies =
+                        garbageRatio <= 0 ? (garbage > 0 || live == 0) : Double(garbage) >= garbageRatio * Double(size)
+                    return qualifies ? (file, size) : nil
+                }
+            }
+        }
+    }
+
+    /// Every frame of a sealed segment; damage stops the pass.
+    private func committedFrames(of file: SegmentFile, bytes: UnsafeRawBufferPointer) throws(LogStoreError)
+        -> [DecodedFrame]
+    {
+        var frames: [DecodedFrame] = []
+        let outcome = SegmentScanner(bytes: bytes).scan { frames.append($0) }
+        if let damage = outcome.damages.first {
+            throw LogStoreError(
+                .corruptFrame, "cannot compact a damaged segment: \(damage.reason)", file: file.path,
+                offset: UInt64(damage.offset))
+        }
+        return frames
+    }
+
+    /// Which frames of a segment survive, and for live records the index entry they had.
+    private func decide(
+        _ frames: [DecodedFrame], in segment: UInt32, bytes: UnsafeRawBufferPointer, chosen: Set<UInt32>,
+        report: inout CompactionReport
+    ) -> [(DecodedFrame, (id: UInt64, from: IndexEntry)?)] {
+        state.withLock { state in
+            var keep: [(DecodedFrame, (id: UInt64, from: IndexEntry)?)] = []
+            for frame in frames {
+                switch frame.kind {
+                case .put:
+                    let here = IndexEntry(
+                        segment: segment, offset: UInt32(frame.offset), length: UInt32(frame.length),
+                        typeTag: frame.typeTag)
+                    if state.index.entry(frame.id) == here { keep.append((frame, (frame.id, here))) }
+                case .delete:
+                    if let current = state.index.entry(frame.id), (state.sequence(of: current) ?? 0) > frame.sequence {
+                        report.tombstonesDropped += 1  // the object was put again since
+                        continue
+                    }
+                    let olderCopyMayExist = state.segmentMinSequence.contains { number, minimum in
+                        number != segment && minimum < frame.sequence && state.deadRecords[number, default: 0] > 0
+                    }
+                    if olderCopyMayExist {
+                        keep.append((frame, nil))
+                        report.tombstonesKept += 1
+                    } else {
+                        report.tombstonesDropped += 1
+                    }
+                case .setRoot, .removeRoot:
+                    guard let payload = FrameDecoder.payload(of: frame, in: bytes),
+                        let name = String(validating: payload, as: UTF8.self)
+                    else { continue }
+                    if state.rootSequences[name] == frame.sequence { keep.append((frame, nil)) }
+                case .reserveIDs:
+                    continue
+                }
+            }
+            return keep
+        }
+    }
+
+    private func startOutput() throws(LogStoreError) -> CompactionOutput {
+        let number = queue.withLock { queue in
+            defer { queue.nextSegmentNumber += 1 }
+            return queue.nextSegmentNumber
+        }
+        do {
+            return try CompactionOutput(number: number, directory: directory, io: io)
+        } catch {
+            throw LogStoreError(.ioError, "cannot create a compaction output", file: directory, underlying: error)
+        }
+    }
+
+    private func finish(_ output: CompactionOutput) throws(LogStoreError) -> SegmentFile {
+        do {
+            return try output.finish(directory: directory)
+        } catch {
+            throw LogStoreError(.ioError, "cannot finish a compaction output", file: output.path, underlying: error)
+        }
+    }
+
+    private func step(_ path: String, _ body: () throws(SystemError) -> Void) throws(LogStoreError) {
+        do {
+            try body()
+        } catch {
+            throw LogStoreError(.ioError, "compaction write failed", file: path, underlying: error)
+        }
+    }
+
+    /// Sleeps as needed to keep the pass under ``CompactionOptions/bytesPerSecondLimit``.
+    private func throttle(bytes: UInt64, since started: ContinuousClock.Instant, copied: UInt64) {
+        guard let limit = options.compaction.bytesPerSecondLimit, limit > 0 else { return }
+        let due = Duration.seconds(Double(copied) / Double(limit))
+        let elapsed = ContinuousClock.now - started
+        if due > elapsed { Clock.sleep(due - elapsed) }
+    }
+
+    /// Publishes an output and points the index at its copies, in slices so readers wait little.
+    private func switchIndex(to output: CompactionOutput, file: SegmentFile) {
+        state.withLock { state in
+            state.segments[output.number] = file
+            state.segmentSizes[output.number] = output.size
+            state.liveBytes[output.number] = 0
+            if output.minSequence != .max { state.segmentMinSequence[output.number] = output.minSequence }
+        }
+        var start = 0
+        let moves = output.moves
+        while start < moves.count {
+            let end = min(start + 8192, moves.count)
+            state.withLock { state in
+                for move in moves[start..<end] where state.index.entry(move.id) == move.from {
+                    state.relocate(move.id, from: move.from, to: move.to)
+                }
+            }
+            start = end
+        }
+    }
+
+    /// Forgets the compacted segments and deletes their files (readers still holding one keep it
+    /// mapped until they let go).
+    private func removeSegments(_ files: [SegmentFile]) throws(LogStoreError) {
+        state.withLock { state in
+            for file in files {
+                state.segments[file.number] = nil
+                state.segmentSizes[file.number] = nil
+                state.liveBytes[file.number] = nil
+                state.segmentMinSequence[file.number] = nil
+                state.deadRecords[file.number] = nil
+            }
+        }
+        do {
+            for file in files { try io.unlink(file.path) }
+            try io.syncDirectory(directory)
+        } catch {
+            throw LogStoreError(.ioError, "cannot delete a compacted segment", file: directory, underlying: error)
+        }
+    }
+}

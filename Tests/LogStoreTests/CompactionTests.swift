@@ -1,0 +1,221 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite struct CompactionTests {
+    typealias Model = [ObjectID: Record]
+
+    func options(_ faults: FaultInjector? = nil) -> StoreOptions {
+        var options = testOptions(segmentSize: 1 << 16, faults: faults)
+        options.compaction.background = false
+        return options
+    }
+
+    func expectEqual(_ store: Store, _ model: Model, roots: [String: ObjectID], _ context: String) throws {
+        #expect(try store.ids() == model.keys.sorted(), "\(context)")
+        for (id, record) in model { #expect(try store.get(id) == record, "\(context): \(id)") }
+        #expect(try store.roots() == roots, "\(context)")
+    }
+
+    @Test func compactionKeepsExactlyTheLiveDataAndShrinksTheStore() throws {
+        let directory = TemporaryDirectory("compact-model")
+        var store = try Store.open(at: directory.path, options: options())
+        var model = Model()
+        var roots: [String: ObjectID] = [:]
+        var random = SeededGenerator(seed: 99)
+        for round in 0..<6 {
+            for _ in 0..<300 {
+                switch random.next() % 10 {
+                case 0..<5:
+                    let id = store.newID()
+                    let record = Record(
+                        id: id, typeTag: 1, payload: payloadBytes(Int(random.next() % 700), seed: random.next()))
+                    try store.put(record)
+                    model[id] = record
+                case 5..<8:
+                    guard let id = model.keys.randomElement(using: &random) else { continue }
+                    let record = Record(
+                        id: id, typeTag: 2, references: [id], payload: payloadBytes(300, seed: random.next()))
+                    try store.put(record)
+                    model[id] = record
+                case 8:
+                    guard let id = model.keys.randomElement(using: &random) else { continue }
+                    try store.delete(id)
+                    model[id] = nil
+                default:
+                    guard let id = model.keys.randomElement(using: &random) else { continue }
+                    let name = "root-\(random.next() % 3)"
+                    try store.setRoot(name, to: id)
+                    roots[name] = id
+                }
+            }
+            let before = try store.statistics()
+            let report = try store.compact()
+            let after = try store.statistics()
+            #expect(report.segmentsCompacted > 0, "round \(round)")
+            #expect(after.totalBytes < before.totalBytes, "round \(round)")
+            #expect(after.liveBytes == before.liveBytes, "round \(round)")
+            try expectEqual(store, model, roots: roots, "round \(round) after compact")
+            if round % 2 == 1 {
+                try store.close()
+                store = try Store.open(at: directory.path, options: options())
+                try expectEqual(store, model, roots: roots, "round \(round) after reopen")
+            }
+        }
+        // Everything but the segment being written is garbage-free after a final pass.
+        try store.compact()
+        let stats = try store.statistics()
+        let sealedGarbage = stats.segments.filter { !$0.isActive }.reduce(UInt64(0)) { $0 + $1.garbageBytes }
+        #expect(sealedGarbage < 200, "garbage left in sealed segments: \(sealedGarbage)")
+        try store.close()
+        #expect(try Store.verify(at: directory.path).isSound)
+    }
+
+    @Test func deletedObjectsNeverComeBack() throws {
+        let directory = TemporaryDirectory("compact-tombstone")
+        var store = try Store.open(at: directory.path, options: options())
+        var deleted: [ObjectID] = []
+        var kept: [ObjectID] = []
+        for index in 0..<300 {
+            let id = try store.put(typeTag: 1, payload: payloadBytes(500, seed: UInt64(index)))
+            if index % 2 == 0 { deleted.append(id) } else { kept.append(id) }
+        }
+        for id in deleted { try store.delete(id) }
+        for _ in 0..<200 { try store.put(typeTag: 9, payload: payloadBytes(500, seed: 1)) }  // seal the tombstones
+        for pass in 0..<3 {
+            try store.compact()
+            try store.close()
+            store = try Store.open(at: directory.path, options: options())
+            for id in deleted { #expect(try store.get(id) == nil, "pass \(pass): \(id) came back") }
+            for id in kept { #expect(try store.get(id) != nil, "pass \(pass)") }
+        }
+        try store.close()
+    }
+
+    /// A failure (or crash) at each step of a pass leaves the same live data after reopening.
+    @Test(arguments: [
+        (FaultInjector.Operation.write, 0), (.sync, 0), (.rename, 0), (.unlink, 0), (.unlink, 1),
+    ])
+    func failureAtEveryStepLosesNothing(operation: FaultInjector.Operation, after: Int) throws {
+        let directory = TemporaryDirectory("compact-fault")
+        let faults = FaultInjector()
+        var store = try Store.open(at: directory.path, options: options(faults))
+        var model = Model()
+        for index in 0..<400 {
+            let id = store.newID()
+            let record = Record(id: id, typeTag: 1, payload: payloadBytes(400, seed: UInt64(index)))
+            try store.put(record)
+            model[id] = record
+        }
+        for id in model.keys.sorted().prefix(250) {
+            try store.delete(id)
+            model[id] = nil
+        }
+        faults.inject(operation, .error(EIO), after: after)
+        #expect(throws: LogStoreError.self) { try store.compact() }
+        try expectEqual(store, model, roots: [:], "after failed compaction")
+        // The store stays usable for writing: compaction failures do not fail the writer.
+        let extra = try store.put(typeTag: 3, payload: [3])
+        model[extra] = Record(id: extra, typeTag: 3, payload: [3])
+        faults.clear()
+        // "Crash": reopen from what is on disk.
+        try? store.close()
+        store = try Store.open(at: directory.path, options: options())
+        try expectEqual(store, model, roots: [:], "reopened after \(operation) failure")
+        #expect(!directory.fileNames().contains { $0.hasSuffix(".compacting") })
+        try store.compact()
+        try expectEqual(store, model, roots: [:], "compacted again")
+        try store.close()
+        #expect(try Store.verify(at: directory.path).isSound)
+    }
+
+    @Test func leftoverOutputOfACrashedPassIsRemovedOnOpen() throws {
+        let directory = TemporaryDirectory("compact-leftover")
+        var store = try Store.open(at: directory.path, options: options())
+        let id = try store.put(typeTag: 1, payload: [1])
+        try store.close()
+        let leftover = directory.path + "/0000000009.seg.compacting"
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: leftover))
+        store = try Store.open(at: directory.path, options: options())
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try store.get(id)?.payload == [1])
+        try store.close()
+    }
+
+    @Test func readersAndAWriterRunCorrectlyWhileCompactionLoops() throws {
+        let directory = TemporaryDirectory("compact-concurrent")
+        let store = try Store.open(at: directory.path, options: options())
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let reads = Atomic<Int>(0)
+        let passes = Atomic<Int>(0)
+        let highest = Atomic<UInt64>(0)
+        let group = ThreadGroup()
+        group.start(1) { _ in
+            var random = SeededGenerator(seed: 5)
+            var version: UInt64 = 0
+            while !stop.load(ordering: .relaxed) {
+                version += 1
+                let id =
+                    highest.load(ordering: .relaxed) > 50 && random.next() % 2 == 0
+                    ? ObjectID(1 + random.next() % highest.load(ordering: .relaxed)) : store.newID()
+                do {
+                    if try store.contains(id) || id.rawValue > highest.load(ordering: .relaxed) {
+                        try store.put(id, typeTag: 1, payload: ConcurrencyTests.payload(id: id, version: version))
+                    }
+                    highest.max(id.rawValue, ordering: .relaxed)
+                } catch {
+                    failures.withLock { $0.append("write: \(error)") }
+                    return
+                }
+            }
+        }
+        group.start(2) { reader in
+            var random = SeededGenerator(seed: 50 + UInt64(reader))
+            while !stop.load(ordering: .relaxed) {
+                let limit = highest.load(ordering: .relaxed)
+                guard limit > 0 else { continue }
+                let id = ObjectID(1 + random.next() % limit)
+                do {
+                    if let record = try store.get(id), !ConcurrencyTests.isValid(record.payload, id: id) {
+                        failures.withLock { $0.append("wrong payload for \(id)") }
+                    }
+                    reads.add(1, ordering: .relaxed)
+                } catch {
+                    failures.withLock { $0.append("read \(id): \(error)") }
+                    return
+                }
+            }
+        }
+        group.start(1) { _ in
+            while !stop.load(ordering: .relaxed) {
+                do {
+                    try store.compact()
+                    passes.add(1, ordering: .relaxed)
+                } catch {
+                    failures.withLock { $0.append("compact: \(error)") }
+                    return
+                }
+            }
+        }
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(30),
+            ContinuousClock.now - start < .seconds(2) || passes.load(ordering: .relaxed) < 20
+                || reads.load(ordering: .relaxed) < 1000
+        {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        stop.store(true, ordering: .relaxed)
+        group.join()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
+        #expect(passes.load(ordering: .relaxed) >= 20)
+        try store.close()
+        #expect(try Store.verify(at: directory.path).isSound)
+    }
+}
