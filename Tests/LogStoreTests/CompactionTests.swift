@@ -219,3 +219,29 @@ import Testing
         #expect(try Store.verify(at: directory.path).isSound)
     }
 }
+
+extension CompactionTests {
+    @Test func backgroundCompactorReclaimsGarbageByItself() throws {
+        let directory = TemporaryDirectory("compact-background")
+        var options = testOptions(segmentSize: 1 << 16)
+        options.compaction = CompactionOptions(
+            background: true, startGarbageRatio: 0.3, segmentGarbageRatio: 0.3, minimumIntervalMilliseconds: 20)
+        let store = try Store.open(at: directory.path, options: options)
+        var ids: [ObjectID] = []
+        for index in 0..<400 { ids.append(try store.put(typeTag: 1, payload: payloadBytes(500, seed: UInt64(index)))) }
+        for id in ids.dropFirst(50) { try store.delete(id) }
+        for index in 0..<200 { try store.put(typeTag: 2, payload: payloadBytes(500, seed: UInt64(index))) }
+        // Every sealed segment ends below the segment threshold (the one being written is never compacted).
+        func worstSealedRatio() throws -> Double {
+            try store.statistics().segments.filter { !$0.isActive }.map { Double($0.garbageBytes) / Double($0.bytes) }
+                .max() ?? 0
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, try worstSealedRatio() >= 0.3 { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(try worstSealedRatio() < 0.3)
+        for (index, id) in ids.prefix(50).enumerated() {
+            #expect(try store.get(id)?.payload == payloadBytes(500, seed: UInt64(index)))
+        }
+        try store.close()
+    }
+}

@@ -31,6 +31,8 @@ public final class Store: Sendable {
     private let lock: Mutex<DirectoryLock?>
     /// Held for the whole of a compaction pass: one pass at a time.
     let compactionLock = Mutex(())
+    /// The background compaction thread, when ``CompactionOptions/background`` is on.
+    let compactor = Mutex<BackgroundCompactor?>(nil)
     private let flushTimer: FlushTimer?
 
     /// Opens the store in `directory`, creating it when missing (unless `createIfMissing` is off).
@@ -72,7 +74,12 @@ public final class Store: Sendable {
                     .ioError, "cannot sync the newest segment", file: newest.file.path, underlying: error)
             }
         }
-        return Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
+        let store = Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
+        if options.compaction.background, !options.readOnly {
+            let compactor = BackgroundCompactor(store: store, options: options.compaction)
+            store.compactor.withLock { $0 = compactor }
+        }
+        return store
     }
 
     private init(
@@ -112,6 +119,7 @@ public final class Store: Sendable {
 
     deinit {
         flushTimer?.cancel()
+        compactor.withLock { $0 }?.stop(wait: false)
         try? syncActiveSegment()
     }
 
@@ -130,6 +138,8 @@ public final class Store: Sendable {
         }
         guard wasOpen else { return }
         queue.broadcast()
+        compactor.withLock { $0 }?.stop()
+        compactionLock.withLock { _ in }  // an on-demand pass in another thread finishes first
         flushTimer?.cancel()
         defer {
             state.withLock {

@@ -1,0 +1,53 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The background compaction thread: every ``CompactionOptions/minimumIntervalMilliseconds`` it looks at
+/// the store's garbage share and, when it reaches ``CompactionOptions/startGarbageRatio``, runs a pass
+/// over the segments whose own share reaches ``CompactionOptions/segmentGarbageRatio``.
+///
+/// It holds the store weakly, so a store that is dropped without `close()` still goes away.
+final class BackgroundCompactor: Sendable {
+    private let stopping = Atomic<Bool>(false)
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let stopped = DispatchSemaphore(value: 0)
+    /// The last error of a background pass.
+    let lastError = Mutex<LogStoreError?>(nil)
+    /// Number of background passes that compacted something.
+    let passes = Atomic<Int>(0)
+
+    init(store: Store, options: CompactionOptions) {
+        let interval = max(10, options.minimumIntervalMilliseconds)
+        let thread = Thread { [weak store, self] in
+            defer { stopped.signal() }
+            while true {
+                _ = wakeUp.wait(timeout: .now() + .milliseconds(interval))
+                if stopping.load(ordering: .acquiring) { return }
+                guard let store else { return }
+                runPass(store, options)
+            }
+        }
+        thread.name = "logstore.compactor"
+        thread.start()
+    }
+
+    private func runPass(_ store: Store, _ options: CompactionOptions) {
+        guard let statistics = try? store.statistics(), statistics.totalBytes > 0,
+            Double(statistics.garbageBytes) >= options.startGarbageRatio * Double(statistics.totalBytes)
+        else { return }
+        do throws(LogStoreError) {
+            let report = try store.compactSegments(garbageRatio: options.segmentGarbageRatio, progress: nil)
+            if report.segmentsCompacted > 0 { passes.add(1, ordering: .relaxed) }
+        } catch {
+            if error.code != .closed { lastError.withLock { $0 = error } }
+        }
+    }
+
+    /// Asks the thread to stop and, when `wait` is set, waits until it has (a pass in progress
+    /// finishes first). The store's `deinit` does not wait: it may run on this very thread.
+    func stop(wait: Bool = true) {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        wakeUp.signal()
+        if wait { stopped.wait() }
+    }
+}
