@@ -45,7 +45,9 @@ import Testing
                     try store.put(record)
                     model[id] = record
                 case 8:
-                    guard let id = model.keys.randomElement(using: &random) else { continue }
+                    guard let id = model.keys.randomElement(using: &random), !roots.values.contains(id) else {
+                        continue
+                    }
                     try store.delete(id)
                     model[id] = nil
                 default:
@@ -72,7 +74,9 @@ import Testing
         try store.compact()
         let stats = try store.statistics()
         let sealedGarbage = stats.segments.filter { !$0.isActive }.reduce(UInt64(0)) { $0 + $1.garbageBytes }
-        #expect(sealedGarbage < 200, "garbage left in sealed segments: \(sealedGarbage)")
+        // What remains is fixed overhead: a seal frame and an id reservation frame per segment.
+        #expect(
+            sealedGarbage <= UInt64(100 * stats.segments.count), "garbage left in sealed segments: \(sealedGarbage)")
         try store.close()
         #expect(try Store.verify(at: directory.path).isSound)
     }

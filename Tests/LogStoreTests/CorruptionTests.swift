@@ -18,7 +18,7 @@ import Testing
             while directory.segmentFiles().count < 2 || records.count < 120 {
                 let payload = payloadBytes(
                     Int(random.next() % 900), seed: random.next(), compressible: records.count % 3 == 0)
-                let references = [ObjectID(1 + random.next() % 10)]
+                let references = records.isEmpty ? [] : [ObjectID(1 + random.next() % UInt64(records.count))]
                 let id = try store.put(typeTag: UInt32(records.count % 3), references: references, payload: payload)
                 records[id] = Record(
                     id: id, typeTag: UInt32(records.count % 3), references: references, payload: payload)

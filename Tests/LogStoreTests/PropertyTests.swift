@@ -9,6 +9,11 @@ import Testing
     struct Model {
         var records: [ObjectID: Record] = [:]
         var roots: [String: ObjectID] = [:]
+
+        /// Whether a live record (other than `id` itself) or a root refers to `id`.
+        func isReferenced(_ id: ObjectID) -> Bool {
+            roots.values.contains(id) || records.values.contains { $0.id != id && $0.references.contains(id) }
+        }
     }
 
     @Test(arguments: [0, 1, 2])
@@ -23,9 +28,11 @@ import Testing
         var store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16, fsync: fsync))
         var model = Model()
 
-        func randomRecord(_ id: ObjectID) -> Record {
+        func randomRecord(_ id: ObjectID, among live: [ObjectID]) -> Record {
             let size = [0, 1, 17, 200, 700, 3000][Int(random.next() % 6)]
-            let references = (0..<Int(random.next() % 5)).map { _ in ObjectID(1 + random.next() % 50) }
+            let references =
+                live.isEmpty
+                ? [] : (0..<Int(random.next() % 5)).map { _ in live[Int(random.next() % UInt64(live.count))] }
             return Record(
                 id: id, typeTag: UInt32(random.next() % 4), references: references,
                 payload: payloadBytes(size, seed: random.next(), compressible: random.next() % 2 == 0))
@@ -37,17 +44,21 @@ import Testing
         for step in 0..<600 {
             switch random.next() % 20 {
             case 0..<7:
-                let record = randomRecord(store.newID())
+                let record = randomRecord(store.newID(), among: model.records.keys.sorted())
                 try store.put(
                     record.id, typeTag: record.typeTag, references: record.references, payload: record.payload)
                 model.records[record.id] = record
             case 7..<10:
                 guard let id = liveID() else { continue }
-                let record = randomRecord(id)
+                let record = randomRecord(id, among: model.records.keys.sorted())
                 try store.put(record)
                 model.records[id] = record
             case 10..<12:
                 guard let id = liveID() else { continue }
+                if model.isReferenced(id) {
+                    #expect(throws: LogStoreError.self) { try store.delete(id) }
+                    continue
+                }
                 try store.delete(id)
                 model.records[id] = nil
             case 12..<16:
@@ -56,11 +67,11 @@ import Testing
                 for _ in 0..<(1 + Int(random.next() % 20)) {
                     switch random.next() % 4 {
                     case 0, 1:
-                        let record = randomRecord(store.newID())
+                        let record = randomRecord(store.newID(), among: next.records.keys.sorted())
                         batch.put(record)
                         next.records[record.id] = record
                     case 2:
-                        if let id = next.records.keys.min() {
+                        if let id = next.records.keys.sorted().first(where: { !next.isReferenced($0) }) {
                             batch.delete(id)
                             next.records[id] = nil
                         }
@@ -81,7 +92,7 @@ import Testing
             case 17:
                 // A batch that fails validation changes nothing.
                 var batch = WriteBatch()
-                batch.put(randomRecord(store.newID()))
+                batch.put(randomRecord(store.newID(), among: model.records.keys.sorted()))
                 batch.delete(ObjectID(UInt64.max - 1))
                 #expect(throws: LogStoreError.self) { try store.write(batch) }
             default:

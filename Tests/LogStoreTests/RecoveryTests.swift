@@ -94,6 +94,8 @@ import Testing
             id = try store.put(typeTag: 1, payload: [5])
             try store.close()
         }
+        // The writer seals a full segment before it creates the next one.
+        try sealSegmentFile(try #require(directory.segmentFiles().last))
         let partial = directory.path + "/" + LogFormat.segmentFileName(2)
         try Data(SegmentHeader(segmentNumber: 2, createdAtMilliseconds: 1).encoded().prefix(20)).write(
             to: URL(fileURLWithPath: partial))
@@ -140,6 +142,7 @@ extension RecoveryTests {
         }
         let count = directory.segmentFiles().count
         #expect(count >= 2)
+        try sealSegmentFile(try #require(directory.segmentFiles().last))
         let partial = directory.path + "/" + LogFormat.segmentFileName(UInt32(count + 1))
         try Data(repeating: 0, count: 48).write(to: URL(fileURLWithPath: partial))  // a zero-filled header
         let store = try Store.open(at: directory.path, options: testOptions())

@@ -17,8 +17,10 @@ import Testing
         var expected: [Record] = []
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
+            let target = try store.put(typeTag: 99, payload: [])
+            expected.append(Record(id: target, typeTag: 99, payload: []))
             for (index, shape) in shapes.enumerated() {
-                let references = (0..<shape.refs).map { ObjectID(UInt64($0 + 1)) }
+                let references = [ObjectID](repeating: target, count: shape.refs)
                 let id = try store.put(typeTag: UInt32(index), references: references, payload: shape.payload)
                 let record = Record(id: id, typeTag: UInt32(index), references: references, payload: shape.payload)
                 #expect(try store.get(id) == record)
@@ -52,6 +54,8 @@ import Testing
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 2, references: [a], payload: [2])
         try store.setRoot("main", to: b)
+        #expect(throws: LogStoreError.self) { try store.delete(a) }  // b still refers to it
+        try store.put(b, typeTag: 2, payload: [2])
         try store.delete(a)
         #expect(try store.get(a) == nil)
         #expect(try !store.contains(a))
@@ -73,6 +77,7 @@ import Testing
         #expect(try store.count(ofType: 2) == 1)
         #expect(try store.countsByType() == [1: 2, 2: 1])
         #expect(try store.get(d)?.references == [c])
+        #expect(try store.get(b)?.references == [])
         let next = store.newID()
         #expect(next > d)
         try store.close()

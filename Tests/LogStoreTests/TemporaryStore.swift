@@ -58,3 +58,16 @@ func testOptions(
     options.faultInjector = faults
     return options
 }
+
+/// Appends a seal frame to a segment file, as the writer does when the segment is full.
+func sealSegmentFile(_ path: String) throws {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    let buffer = WriteBuffer(capacity: 64)
+    FrameEncoder(compressionMinimumSize: 0).append(
+        kind: .seal, flags: .commit, sequence: 1, id: UInt64(data.count), typeTag: 0, references: [],
+        payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    handle.seekToEndOfFile()
+    handle.write(Data(buffer.bytes))
+    try handle.close()
+}

@@ -4,7 +4,8 @@ import Synchronization
 
 /// The background compaction thread: every ``CompactionOptions/minimumIntervalMilliseconds`` it looks at
 /// the store's garbage share and, when it reaches ``CompactionOptions/startGarbageRatio``, runs a pass
-/// over the segments whose own share reaches ``CompactionOptions/segmentGarbageRatio``.
+/// over the segments whose own share reaches ``CompactionOptions/segmentGarbageRatio``; every
+/// ``CompactionOptions/markSweepIntervalMilliseconds`` it runs a mark-sweep pass first.
 ///
 /// It holds the store weakly, so a store that is dropped without `close()` still goes away.
 final class BackgroundCompactor: Sendable {
@@ -20,10 +21,21 @@ final class BackgroundCompactor: Sendable {
         let interval = max(10, options.minimumIntervalMilliseconds)
         let thread = Thread { [weak store, self] in
             defer { stopped.signal() }
+            var lastSweep = ContinuousClock.now
             while true {
                 _ = wakeUp.wait(timeout: .now() + .milliseconds(interval))
                 if stopping.load(ordering: .acquiring) { return }
                 guard let store else { return }
+                let sweepEvery = options.markSweepIntervalMilliseconds
+                if sweepEvery > 0, ContinuousClock.now - lastSweep >= .milliseconds(sweepEvery) {
+                    lastSweep = ContinuousClock.now
+                    do throws(LogStoreError) {
+                        try store.collectGarbage()
+                    } catch {
+                        if error.code == .closed { return }
+                        lastError.withLock { $0 = error }
+                    }
+                }
                 runPass(store, options)
             }
         }

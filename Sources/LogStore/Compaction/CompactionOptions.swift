@@ -12,6 +12,9 @@ public struct CompactionOptions: Sendable, Equatable {
     public var minimumIntervalMilliseconds: Int = 1000
     /// Most bytes per second a pass writes, or nil for no limit. Default nil.
     public var bytesPerSecondLimit: Int?
+    /// Least time between two background mark-sweep passes (which free unreachable cycles), in
+    /// milliseconds; 0 turns them off. Default 60,000.
+    public var markSweepIntervalMilliseconds: Int = 60_000
 
     /// The default options.
     public init() {}
@@ -19,8 +22,10 @@ public struct CompactionOptions: Sendable, Equatable {
     /// Options with the given values.
     public init(
         background: Bool = true, startGarbageRatio: Double = 0.5, segmentGarbageRatio: Double = 0.3,
-        minimumIntervalMilliseconds: Int = 1000, bytesPerSecondLimit: Int? = nil
+        minimumIntervalMilliseconds: Int = 1000, bytesPerSecondLimit: Int? = nil,
+        markSweepIntervalMilliseconds: Int = 60_000
     ) {
+        self.markSweepIntervalMilliseconds = markSweepIntervalMilliseconds
         self.background = background
         self.startGarbageRatio = startGarbageRatio
         self.segmentGarbageRatio = segmentGarbageRatio

@@ -18,6 +18,10 @@ final class CompactionOutput {
     private var written = UInt64(LogFormat.segmentHeaderSize)
     /// Lowest sequence number of a frame in it.
     private(set) var minSequence: UInt64 = .max
+    /// Highest sequence number of a frame in it.
+    private var maxSequence: UInt64 = 0
+    /// Bytes of frames that are not live records (header, tombstones, roots, reservation, seal).
+    private(set) var retainedBytes = UInt64(LogFormat.segmentHeaderSize)
     /// Live records copied: id, the entry it had, the entry it has here.
     private(set) var moves: [(id: UInt64, from: IndexEntry, to: IndexEntry)] = []
 
@@ -56,6 +60,8 @@ final class CompactionOutput {
         buffer.commit(frame.length)
         size += UInt64(frame.length)
         minSequence = min(minSequence, frame.sequence)
+        maxSequence = max(maxSequence, frame.sequence)
+        if move == nil { retainedBytes += UInt64(frame.length) }
         if let move {
             let entry = IndexEntry(
                 segment: number, offset: UInt32(offset), length: UInt32(frame.length), typeTag: move.from.typeTag)
@@ -72,7 +78,9 @@ final class CompactionOutput {
             kind: .reserveIDs, flags: .commit, sequence: sequence, id: id, typeTag: 0, references: [],
             payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
         size += UInt64(length)
+        retainedBytes += UInt64(length)
         minSequence = min(minSequence, sequence)
+        maxSequence = max(maxSequence, sequence)
     }
 
     private func flushBuffer() throws(SystemError) {
@@ -83,6 +91,13 @@ final class CompactionOutput {
 
     /// Writes what is buffered, syncs, renames into place, syncs the directory, and maps the segment.
     func finish(directory: String) throws(SystemError) -> SegmentFile {
+        let encoder = FrameEncoder(compressionMinimumSize: 0)
+        let sequence = maxSequence
+        let sealLength = encoder.append(
+            kind: .seal, flags: .commit, sequence: sequence, id: size, typeTag: 0, references: [],
+            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+        size += UInt64(sealLength)
+        retainedBytes += UInt64(sealLength)
         try flushBuffer()
         try io.syncData(fd, path: temporaryPath)
         try io.rename(temporaryPath, to: path)

@@ -109,13 +109,12 @@ extension Store {
             return state.withLock { state in
                 report.segmentsBefore = state.segmentSizes.count
                 report.bytesBefore = state.segmentSizes.values.reduce(0, +)
-                let header = UInt64(LogFormat.segmentHeaderSize)
                 return state.segmentSizes.keys.sorted().compactMap { number -> (SegmentFile, UInt64)? in
                     guard !busy.contains(number), let file = state.segments[number],
                         let size = state.segmentSizes[number]
                     else { return nil }
                     let live = state.liveBytes[number] ?? 0
-                    let garbage = size - min(size, live + header)
+                    let garbage = state.garbageBytes(of: number)
                     let qualifies =
                         garbageRatio <= 0 ? (garbage > 0 || live == 0) : Double(garbage) >= garbageRatio * Double(size)
                     return qualifies ? (file, size) : nil
@@ -151,9 +150,9 @@ extension Store {
                     let here = IndexEntry(
                         segment: segment, offset: UInt32(frame.offset), length: UInt32(frame.length),
                         typeTag: frame.typeTag)
-                    if state.index.entry(frame.id) == here { keep.append((frame, (frame.id, here))) }
+                    if state.isDurableRecord(frame.id, here) { keep.append((frame, (frame.id, here))) }
                 case .delete:
-                    if let current = state.index.entry(frame.id), (state.sequence(of: current) ?? 0) > frame.sequence {
+                    if let current = state.durableEntry(frame.id), (state.sequence(of: current) ?? 0) > frame.sequence {
                         report.tombstonesDropped += 1  // the object was put again since
                         continue
                     }
@@ -171,7 +170,7 @@ extension Store {
                         let name = String(validating: payload, as: UTF8.self)
                     else { continue }
                     if state.rootSequences[name] == frame.sequence { keep.append((frame, nil)) }
-                case .reserveIDs:
+                case .reserveIDs, .seal:
                     continue
                 }
             }
@@ -221,6 +220,7 @@ extension Store {
             state.segments[output.number] = file
             state.segmentSizes[output.number] = output.size
             state.liveBytes[output.number] = 0
+            state.retainedBytes[output.number] = output.retainedBytes
             if output.minSequence != .max { state.segmentMinSequence[output.number] = output.minSequence }
         }
         var start = 0
@@ -228,9 +228,7 @@ extension Store {
         while start < moves.count {
             let end = min(start + 8192, moves.count)
             state.withLock { state in
-                for move in moves[start..<end] where state.index.entry(move.id) == move.from {
-                    state.relocate(move.id, from: move.from, to: move.to)
-                }
+                for move in moves[start..<end] { state.relocate(move.id, from: move.from, to: move.to) }
             }
             start = end
         }
@@ -246,6 +244,7 @@ extension Store {
                 state.liveBytes[file.number] = nil
                 state.segmentMinSequence[file.number] = nil
                 state.deadRecords[file.number] = nil
+                state.retainedBytes[file.number] = nil
             }
         }
         do {

@@ -48,6 +48,13 @@ struct CommitQueue {
     var flushing = false
     /// The segments the leader is writing now (the compactor leaves them alone).
     var flushingSegments: Set<UInt32> = []
+    /// The chunks the leader is writing now (pending records' references are read from them).
+    var flushingChunks: [PendingChunk] = []
+    /// Objects freed by reference counting since the store was opened.
+    var collectedByCount = 0
+    /// While a mark-sweep pass runs: every id that batches put, referenced or named as a root since
+    /// its snapshot. The pass never frees these, nor what they reach.
+    var markSweepTouched: Set<UInt64>?
     /// Written but not yet synced (interval and never policies).
     var dirty = false
     /// The first write or sync failure; the store refuses writes once it is set.
@@ -68,6 +75,7 @@ struct CommitQueue {
     mutating func takeWork() -> Work {
         let work = Work(chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1)
         flushingSegments = Set(pending.map(\.segment))
+        flushingChunks = pending
         pending.removeAll()
         pendingEffects.removeAll()
         return work

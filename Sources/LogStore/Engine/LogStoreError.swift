@@ -40,6 +40,10 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let tooManyReferences = Code("tooManyReferences")
         /// An object id was never handed out by this store (see ``Store/newID()``).
         public static let unallocatedID = Code("unallocatedID")
+        /// A put or root named an object that is not live (never written, deleted, or collected).
+        public static let danglingReference = Code("danglingReference")
+        /// A delete named an object that a live object or a named root still refers to.
+        public static let stillReferenced = Code("stillReferenced")
         /// A delete named an object that is not live.
         public static let notFound = Code("notFound")
         /// A root name is empty or too long.

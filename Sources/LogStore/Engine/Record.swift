@@ -8,12 +8,16 @@ public struct Record: Equatable, Sendable {
     public var references: [ObjectID]
     /// The payload, exactly as it was put.
     public var payload: [UInt8]
+    /// Whether the object is pinned: a root of its own, kept until it is deleted. An unpinned object
+    /// lives only while a live object or a named root refers to it.
+    public var isPinned: Bool
 
     /// Makes a record.
-    public init(id: ObjectID, typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8]) {
+    public init(id: ObjectID, typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8], isPinned: Bool = true) {
         self.id = id
         self.typeTag = typeTag
         self.references = references
         self.payload = payload
+        self.isPinned = isPinned
     }
 }

@@ -17,7 +17,7 @@ extension Store {
         }
         return Record(
             id: id, typeTag: frame.typeTag, references: FrameDecoder.references(of: frame, in: bytes),
-            payload: payload)
+            payload: payload, isPinned: frame.flags.contains(.pinned))
     }
 
     /// Calls `body` with the stored bytes of `id`'s payload, without copying them when they are stored
@@ -55,7 +55,7 @@ extension Store {
     /// Whether `id` names a live object.
     /// - throws: ``LogStoreError`` with code `closed`.
     public func contains(_ id: ObjectID) throws(LogStoreError) -> Bool {
-        try readState { $0.index.entry(id.rawValue) != nil }
+        try readState { $0.durableEntry(id.rawValue) != nil }
     }
 
     /// The object the root `name` points at, or nil when there is no such root.
@@ -77,8 +77,8 @@ extension Store {
     public func ids(ofType typeTag: UInt32? = nil) throws(LogStoreError) -> [ObjectID] {
         try readState { state in
             var result: [ObjectID] = []
-            result.reserveCapacity(typeTag.map { state.typeCounts[$0] ?? 0 } ?? state.index.count)
-            state.index.forEachLive { id, entry in
+            result.reserveCapacity(typeTag.map { state.typeCounts[$0] ?? 0 } ?? state.liveCount)
+            state.forEachDurable { id, entry in
                 if typeTag == nil || entry.typeTag == typeTag { result.append(ObjectID(id)) }
             }
             return result
@@ -88,7 +88,7 @@ extension Store {
     /// The number of live objects; only those of `typeTag` when it is given.
     /// - throws: ``LogStoreError`` with code `closed`.
     public func count(ofType typeTag: UInt32? = nil) throws(LogStoreError) -> Int {
-        try readState { state in typeTag.map { state.typeCounts[$0] ?? 0 } ?? state.index.count }
+        try readState { state in typeTag.map { state.typeCounts[$0] ?? 0 } ?? state.liveCount }
     }
 
     /// The number of live objects of each type tag.
@@ -114,7 +114,7 @@ extension Store {
         }
         let found = state.withLock { state -> Found in
             guard state.isOpen else { return .closed }
-            guard let entry = state.index.entry(id.rawValue), let file = state.segments[entry.segment] else {
+            guard let entry = state.durableEntry(id.rawValue), let file = state.segments[entry.segment] else {
                 return .missing
             }
             return .found(entry, file)

@@ -32,31 +32,43 @@ extension Store {
     ///   - typeTag: the application's number for the object's type.
     ///   - references: ids of the objects this one refers to.
     ///   - payload: the object's bytes, at most ``LogStoreLimits/maxPayloadSize``.
-    /// - throws: ``LogStoreError`` with code `payloadTooLarge`, `tooManyReferences`, `closed`,
-    ///   `readOnly`, or `storeFailed` after an earlier I/O failure.
+    ///   - pinned: keep the object until it is deleted (the default); when false, it lives only while
+    ///     a live object or a named root refers to it.
+    /// - throws: ``LogStoreError`` with code `danglingReference` when a reference names an object that
+    ///   is not live, `payloadTooLarge`, `tooManyReferences`, `closed`, `readOnly`, or `storeFailed`
+    ///   after an earlier I/O failure.
     @discardableResult
-    public func put(typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8]) throws(LogStoreError) -> ObjectID {
+    public func put(typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8], pinned: Bool = true)
+        throws(LogStoreError) -> ObjectID
+    {
         let id = newID()
-        try commit([.put(Record(id: id, typeTag: typeTag, references: references, payload: payload))])
+        try commit([
+            .put(Record(id: id, typeTag: typeTag, references: references, payload: payload, isPinned: pinned))
+        ])
         return id
     }
 
-    /// Stores (or replaces) the object `id`, an id from ``newID()``.
-    /// - throws: what ``put(typeTag:references:payload:)`` throws, and `unallocatedID`.
-    public func put(_ id: ObjectID, typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8])
-        throws(LogStoreError)
-    {
-        try commit([.put(Record(id: id, typeTag: typeTag, references: references, payload: payload))])
+    /// Stores (or replaces) the object `id`, an id from ``newID()``. Replacing a pinned object with an
+    /// unpinned one hands it to the collector: it goes when nothing refers to it.
+    /// - throws: what ``put(typeTag:references:payload:pinned:)`` throws, and `unallocatedID`.
+    public func put(
+        _ id: ObjectID, typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8], pinned: Bool = true
+    ) throws(LogStoreError) {
+        try commit([
+            .put(Record(id: id, typeTag: typeTag, references: references, payload: payload, isPinned: pinned))
+        ])
     }
 
     /// Stores (or replaces) `record` under its id, an id from ``newID()``.
-    /// - throws: what ``put(_:typeTag:references:payload:)`` throws.
+    /// - throws: what ``put(_:typeTag:references:payload:pinned:)`` throws.
     public func put(_ record: Record) throws(LogStoreError) {
         try commit([.put(record)])
     }
 
-    /// Deletes the object `id` (writes a tombstone).
-    /// - throws: ``LogStoreError`` with code `notFound` when it is not live, and what puts throw.
+    /// Deletes the object `id` (writes a tombstone). Objects that only it kept alive are collected in
+    /// the same batch.
+    /// - throws: ``LogStoreError`` with code `notFound` when it is not live, `stillReferenced` (naming a
+    ///   referrer) when a live object or a named root still refers to it, and what puts throw.
     public func delete(_ id: ObjectID) throws(LogStoreError) {
         try commit([.delete(id)])
     }
@@ -109,7 +121,7 @@ extension Store {
         try awaitDurable(ticket)
     }
 
-    /// Checks every operation of a batch before any is encoded, so a bad batch changes nothing.
+    /// Checks the limits of every operation of a batch before anything is changed.
     private func validate(_ operations: [WriteBatch.Operation], allocatedBelow allocated: UInt64)
         throws(LogStoreError)
     {
@@ -123,7 +135,6 @@ extension Store {
                 throw LogStoreError(.invalidRootName, "root names have 1 to 1,024 UTF-8 bytes, got \(name.utf8.count)")
             }
         }
-        var deleted: [ObjectID] = []
         for operation in operations {
             switch operation {
             case .put(let record):
@@ -138,8 +149,8 @@ extension Store {
                         .tooManyReferences,
                         "\(record.references.count) references for object \(record.id), at most 65,536")
                 }
-            case .delete(let id):
-                deleted.append(id)
+            case .delete:
+                break
             case .setRoot(let name, let id):
                 try checkName(name)
                 try checkAllocated(id)
@@ -147,40 +158,118 @@ extension Store {
                 try checkName(name)
             }
         }
-        guard !deleted.isEmpty else { return }
-        let liveBefore = state.withLock { state in Set(deleted.filter { state.index.entry($0.rawValue) != nil }) }
-        var live: [ObjectID: Bool] = [:]
-        for operation in operations {
-            switch operation {
-            case .put(let record): live[record.id] = true
-            case .delete(let id):
-                guard live[id] ?? liveBefore.contains(id) else {
-                    throw LogStoreError(.notFound, "object \(id) is not live and cannot be deleted")
-                }
-                live[id] = false
-            default: break
-            }
-        }
     }
 
-    /// Encodes a validated batch into the pending chunks and returns its sequence number.
-    private func enqueue(
-        _ operations: [WriteBatch.Operation], allocatedBelow allocated: UInt64, into queue: inout CommitQueue
+    /// Applies a validated batch to the writer's logical view, encodes it (with the tombstones of what
+    /// it made garbage) into the pending chunks, and returns its sequence number.
+    func enqueue(
+        _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], allocatedBelow allocated: UInt64,
+        into queue: inout CommitQueue
     ) throws(LogStoreError) -> UInt64 {
+        var tracker = ReferenceTracker(chunks: queue.pending + queue.flushingChunks)
+        try state.withLock { state throws(LogStoreError) in
+            try tracker.apply(operations, collecting: garbage, to: &state)
+        }
+        let collected = tracker.collected
+
         let reserveThrough: UInt64? = allocated > queue.reservedIDs ? allocated + LogFormat.idReservationBlock : nil
-        var bound = reserveThrough == nil ? 0 : LogFormat.minimumFrameSize
+        var bound = (reserveThrough == nil ? 0 : 1) * LogFormat.minimumFrameSize
         for operation in operations { bound += frameBound(operation) }
+        bound += collected.count * LogFormat.minimumFrameSize
         guard bound <= LogStoreLimits.maxSegmentSize - LogFormat.segmentHeaderSize else {
+            state.withLock { tracker.undoAccepted(&$0) }
             throw LogStoreError(.invalidArgument, "a batch of about \(bound) bytes is over the 2 GiB batch limit")
         }
+        let chunk = chunkFor(bound: bound, in: &queue)
 
+        let sequence = queue.nextSequence
+        queue.nextSequence += 1
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        var lastFrame = (start: chunk.buffer.count, length: 0)
+        func frame(_ length: Int, startingAt start: Int) { lastFrame = (start, length) }
+        if let reserveThrough {
+            let start = chunk.buffer.count
+            frame(
+                encoder.append(
+                    kind: .reserveIDs, flags: [], sequence: sequence, id: reserveThrough, typeTag: 0, references: [],
+                    payload: empty, to: chunk.buffer), startingAt: start)
+            queue.reservedIDs = reserveThrough
+        }
+        var puts: [(id: UInt64, entry: IndexEntry)] = []
+        for operation in operations {
+            let start = chunk.buffer.count
+            let offset = chunk.startOffset + UInt64(start)
+            switch operation {
+            case .put(let record):
+                let length = record.payload.withUnsafeBytes { payload in
+                    encoder.append(
+                        kind: .put, flags: record.isPinned ? .pinned : [], sequence: sequence, id: record.id.rawValue,
+                        typeTag: record.typeTag, references: record.references, payload: payload, to: chunk.buffer)
+                }
+                frame(length, startingAt: start)
+                let flags = IndexEntry.pendingFlag | (record.isPinned ? IndexEntry.pinnedFlag : 0)
+                let entry = IndexEntry(
+                    segment: chunk.segment, offset: UInt32(offset), length: UInt32(length), typeTag: record.typeTag,
+                    flags: flags)
+                puts.append((record.id.rawValue, entry))
+                queue.pendingEffects.append(.put(id: record.id.rawValue, entry: entry))
+            case .delete(let id):
+                frame(
+                    encoder.append(
+                        kind: .delete, flags: [], sequence: sequence, id: id.rawValue, typeTag: 0, references: [],
+                        payload: empty, to: chunk.buffer), startingAt: start)
+                queue.pendingEffects.append(.delete(id: id.rawValue))
+            case .setRoot(let name, let id):
+                frame(
+                    appendRootFrame(.setRoot, name: name, id: id.rawValue, sequence: sequence, chunk.buffer),
+                    startingAt: start)
+                queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
+            case .removeRoot(let name):
+                frame(
+                    appendRootFrame(.removeRoot, name: name, id: 0, sequence: sequence, chunk.buffer), startingAt: start
+                )
+                queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
+            }
+        }
+        for id in collected {
+            let start = chunk.buffer.count
+            frame(
+                encoder.append(
+                    kind: .delete, flags: .collected, sequence: sequence, id: id, typeTag: 0, references: [],
+                    payload: empty, to: chunk.buffer), startingAt: start)
+            queue.pendingEffects.append(.delete(id: id))
+        }
+        FrameEncoder.markCommit(in: chunk.buffer, frameStart: lastFrame.start, length: lastFrame.length)
+        queue.tailOffset = chunk.endOffset
+        queue.collectedByCount += collected.count - garbage.count
+        if queue.markSweepTouched != nil { queue.markSweepTouched?.formUnion(tracker.touched) }
+
+        // The placeholders of the batch's puts get their real locations (the last put of an id wins).
+        state.withLock { state in
+            for (id, entry) in puts.reversed() {
+                guard let current = state.index.entry(id), current.segment == 0 else { continue }
+                var real = entry
+                real.incoming = current.incoming
+                real.flags = current.flags
+                state.index.set(id, real)
+            }
+        }
+        tracker.commit()
+        return sequence
+    }
+
+    /// The pending chunk a batch of at most `bound` bytes goes into, starting a new segment when the
+    /// current one has no room (a batch never spans segments).
+    private func chunkFor(bound: Int, in queue: inout CommitQueue) -> PendingChunk {
         let header = UInt64(LogFormat.segmentHeaderSize)
         // A batch that does not fit starts a new segment (of a larger capacity when it is larger than a
         // segment); an empty segment left behind is harmless.
-        if queue.tailCapacity == 0 || queue.tailOffset + UInt64(bound) > UInt64(queue.tailCapacity) {
+        // Room for the seal frame that ends every full segment is kept free.
+        let room = UInt64(bound + LogFormat.minimumFrameSize)
+        if queue.tailCapacity == 0 || queue.tailOffset + room > UInt64(queue.tailCapacity) {
             queue.tailSegment = queue.nextSegmentNumber
             queue.nextSegmentNumber += 1
-            let capacity = max(options.segmentSize, LogFormat.segmentHeaderSize + bound)
+            let capacity = max(options.segmentSize, LogFormat.segmentHeaderSize + Int(room))
             queue.pending.append(
                 PendingChunk(
                     segment: queue.tailSegment, startOffset: header, createsSegment: true, capacity: capacity,
@@ -193,55 +282,38 @@ extension Store {
                     segment: queue.tailSegment, startOffset: queue.tailOffset, createsSegment: false,
                     capacity: queue.tailCapacity, buffer: queue.buffer(), firstSequence: queue.nextSequence))
         }
-        guard let chunk = queue.pending.last else { return queue.nextSequence }
+        // Both branches leave a chunk for the tail segment last.
+        return queue.pending[queue.pending.count - 1]
+    }
 
-        let sequence = queue.nextSequence
-        queue.nextSequence += 1
-        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-        if let reserveThrough {
-            encoder.append(
-                kind: .reserveIDs, flags: [], sequence: sequence, id: reserveThrough, typeTag: 0, references: [],
-                payload: empty, to: chunk.buffer)
-            queue.reservedIDs = reserveThrough
+    /// The references stored in a record: pending ones from the writer's buffers, others from the mapping.
+    static func references(of entry: IndexEntry, segments: [UInt32: SegmentFile], chunks: [PendingChunk])
+        -> [ObjectID]
+    {
+        let offset = UInt64(entry.offset)
+        if entry.isPending,
+            let chunk = chunks.first(where: {
+                $0.segment == entry.segment && $0.startOffset <= offset && offset < $0.endOffset
+            })
+        {
+            let bytes = chunk.buffer.bytes
+            let start = Int(offset - chunk.startOffset)
+            guard case .success(let frame) = FrameDecoder.decode(bytes, at: start) else { return [] }
+            return FrameDecoder.references(of: frame, in: bytes)
         }
-        let segment = chunk.segment
-        for (position, operation) in operations.enumerated() {
-            let flags: FrameFlags = position == operations.count - 1 ? .commit : []
-            let offset = chunk.startOffset + UInt64(chunk.buffer.count)
-            switch operation {
-            case .put(let record):
-                let length = record.payload.withUnsafeBytes { payload in
-                    encoder.append(
-                        kind: .put, flags: flags, sequence: sequence, id: record.id.rawValue, typeTag: record.typeTag,
-                        references: record.references, payload: payload, to: chunk.buffer)
-                }
-                let entry = IndexEntry(
-                    segment: segment, offset: UInt32(offset), length: UInt32(length), typeTag: record.typeTag)
-                queue.pendingEffects.append(.put(id: record.id.rawValue, entry: entry))
-            case .delete(let id):
-                encoder.append(
-                    kind: .delete, flags: flags, sequence: sequence, id: id.rawValue, typeTag: 0, references: [],
-                    payload: empty, to: chunk.buffer)
-                queue.pendingEffects.append(.delete(id: id.rawValue))
-            case .setRoot(let name, let id):
-                appendRootFrame(.setRoot, name: name, id: id.rawValue, flags: flags, sequence: sequence, chunk.buffer)
-                queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
-            case .removeRoot(let name):
-                appendRootFrame(.removeRoot, name: name, id: 0, flags: flags, sequence: sequence, chunk.buffer)
-                queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
-            }
-        }
-        queue.tailOffset = chunk.endOffset
-        return sequence
+        guard let file = segments[entry.segment] else { return [] }
+        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
+        guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset)) else { return [] }
+        return FrameDecoder.references(of: frame, in: bytes)
     }
 
     private func appendRootFrame(
-        _ kind: FrameKind, name: String, id: UInt64, flags: FrameFlags, sequence: UInt64, _ buffer: WriteBuffer
-    ) {
+        _ kind: FrameKind, name: String, id: UInt64, sequence: UInt64, _ buffer: WriteBuffer
+    ) -> Int {
         var name = name
-        name.withUTF8 { bytes in
-            _ = encoder.append(
-                kind: kind, flags: flags, sequence: sequence, id: id, typeTag: 0, references: [],
+        return name.withUTF8 { bytes in
+            encoder.append(
+                kind: kind, flags: [], sequence: sequence, id: id, typeTag: 0, references: [],
                 payload: UnsafeRawBufferPointer(bytes), to: buffer)
         }
     }
@@ -261,7 +333,7 @@ extension Store {
     }
 
     /// Waits until batch `ticket` is written and visible, leading the group commit when no one is.
-    private func awaitDurable(_ ticket: UInt64) throws(LogStoreError) {
+    func awaitDurable(_ ticket: UInt64) throws(LogStoreError) {
         enum Step {
             case done
             case failed(LogStoreError)
@@ -295,11 +367,7 @@ extension Store {
         do throws(LogStoreError) {
             for chunk in work.chunks {
                 if chunk.createsSegment {
-                    if let sealed = active {
-                        try ioStep(sealed.path, 0) { () throws(SystemError) in
-                            try io.syncData(sealed.fd, path: sealed.path)
-                        }
-                    }
+                    if let sealed = active { try seal(sealed, at: size, sequence: work.lastSequence) }
                     let created = try createSegment(chunk.segment, capacity: chunk.capacity)
                     active = created
                     size = UInt64(LogFormat.segmentHeaderSize)
@@ -330,14 +398,17 @@ extension Store {
         }
         if failure == nil {
             state.withLock { state in
-                for effect in work.effects { state.apply(effect) }
-                for chunk in work.chunks { state.segmentSizes[chunk.segment] = chunk.endOffset }
+                for effect in work.effects { state.publish(effect) }
+                for chunk in work.chunks {
+                    state.segmentSizes[chunk.segment] = max(state.segmentSizes[chunk.segment] ?? 0, chunk.endOffset)
+                }
             }
         }
         queue.withLock { queue in
             queue.flushing = false
             queue.flushingSegments = []
             queue.activeSize = size
+            queue.flushingChunks = []
             if let failure {
                 queue.failure = queue.failure ?? failure
             } else {
@@ -350,6 +421,20 @@ extension Store {
             }
         }
         queue.broadcast()
+    }
+
+    /// Ends a full segment with its seal frame and syncs it: it is never written again.
+    func seal(_ file: SegmentFile, at size: UInt64, sequence: UInt64) throws(LogStoreError) {
+        let buffer = WriteBuffer(capacity: 64)
+        let frame = FrameEncoder(compressionMinimumSize: 0)
+        frame.append(
+            kind: .seal, flags: .commit, sequence: sequence, id: size, typeTag: 0, references: [],
+            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+        try ioStep(file.path, size) { () throws(SystemError) in
+            try io.writeAll(file.fd, buffer.bytes, at: size, path: file.path)
+            try io.syncData(file.fd, path: file.path)
+        }
+        state.withLock { $0.segmentSizes[file.number] = size + UInt64(buffer.count) }
     }
 
     private func ioStep(_ path: String, _ offset: UInt64, _ body: () throws(SystemError) -> Void) throws(LogStoreError)

@@ -75,6 +75,12 @@ public final class Store: Sendable {
             }
         }
         let store = Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
+        // A full newest segment that writing does not continue in is sealed before a newer one exists.
+        if !options.readOnly, let newest = loaded.newest, !loaded.newestIsSealed,
+            store.queue.withLock({ $0.active == nil })
+        {
+            try store.seal(newest.file, at: newest.size, sequence: loaded.maxSequence)
+        }
         if options.compaction.background, !options.readOnly {
             let compactor = BackgroundCompactor(store: store, options: options.compaction)
             store.compactor.withLock { $0 = compactor }
@@ -96,7 +102,7 @@ public final class Store: Sendable {
         let newest = loaded.newest
         // Continue in the newest segment while it has room (and it was not removed as torn);
         // otherwise the first write creates the next one.
-        let continues = newest.map { Int($0.size) < options.segmentSize } ?? false
+        let continues = !loaded.newestIsSealed && (newest.map { Int($0.size) < options.segmentSize } ?? false)
         self.queue = ConditionLock(
             CommitQueue(
                 nextSequence: loaded.maxSequence + 1,

@@ -37,6 +37,8 @@ struct StoreLoader {
         var newest: (file: SegmentFile, size: UInt64)?
         /// The highest segment number in the directory, also of a segment removed as torn.
         var highestSegmentNumber: UInt32 = 0
+        /// Whether the newest segment ends with a seal frame (writing then starts a new one).
+        var newestIsSealed = false
         var recovery: RecoveryReport?
         var problems: [Problem] = []
         var notes: [String] = []
@@ -94,6 +96,7 @@ struct StoreLoader {
             try loadSegment(number, isNewest: number == appendSegment, into: &loaded)
         }
         loaded.tombstones = [:]
+        loaded.state.recountReferences()
         return loaded
     }
 
@@ -148,6 +151,7 @@ struct StoreLoader {
             throw LogStoreError(.ioError, "cannot map segment", file: path, underlying: error)
         }
         let bytes = file.bytes(count: Int(size))
+        var isOutput = false
 
         switch SegmentHeader.decode(bytes) {
         case .failure(.truncated) where isNewest:
@@ -165,26 +169,40 @@ struct StoreLoader {
         case .success(let header) where header.segmentNumber != number:
             try fail(path, 16, "header names segment \(header.segmentNumber)", .corruptSegmentHeader, &loaded)
             return
-        case .success:
-            break
+        case .success(let header):
+            isOutput = header.isCompactionOutput
         }
 
         loaded.state.segments[number] = file
+        var retained = UInt64(LogFormat.segmentHeaderSize)
         let outcome = SegmentScanner(bytes: bytes).scan(continueAfterDamage: collectsProblems) { frame in
+            if frame.kind != .put { retained += UInt64(frame.length) }
             if frame.kind == .reserveIDs {
                 loaded.reservedIDs = max(loaded.reservedIDs, frame.id)
-            } else {
+            } else if frame.kind != .seal {
                 loaded.highestID = max(loaded.highestID, frame.id)
             }
             if let effect = StoreState.effect(of: frame, segment: number, bytes: bytes) {
                 if loaded.supersedes(frame, effect) {
-                    loaded.state.apply(effect)
+                    loaded.state.applyReplayed(effect)
                 } else if frame.kind == .put {
                     loaded.state.deadRecords[number, default: 0] += 1
                 }
             }
         }
         if outcome.minSequence != .max { loaded.state.segmentMinSequence[number] = outcome.minSequence }
+        if isOutput {
+            // What a compaction output holds besides live records must stay: it is not garbage.
+            loaded.state.retainedBytes[number] =
+                retained + (outcome.sealedAt == nil ? 0 : UInt64(LogFormat.minimumFrameSize))
+        }
+        if isNewest {
+            loaded.newestIsSealed = outcome.sealedAt != nil
+        } else if outcome.sealedAt == nil, outcome.damages.isEmpty {
+            try fail(
+                path, UInt64(outcome.committedEnd),
+                "segment ends without its seal frame: truncated (or frames lost) at the end", .corruptFrame, &loaded)
+        }
         loaded.frames += outcome.frames
         loaded.maxSequence = max(loaded.maxSequence, outcome.maxSequence)
         var validSize = size

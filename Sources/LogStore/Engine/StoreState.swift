@@ -1,4 +1,4 @@
-/// A change to the visible state of a store, produced by a committed frame.
+/// A change to the durable state of a store, produced by a committed frame.
 enum IndexEffect: Sendable {
     case put(id: UInt64, entry: IndexEntry)
     case delete(id: UInt64)
@@ -6,18 +6,38 @@ enum IndexEffect: Sendable {
     case removeRoot(String, sequence: UInt64)
 }
 
-/// What readers see: the index, the open segments, the roots and the counters kept beside them.
+/// The index, the open segments, the roots and the counters kept beside them. Lives inside the
+/// store's `Mutex`.
 ///
-/// Lives inside the store's `Mutex`; writers change it only by applying the effects of whole,
-/// written batches, so every reader sees a state between two batches.
+/// Two views share the index. The *logical* view — the index itself, `logicalRoots` and the incoming
+/// counts — includes batches the writer has accepted but not yet made durable; the writer validates
+/// and collects against it. The *durable* view is what readers see: for an id with pending changes,
+/// `durableUndo` holds its durable entry (or `.empty` when it had none), and pending entries carry
+/// ``IndexEntry/pendingFlag``. `roots`, `typeCounts`, `liveCount` and `liveBytes` are durable.
 struct StoreState: Sendable {
     var index = ObjectIndex()
+    /// Durable entries of ids with pending changes (`.empty`: none). A pending entry whose id is
+    /// missing here had no durable version.
+    var durableUndo: [UInt64: IndexEntry] = [:]
     var segments: [UInt32: SegmentFile] = [:]
     /// Bytes written to each segment (header included).
     var segmentSizes: [UInt32: UInt64] = [:]
-    /// Bytes of each segment that hold the newest record of a live object.
+    /// Bytes of each segment that hold the durable record of a live object.
     var liveBytes: [UInt32: UInt64] = [:]
+    /// Bytes of compaction outputs that must stay but hold no live record: header, kept tombstones,
+    /// root frames, the id reservation and the seal. Not garbage, so never a reason to compact again.
+    var retainedBytes: [UInt32: UInt64] = [:]
+
+    /// Bytes of `segment` that compaction could reclaim.
+    func garbageBytes(of segment: UInt32) -> UInt64 {
+        let size = segmentSizes[segment] ?? 0
+        let kept = (liveBytes[segment] ?? 0) + (retainedBytes[segment] ?? UInt64(LogFormat.segmentHeaderSize))
+        return size - min(size, kept)
+    }
+    /// Durable named roots.
     var roots: [String: ObjectID] = [:]
+    /// Named roots including pending changes (the writer's view).
+    var logicalRoots: [String: ObjectID] = [:]
     /// Sequence number of the newest frame that set or removed each root name (removed names too).
     var rootSequences: [String: UInt64] = [:]
     /// Lowest sequence number of a frame in each segment (for deciding when a tombstone may go).
@@ -25,25 +45,76 @@ struct StoreState: Sendable {
     /// Number of dead (superseded or deleted) put records in each segment: a segment without any
     /// cannot hold an older copy of a deleted object.
     var deadRecords: [UInt32: Int] = [:]
+    /// Durable live objects per type tag, and in all.
     var typeCounts: [UInt32: Int] = [:]
+    var liveCount = 0
     var isOpen = true
 
-    /// Applies one effect.
-    mutating func apply(_ effect: IndexEffect) {
+    // MARK: - Replay (open) and publishing (the leader, after a batch is durable)
+
+    /// Applies a replayed, durable effect (open: nothing is pending).
+    mutating func applyReplayed(_ effect: IndexEffect) {
         switch effect {
         case .put(let id, let entry):
-            if let old = index.set(id, entry) { forget(old) }
-            typeCounts[entry.typeTag, default: 0] += 1
-            liveBytes[entry.segment, default: 0] += UInt64(entry.length)
+            let old = index.set(id, entry)
+            if let old { forget(old) } else { liveCount += 1 }
+            remember(entry)
         case .delete(let id):
-            if let old = index.remove(id) { forget(old) }
+            if let old = index.remove(id) {
+                forget(old)
+                liveCount -= 1
+            }
+        case .setRoot, .removeRoot:
+            applyRoot(effect)
+            logicalRoots = roots
+        }
+    }
+
+    /// Makes the effect of a batch that just became durable visible to readers.
+    mutating func publish(_ effect: IndexEffect) {
+        switch effect {
+        case .put(let id, let entry):
+            let durable = entry.withFlags(entry.flags & ~IndexEntry.pendingFlag)
+            if let previous = durableVersion(ofPending: id) { forget(previous) } else { liveCount += 1 }
+            remember(durable)
+            if let current = index.entry(id), current.isPending, current.isSameRecord(entry) {
+                index.set(id, current.withFlags(current.flags & ~IndexEntry.pendingFlag))
+                durableUndo[id] = nil
+            } else {
+                durableUndo[id] = durable
+            }
+        case .delete(let id):
+            if let previous = durableVersion(ofPending: id) {
+                forget(previous)
+                liveCount -= 1
+            }
+            if index.entry(id) == nil { durableUndo[id] = nil } else { durableUndo[id] = .empty }
+        case .setRoot, .removeRoot:
+            applyRoot(effect)
+        }
+    }
+
+    private mutating func applyRoot(_ effect: IndexEffect) {
+        switch effect {
         case .setRoot(let name, let id, let sequence):
             roots[name] = id
             rootSequences[name] = sequence
         case .removeRoot(let name, let sequence):
             roots[name] = nil
             rootSequences[name] = sequence
+        default: break
         }
+    }
+
+    /// The durable entry of an id whose effect is being published.
+    private func durableVersion(ofPending id: UInt64) -> IndexEntry? {
+        if let undo = durableUndo[id] { return undo.isEmpty ? nil : undo }
+        return nil
+    }
+
+    private mutating func remember(_ entry: IndexEntry) {
+        typeCounts[entry.typeTag, default: 0] += 1
+        liveBytes[entry.segment, default: 0] += UInt64(entry.length)
     }
 
     private mutating func forget(_ old: IndexEntry) {
@@ -51,6 +122,100 @@ struct StoreState: Sendable {
         typeCounts[old.typeTag] = remaining > 0 ? remaining : nil
         liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
         deadRecords[old.segment, default: 0] += 1
+    }
+
+    // MARK: - Reading the durable view
+
+    /// The durable entry of `id`: what readers see.
+    @inline(__always)
+    func durableEntry(_ id: UInt64) -> IndexEntry? {
+        let entry = index.entry(id)
+        if let entry, !entry.isPending { return entry }
+        if !durableUndo.isEmpty, let undo = durableUndo[id] { return undo.isEmpty ? nil : undo }
+        return nil
+    }
+
+    /// Calls `body` for every durable live object, in increasing id order.
+    func forEachDurable(_ body: (UInt64, IndexEntry) -> Void) {
+        guard !durableUndo.isEmpty else {
+            index.forEachLive(body)
+            return
+        }
+        var all: [(UInt64, IndexEntry)] = []
+        index.forEachLive { id, entry in
+            if let durable = durableEntry(id) { all.append((id, durable)) }
+        }
+        for (id, undo) in durableUndo where !undo.isEmpty && index.entry(id) == nil { all.append((id, undo)) }
+        all.sort { $0.0 < $1.0 }
+        for (id, entry) in all { body(id, entry) }
+    }
+
+    // MARK: - Compaction and counts
+
+    /// Points a live object at an identical copy of its durable record (compaction).
+    mutating func relocate(_ id: UInt64, from old: IndexEntry, to new: IndexEntry) {
+        if let current = index.entry(id), !current.isPending, current.isSameRecord(old) {
+            index.set(
+                id,
+                IndexEntry(
+                    segment: new.segment, offset: new.offset, length: new.length, typeTag: current.typeTag,
+                    incoming: current.incoming, flags: current.flags))
+        } else if let undo = durableUndo[id], !undo.isEmpty, undo.isSameRecord(old) {
+            durableUndo[id] = IndexEntry(
+                segment: new.segment, offset: new.offset, length: new.length, typeTag: undo.typeTag,
+                incoming: undo.incoming, flags: undo.flags)
+        } else {
+            return
+        }
+        liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
+        liveBytes[new.segment, default: 0] += UInt64(new.length)
+    }
+
+    /// Whether `entry` (of `id`) is the durable record of a live object.
+    func isDurableRecord(_ id: UInt64, _ entry: IndexEntry) -> Bool {
+        durableEntry(id)?.isSameRecord(entry) ?? false
+    }
+
+    /// The references stored in a durable record.
+    func references(of entry: IndexEntry) -> [ObjectID] {
+        guard let file = segments[entry.segment] else { return [] }
+        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
+        guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset)) else { return [] }
+        return FrameDecoder.references(of: frame, in: bytes)
+    }
+
+    /// Counts every object's incoming references from scratch: from the live records' reference
+    /// lists and from the named roots (open, after replay; nothing is pending then).
+    mutating func recountReferences() {
+        var counts: [UInt64: UInt32] = [:]
+        index.forEachLive { _, entry in
+            for target in references(of: entry) { counts[target.rawValue, default: 0] &+= 1 }
+        }
+        for target in roots.values { counts[target.rawValue, default: 0] &+= 1 }
+        var updates: [(UInt64, IndexEntry)] = []
+        index.forEachLive { id, entry in
+            let count = counts[id] ?? 0
+            if entry.incoming != count { updates.append((id, entry.withIncoming(count))) }
+        }
+        for (id, entry) in updates { index.set(id, entry) }
+    }
+
+    /// Objects reachable from the named roots and the pinned objects (nothing may be pending).
+    func reachableCount() -> Int {
+        var marked = Set<UInt64>()
+        var work = Array(roots.values.map(\.rawValue))
+        index.forEachLive { id, entry in if entry.isPinned { work.append(id) } }
+        while let id = work.popLast() {
+            guard let entry = index.entry(id), marked.insert(id).inserted else { continue }
+            for target in references(of: entry) where !marked.contains(target.rawValue) { work.append(target.rawValue) }
+        }
+        return marked.count
+    }
+
+    /// The sequence number of the frame an index entry points at.
+    func sequence(of entry: IndexEntry) -> UInt64? {
+        guard let file = segments[entry.segment], Int(entry.offset) + 16 <= file.mappedLength else { return nil }
+        return file.base.readLE(UInt64.self, at: Int(entry.offset) + 8)
     }
 
     /// The effect of a committed frame found at `frame.offset` of `segment` (nil for frames that
@@ -62,7 +227,7 @@ struct StoreState: Sendable {
                 id: frame.id,
                 entry: IndexEntry(
                     segment: segment, offset: UInt32(frame.offset), length: UInt32(frame.length),
-                    typeTag: frame.typeTag))
+                    typeTag: frame.typeTag, flags: frame.flags.contains(.pinned) ? IndexEntry.pinnedFlag : 0))
         case .delete:
             return .delete(id: frame.id)
         case .setRoot, .removeRoot:
@@ -72,21 +237,22 @@ struct StoreState: Sendable {
             return frame.kind == .setRoot
                 ? .setRoot(name, ObjectID(frame.id), sequence: frame.sequence)
                 : .removeRoot(name, sequence: frame.sequence)
-        case .reserveIDs:
+        case .reserveIDs, .seal:
             return nil
         }
     }
+}
 
-    /// The sequence number of the frame an index entry points at.
-    func sequence(of entry: IndexEntry) -> UInt64? {
-        guard let file = segments[entry.segment], Int(entry.offset) + 16 <= file.mappedLength else { return nil }
-        return file.base.readLE(UInt64.self, at: Int(entry.offset) + 8)
+extension IndexEntry {
+    func withFlags(_ flags: UInt32) -> IndexEntry {
+        var copy = self
+        copy.flags = flags
+        return copy
     }
 
-    /// Points a live object at an identical copy of its record (compaction).
-    mutating func relocate(_ id: UInt64, from old: IndexEntry, to new: IndexEntry) {
-        index.set(id, new)
-        liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
-        liveBytes[new.segment, default: 0] += UInt64(new.length)
+    func withIncoming(_ incoming: UInt32) -> IndexEntry {
+        var copy = self
+        copy.incoming = incoming
+        return copy
     }
 }

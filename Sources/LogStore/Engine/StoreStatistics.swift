@@ -14,8 +14,9 @@ public struct StoreStatistics: Sendable {
         public var isActive: Bool
         /// Whether the compactor wrote this segment.
         public var isCompactionOutput: Bool
-        /// Bytes that compaction could reclaim: everything but live records and the header.
-        public var garbageBytes: UInt64 { bytes - min(bytes, liveBytes + UInt64(LogFormat.segmentHeaderSize)) }
+        /// Bytes that compaction could reclaim: everything but live records, the header, and (in
+        /// compaction outputs) the tombstones, roots and seal that must stay.
+        public var garbageBytes: UInt64
     }
 
     /// The segments, in order.
@@ -54,9 +55,10 @@ extension Store {
                         bytes: state.segmentSizes[number] ?? 0,
                         liveBytes: state.liveBytes[number] ?? 0,
                         isActive: number == active,
-                        isCompactionOutput: state.segments[number].map { SegmentStatistics.isOutput($0) } ?? false)
+                        isCompactionOutput: state.segments[number].map { SegmentStatistics.isOutput($0) } ?? false,
+                        garbageBytes: state.garbageBytes(of: number))
                 },
-                liveObjects: state.index.count,
+                liveObjects: state.liveCount,
                 countsByType: state.typeCounts,
                 roots: state.roots.count,
                 indexMemoryBytes: state.index.memoryBytes,

@@ -38,8 +38,14 @@ public struct WriteBatch: Sendable {
     public mutating func reserveCapacity(_ count: Int) { operations.reserveCapacity(count) }
 
     /// Adds a put of a record under `id` (an id from ``Store/newID()``).
-    public mutating func put(_ id: ObjectID, typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8]) {
-        operations.append(.put(Record(id: id, typeTag: typeTag, references: references, payload: payload)))
+    ///
+    /// - parameter pinned: keep the object until it is deleted (the default); when false, it lives only
+    ///   while a live object or a named root refers to it.
+    public mutating func put(
+        _ id: ObjectID, typeTag: UInt32, references: [ObjectID] = [], payload: [UInt8], pinned: Bool = true
+    ) {
+        operations.append(
+            .put(Record(id: id, typeTag: typeTag, references: references, payload: payload, isPinned: pinned)))
     }
 
     /// Adds a put of `record`.

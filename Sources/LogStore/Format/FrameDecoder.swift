@@ -111,7 +111,7 @@ enum FrameDecoder {
         guard let base = bytes.baseAddress, candidate <= last else { return nil }
         while candidate <= last {
             let kind = base.load(fromByteOffset: candidate, as: UInt8.self)
-            if kind >= FrameKind.put.rawValue, kind <= FrameKind.reserveIDs.rawValue,
+            if kind >= FrameKind.put.rawValue, kind <= FrameKind.seal.rawValue,
                 case .success = decode(bytes, at: candidate)
             {
                 return candidate

@@ -56,4 +56,14 @@ struct FrameEncoder {
         buffer.commit(cursor)
         return cursor
     }
+
+    /// Sets the commit flag of the frame at `frameStart` of `buffer` and recomputes its checksum.
+    static func markCommit(in buffer: WriteBuffer, frameStart: Int, length: Int) {
+        guard length >= LogFormat.minimumFrameSize, frameStart + length <= buffer.count else { return }
+        let start = buffer.base + frameStart
+        let flags = start.load(fromByteOffset: 1, as: UInt8.self) | FrameFlags.commit.rawValue
+        start.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
+        let checked = length - LogFormat.frameChecksumSize
+        start.writeLE(Checksum.xxh3(UnsafeRawPointer(start), count: checked), at: checked)
+    }
 }

@@ -64,6 +64,9 @@ enum FrameKind: UInt8, Sendable {
     case removeRoot = 4
     /// Reserves object ids below the frame's object id, so they are never handed out again.
     case reserveIDs = 5
+    /// Ends a finished segment: its object id is its own offset, so a sealed segment that lost frames
+    /// at its end (truncated exactly at a frame boundary) is told from a complete one.
+    case seal = 6
 }
 
 /// The flag bits of a frame.
@@ -73,8 +76,12 @@ struct FrameFlags: OptionSet, Sendable {
     static let compressed = FrameFlags(rawValue: 1 << 0)
     /// This frame ends a batch: it and every frame since the previous commit become visible together.
     static let commit = FrameFlags(rawValue: 1 << 1)
+    /// On a put: the object is pinned, a root of its own that is never collected.
+    static let pinned = FrameFlags(rawValue: 1 << 2)
+    /// On a delete: the tombstone was written by the garbage collector, not by an explicit delete.
+    static let collected = FrameFlags(rawValue: 1 << 3)
     /// Every bit version 1 knows; any other bit set makes the frame invalid.
-    static let known: FrameFlags = [.compressed, .commit]
+    static let known: FrameFlags = [.compressed, .commit, .pinned, .collected]
 }
 
 /// The documented limits of a store.

@@ -30,6 +30,8 @@ struct SegmentScanner {
         var maxSequence: UInt64 = 0
         /// Lowest sequence number of a committed frame (`UInt64.max` when there is none).
         var minSequence: UInt64 = .max
+        /// Offset of the seal frame, when the segment ends with a valid one.
+        var sealedAt: Int?
     }
 
     /// Scans from just after the header.
@@ -42,6 +44,19 @@ struct SegmentScanner {
         var offset = LogFormat.segmentHeaderSize
         while offset < bytes.count {
             switch FrameDecoder.decode(bytes, at: offset) {
+            case .success(let frame) where outcome.sealedAt != nil:
+                outcome.damages.append(
+                    SegmentDamage(offset: frame.offset, reason: "frame after the segment's seal", nextValidFrame: nil))
+                return outcome
+            case .success(let frame) where frame.kind == .seal:
+                guard frame.id == UInt64(frame.offset), frame.flags.contains(.commit), pending.isEmpty else {
+                    outcome.damages.append(
+                        SegmentDamage(offset: frame.offset, reason: "invalid seal frame", nextValidFrame: nil))
+                    return outcome
+                }
+                outcome.sealedAt = frame.offset
+                offset += frame.length
+                outcome.committedEnd = offset
             case .success(let frame):
                 pending.append(frame)
                 offset += frame.length

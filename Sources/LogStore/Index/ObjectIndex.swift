@@ -1,14 +1,32 @@
-/// Where the newest record of a live object is: segment, offset, length, and its type tag.
+/// Where the newest record of a live object is (segment, offset, length), its type tag, how many
+/// references (from live objects and named roots) point at it, and its flags.
 ///
-/// 16 bytes. `length == 0` marks an empty slot (no frame is shorter than 44 bytes).
+/// 24 bytes. `length == 0` marks an empty slot (no frame is shorter than 44 bytes).
 struct IndexEntry: Equatable, Sendable {
     var segment: UInt32
     var offset: UInt32
     var length: UInt32
     var typeTag: UInt32
+    /// References to this object from live objects' reference lists and from named roots.
+    var incoming: UInt32 = 0
+    /// ``pinnedFlag`` and ``pendingFlag``.
+    var flags: UInt32 = 0
+
+    /// The object was put pinned: a root of its own, never collected.
+    static let pinnedFlag: UInt32 = 1 << 0
+    /// In memory only: the record belongs to a batch that is not yet durable; readers use the
+    /// durable version kept beside the index instead.
+    static let pendingFlag: UInt32 = 1 << 31
 
     static let empty = IndexEntry(segment: 0, offset: 0, length: 0, typeTag: 0)
     var isEmpty: Bool { length == 0 }
+    var isPinned: Bool { flags & Self.pinnedFlag != 0 }
+    var isPending: Bool { flags & Self.pendingFlag != 0 }
+
+    /// Whether both entries name the same record on disk (counts and flags aside).
+    func isSameRecord(_ other: IndexEntry) -> Bool {
+        segment == other.segment && offset == other.offset && length == other.length
+    }
 }
 
 /// The in-memory index from object id to ``IndexEntry``.
@@ -16,8 +34,8 @@ struct IndexEntry: Equatable, Sendable {
 /// Ids are handed out densely and in order, so the index is a two-level table rather than a hash
 /// table: a page table indexed by `id >> 10`, and pages of 1,024 entries allocated on first use and
 /// freed when their last object goes. A lookup is two array reads, no hashing, no probing. Memory is
-/// 16 bytes per id slot of a used page, plus about 8 bytes per 1,024 ids ever allocated and a counter
-/// per used page: about 16 bytes per object for stores whose objects mostly live, up to 16 KiB per
+/// 24 bytes per id slot of a used page, plus about 8 bytes per 1,024 ids ever allocated and a counter
+/// per used page: about 24 bytes per object for stores whose objects mostly live, up to 24 KiB per
 /// object in the worst case of one survivor per page (see `Documentation/Format.md`, "Index memory").
 /// Pages far beyond the dense table (ids far apart) go to a dictionary, so no id can make the page
 /// table grow out of proportion to the pages in use.

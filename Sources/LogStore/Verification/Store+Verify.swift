@@ -25,7 +25,7 @@ extension Store {
         report.notes = loaded.notes
         report.problems = loaded.problems.map { .init(file: $0.file, offset: $0.offset, message: $0.message) }
         let state = loaded.state
-        state.index.forEachLive { id, entry in
+        state.forEachDurable { id, entry in
             report.liveObjects += 1
             guard let file = state.segments[entry.segment] else {
                 report.problems.append(
@@ -46,8 +46,33 @@ extension Store {
                     .init(file: file.path, offset: UInt64(entry.offset), message: "object \(id): \(problem.reason)"))
             }
         }
-        for (name, id) in state.roots.sorted(by: { $0.key < $1.key }) where state.index.entry(id.rawValue) == nil {
-            report.notes.append("root \"\(name)\" points at object \(id), which is not live")
+        // Referential integrity: every reference of a live object, and every root, names a live object.
+        var dangling = 0
+        state.forEachDurable { id, entry in
+            for target in state.references(of: entry) where state.durableEntry(target.rawValue) == nil {
+                dangling += 1
+                if dangling <= 100 {
+                    report.problems.append(
+                        .init(
+                            file: state.segments[entry.segment]?.path ?? "segment \(entry.segment)",
+                            offset: UInt64(entry.offset),
+                            message: "object \(id) refers to object \(target), which is not live"))
+                }
+            }
+        }
+        if dangling > 100 {
+            report.problems.append(
+                .init(file: directory, offset: nil, message: "\(dangling - 100) more dangling references"))
+        }
+        for (name, id) in state.roots.sorted(by: { $0.key < $1.key }) where state.durableEntry(id.rawValue) == nil {
+            report.problems.append(
+                .init(
+                    file: directory, offset: nil, message: "root \"\(name)\" points at object \(id), which is not live")
+            )
+        }
+        let unreachable = state.index.count - loaded.state.reachableCount()
+        if unreachable > 0 {
+            report.notes.append("\(unreachable) unreachable object(s) await the next mark-sweep pass")
         }
         return report
     }

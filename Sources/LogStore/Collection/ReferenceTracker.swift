@@ -1,0 +1,210 @@
+/// Applies one batch to the writer's logical view of the object graph: entries, incoming reference
+/// counts, named roots. It checks referential integrity at the end of the batch (so objects of one
+/// batch may refer to each other, cycles included), collects what the batch left unreferenced, and
+/// undoes everything when the batch is refused.
+///
+/// Rules:
+/// - every reference of a put, and every root, must name an object that is live when the batch ends;
+/// - an explicitly deleted object must have no referrer left when the batch ends;
+/// - an object that is neither pinned nor referenced (by a live object or a named root) is garbage as
+///   soon as its count *drops* to zero (or it is unpinned with none): it gets a tombstone in the same
+///   batch, and its own references are released in turn. A new unpinned object nobody references yet
+///   is left to the mark-sweep pass, so a graph can be built up over several batches.
+struct ReferenceTracker {
+    private enum Undo {
+        case entry(UInt64, IndexEntry?)
+        case durable(UInt64, IndexEntry?)
+        case root(String, ObjectID?)
+    }
+
+    /// The writer's pending and flushing chunks: pending records' references are read from them.
+    let chunks: [PendingChunk]
+    private var undo: [Undo] = []
+    /// References of the objects put by this batch, by id (their entries are placeholders).
+    private var batchReferences: [UInt64: [ObjectID]] = [:]
+    /// Incoming counts of objects that are not in the index (deleted by this batch, or never live).
+    private var detached: [UInt64: Int64] = [:]
+    private var deleted: Set<UInt64> = []
+    private var candidates: [UInt64] = []
+    /// Ids this batch named (puts, references, roots): mark-sweep must not collect them.
+    private(set) var touched: [UInt64] = []
+    /// Objects the batch's collection freed, with the references they had, in order.
+    private(set) var collected: [UInt64] = []
+
+    init(chunks: [PendingChunk]) {
+        self.chunks = chunks
+    }
+
+    /// The placeholder entry of a put until its real location is known (segment 0 never exists).
+    static func placeholder(typeTag: UInt32) -> IndexEntry {
+        IndexEntry(segment: 0, offset: 0, length: 1, typeTag: typeTag)
+    }
+
+    mutating func apply(
+        _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], to state: inout StoreState
+    ) throws(LogStoreError) {
+        do throws(LogStoreError) {
+            for operation in operations { try apply(operation, &state) }
+            for id in garbage { collect(id, &state) }
+            try checkIntegrity(operations, state)
+            collectGarbage(&state)
+        } catch {
+            rollBack(&state)
+            throw error
+        }
+    }
+
+    private mutating func apply(_ operation: WriteBatch.Operation, _ state: inout StoreState) throws(LogStoreError) {
+        switch operation {
+        case .put(let record):
+            let id = record.id.rawValue
+            let old = state.index.entry(id)
+            let oldReferences = old.map { references(of: $0, id: id, state) } ?? []
+            var entry = Self.placeholder(typeTag: record.typeTag)
+            entry.flags = IndexEntry.pendingFlag | (record.isPinned ? IndexEntry.pinnedFlag : 0)
+            entry.incoming = old?.incoming ?? UInt32(clamping: detached.removeValue(forKey: id) ?? 0)
+            deleted.remove(id)
+            setEntry(id, entry, &state)
+            batchReferences[id] = record.references
+            touched.append(id)
+            for target in record.references {
+                adjust(target.rawValue, by: 1, &state)
+                touched.append(target.rawValue)
+            }
+            for target in oldReferences { adjust(target.rawValue, by: -1, &state) }
+            if let old, old.isPinned, !record.isPinned { candidates.append(id) }
+        case .delete(let id):
+            guard let current = state.index.entry(id.rawValue) else {
+                throw LogStoreError(.notFound, "object \(id) is not live and cannot be deleted")
+            }
+            let references = references(of: current, id: id.rawValue, state)
+            setEntry(id.rawValue, nil, &state)
+            deleted.insert(id.rawValue)
+            if current.incoming > 0 { detached[id.rawValue, default: 0] += Int64(current.incoming) }
+            for target in references { adjust(target.rawValue, by: -1, &state) }
+        case .setRoot(let name, let id):
+            let old = state.logicalRoots[name]
+            undo.append(.root(name, old))
+            state.logicalRoots[name] = id
+            adjust(id.rawValue, by: 1, &state)
+            touched.append(id.rawValue)
+            if let old { adjust(old.rawValue, by: -1, &state) }
+        case .removeRoot(let name):
+            guard let old = state.logicalRoots[name] else { return }
+            undo.append(.root(name, old))
+            state.logicalRoots[name] = nil
+            adjust(old.rawValue, by: -1, &state)
+        }
+    }
+
+    /// References into dead objects, and deleted objects that are still referenced, refuse the batch.
+    private func checkIntegrity(_ operations: [WriteBatch.Operation], _ state: StoreState) throws(LogStoreError) {
+        for (id, count) in detached where count > 0 {
+            if deleted.contains(id) {
+                let referrer = Self.referrer(of: id, in: state, chunks: chunks, batch: batchReferences)
+                throw LogStoreError(
+                    .stillReferenced, "object \(id) cannot be deleted: \(referrer) still refers to it")
+            }
+            let user = operations.lazy.compactMap { operation -> String? in
+                switch operation {
+                case .put(let record) where record.references.contains(ObjectID(id)):
+                    return "object \(record.id)"
+                case .setRoot(let name, let target) where target.rawValue == id:
+                    return "root \"\(name)\""
+                default: return nil
+                }
+            }.first
+            throw LogStoreError(
+                .danglingReference, "\(user ?? "the batch") refers to object \(id), which is not live")
+        }
+    }
+
+    /// Frees an object the mark-sweep pass found unreachable. Its referrers are unreachable too and
+    /// are freed by the same batch, so the counts it leaves detached return to zero; if one does not,
+    /// the integrity check refuses the whole sweep.
+    private mutating func collect(_ id: UInt64, _ state: inout StoreState) {
+        guard let entry = state.index.entry(id), !entry.isPinned else { return }
+        let references = references(of: entry, id: id, state)
+        setEntry(id, nil, &state)
+        collected.append(id)
+        if entry.incoming > 0 { detached[id, default: 0] += Int64(entry.incoming) }
+        for target in references { adjust(target.rawValue, by: -1, &state) }
+    }
+
+    /// Frees every object whose count dropped to zero (unpinned, not a named root), cascading.
+    private mutating func collectGarbage(_ state: inout StoreState) {
+        var work = candidates
+        while let id = work.popLast() {
+            guard let entry = state.index.entry(id), entry.incoming == 0, !entry.isPinned else { continue }
+            let references = references(of: entry, id: id, state)
+            setEntry(id, nil, &state)
+            collected.append(id)
+            for target in references {
+                adjust(target.rawValue, by: -1, &state)
+                work.append(target.rawValue)
+            }
+        }
+    }
+
+    private func references(of entry: IndexEntry, id: UInt64, _ state: StoreState) -> [ObjectID] {
+        if entry.segment == 0 { return batchReferences[id] ?? [] }
+        return Store.references(of: entry, segments: state.segments, chunks: chunks)
+    }
+
+    private mutating func adjust(_ id: UInt64, by delta: Int64, _ state: inout StoreState) {
+        guard var entry = state.index.entry(id) else {
+            detached[id, default: 0] += delta
+            return
+        }
+        entry.incoming = UInt32(clamping: Int64(entry.incoming) + delta)
+        setEntry(id, entry, &state)
+        if delta < 0 && entry.incoming == 0 { candidates.append(id) }
+    }
+
+    /// Changes the logical entry of `id`, keeping its durable version for readers and an undo step.
+    private mutating func setEntry(_ id: UInt64, _ entry: IndexEntry?, _ state: inout StoreState) {
+        let current = state.index.entry(id)
+        undo.append(.entry(id, current))
+        if let current, !current.isPending, state.durableUndo[id] == nil, entry?.isPending ?? true {
+            undo.append(.durable(id, nil))
+            state.durableUndo[id] = current
+        }
+        if let entry { state.index.set(id, entry) } else { state.index.remove(id) }
+    }
+
+    private mutating func rollBack(_ state: inout StoreState) {
+        for step in undo.reversed() {
+            switch step {
+            case .entry(let id, let entry):
+                if let entry { state.index.set(id, entry) } else { state.index.remove(id) }
+            case .durable(let id, let entry):
+                state.durableUndo[id] = entry
+            case .root(let name, let id):
+                state.logicalRoots[name] = id
+            }
+        }
+        undo.removeAll()
+    }
+
+    /// Forgets the undo log: the batch is accepted for good.
+    mutating func commit() { undo.removeAll() }
+
+    /// Undoes an accepted batch whose encoding failed after all.
+    mutating func undoAccepted(_ state: inout StoreState) { rollBack(&state) }
+
+    /// A live object or root that refers to `id`, for error messages (a scan: only on the error path).
+    static func referrer(
+        of id: UInt64, in state: StoreState, chunks: [PendingChunk], batch: [UInt64: [ObjectID]] = [:]
+    ) -> String {
+        if let name = state.logicalRoots.first(where: { $0.value.rawValue == id })?.key { return "root \"\(name)\"" }
+        var found: UInt64?
+        state.index.forEachLive { referrer, entry in
+            guard found == nil else { return }
+            let references =
+                entry.segment == 0
+                ? (batch[referrer] ?? []) : Store.references(of: entry, segments: state.segments, chunks: chunks)
+            if references.contains(ObjectID(id)) { found = referrer }
+        }
+        return found.map { "object \($0)" } ?? "another object"
+    }
+}

@@ -1,0 +1,147 @@
+/// What one mark-sweep pass found and freed.
+public struct GarbageCollectionReport: Sendable, Equatable {
+    /// Live objects at the pass's snapshot.
+    public var liveAtSnapshot = 0
+    /// Objects reachable from the roots (named roots and pinned objects) at the snapshot.
+    public var reachable = 0
+    /// Objects freed by this pass (cycles and other unreachable objects).
+    public var collected = 0
+    /// Unreachable objects spared because a batch named them after the snapshot.
+    public var spared = 0
+    /// Wall-clock duration in seconds.
+    public var seconds: Double = 0
+}
+
+/// The mark-sweep pass: frees what reference counting cannot — cycles (A ↔ B, rings, self-references)
+/// and objects that were never referenced — by tracing from the roots.
+///
+/// The pass traces a snapshot taken at one log position, with writers running meanwhile. From that
+/// moment the writer records every id a batch puts, references or names as a root; the sweep spares
+/// those and everything they reach, so nothing written, re-linked or newly referenced after the
+/// snapshot is ever freed. The sweep is one atomic batch of tombstones; the writer's integrity check
+/// refuses it (and nothing is freed) if any freed object were still referenced.
+extension Store {
+    /// Traces from the roots and frees every unreachable object now.
+    ///
+    /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, or what a write throws.
+    @discardableResult
+    public func collectGarbage() throws(LogStoreError) -> GarbageCollectionReport {
+        guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
+        try checkOpen()
+        let started = ContinuousClock.now
+        var report = GarbageCollectionReport()
+        let snapshot = takeSnapshot(recordingChanges: true)
+        let marked = snapshot.mark()
+        report.liveAtSnapshot = snapshot.ids.count
+        report.reachable = marked.count
+        var garbage = Set(snapshot.ids).subtracting(marked)
+        var ticket: UInt64?
+        do throws(LogStoreError) {
+            ticket = try queue.withLock { queue throws(LogStoreError) -> UInt64? in
+                let touched = queue.markSweepTouched ?? []
+                queue.markSweepTouched = nil
+                let before = garbage.count
+                snapshot.spare(touched, in: &garbage)
+                report.spared = before - garbage.count
+                guard !garbage.isEmpty, queue.failure == nil, !queue.closed else { return nil }
+                let allocated = nextID.withLock { $0 }
+                let sequence = try enqueue([], collecting: garbage.sorted(), allocatedBelow: allocated, into: &queue)
+                report.collected = garbage.count
+                return sequence
+            }
+        } catch {
+            queue.withLock { $0.markSweepTouched = nil }
+            throw error
+        }
+        if let ticket { try awaitDurable(ticket) }
+        let elapsed = ContinuousClock.now - started
+        report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return report
+    }
+
+    /// The number of objects reachable from the roots now (a mark without a sweep).
+    /// - throws: ``LogStoreError`` with code `closed`.
+    public func reachableObjectCount() throws(LogStoreError) -> Int {
+        try checkOpen()
+        return takeSnapshot(recordingChanges: false).mark().count
+    }
+
+    /// Copies what tracing needs, at one log position: every live object's references (pending ones
+    /// resolved from the writer's buffers), the roots, and the segments, kept mapped while tracing.
+    func takeSnapshot(recordingChanges: Bool) -> GraphSnapshot {
+        queue.withLock { queue in
+            if recordingChanges { queue.markSweepTouched = [] }
+            let chunks = queue.pending + queue.flushingChunks
+            return state.withLock { state in
+                var snapshot = GraphSnapshot(segments: state.segments)
+                snapshot.ids.reserveCapacity(state.index.count)
+                state.index.forEachLive { id, entry in
+                    snapshot.ids.append(id)
+                    snapshot.entries.append(entry)
+                    if entry.isPinned { snapshot.roots.append(id) }
+                    if entry.isPending {
+                        snapshot.pendingReferences[id] = Store.references(
+                            of: entry, segments: state.segments, chunks: chunks)
+                    }
+                }
+                snapshot.roots.append(contentsOf: state.logicalRoots.values.map(\.rawValue))
+                return snapshot
+            }
+        }
+    }
+}
+
+/// The object graph at one log position, for tracing outside every lock.
+struct GraphSnapshot: Sendable {
+    /// Live ids in increasing order, and their entries.
+    var ids: [UInt64] = []
+    var entries: [IndexEntry] = []
+    /// Pinned objects and the targets of named roots.
+    var roots: [UInt64] = []
+    var pendingReferences: [UInt64: [ObjectID]] = [:]
+    let segments: [UInt32: SegmentFile]
+
+    init(segments: [UInt32: SegmentFile]) { self.segments = segments }
+
+    /// The references of the live object at `position` in `ids`.
+    func references(at position: Int) -> [ObjectID] {
+        let id = ids[position]
+        if let pending = pendingReferences[id] { return pending }
+        return Store.references(of: entries[position], segments: segments, chunks: [])
+    }
+
+    /// Position of `id` in `ids`, by binary search.
+    func position(of id: UInt64) -> Int? {
+        var low = 0
+        var high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id ? low : nil
+    }
+
+    /// Every live object reachable from the roots.
+    func mark() -> Set<UInt64> {
+        var marked = Set<UInt64>(minimumCapacity: ids.count)
+        var work = roots
+        while let id = work.popLast() {
+            guard let position = position(of: id), marked.insert(id).inserted else { continue }
+            for target in references(at: position) where !marked.contains(target.rawValue) {
+                work.append(target.rawValue)
+            }
+        }
+        return marked
+    }
+
+    /// Removes from `garbage` every id in `touched` and everything reachable from those within it.
+    func spare(_ touched: Set<UInt64>, in garbage: inout Set<UInt64>) {
+        var work = Array(touched.filter { garbage.contains($0) })
+        while let id = work.popLast() {
+            guard garbage.remove(id) != nil, let position = position(of: id) else { continue }
+            for target in references(at: position) where garbage.contains(target.rawValue) {
+                work.append(target.rawValue)
+            }
+        }
+    }
+}
