@@ -28,9 +28,14 @@ extension Store {
     public func collectGarbage() throws(LogStoreError) -> GarbageCollectionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkOpen()
+        return try sweep(takeSnapshot(recordingChanges: true))
+    }
+
+    /// The second half of ``collectGarbage()``: traces `snapshot` and frees what it finds unreachable,
+    /// sparing whatever batches touched since the snapshot was taken.
+    func sweep(_ snapshot: GraphSnapshot) throws(LogStoreError) -> GarbageCollectionReport {
         let started = ContinuousClock.now
         var report = GarbageCollectionReport()
-        let snapshot = takeSnapshot(recordingChanges: true)
         let marked = snapshot.mark()
         report.liveAtSnapshot = snapshot.ids.count
         report.reachable = marked.count
@@ -57,6 +62,23 @@ extension Store {
         let elapsed = ContinuousClock.now - started
         report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return report
+    }
+
+    /// Compares every maintained incoming count with a recount of the logical graph; returns one line
+    /// per difference (empty when they agree). For tests and `verify`.
+    func auditReferenceCounts() -> [String] {
+        let snapshot = takeSnapshot(recordingChanges: false)
+        var counts: [UInt64: UInt32] = [:]
+        for position in snapshot.ids.indices {
+            for target in snapshot.references(at: position) { counts[target.rawValue, default: 0] &+= 1 }
+        }
+        let roots = state.withLock { $0.logicalRoots }
+        for target in roots.values { counts[target.rawValue, default: 0] &+= 1 }
+        var problems: [String] = []
+        for (position, id) in snapshot.ids.enumerated() where snapshot.entries[position].incoming != counts[id] ?? 0 {
+            problems.append("object \(id): count \(snapshot.entries[position].incoming), recount \(counts[id] ?? 0)")
+        }
+        return problems
     }
 
     /// The number of objects reachable from the roots now (a mark without a sweep).
