@@ -131,10 +131,21 @@ final class LineReader {
         if ownsFile { fclose(file) }
     }
 
+    /// Bytes read so far, line breaks included.
+    private var consumed: Int64 = 0
+
+    /// Where the line that ``next()`` returned last starts: bytes read before it, from where reading began.
+    private(set) var lineOffset: Int64 = 0
+
+    /// The file descriptor the lines are read from.
+    var fileDescriptor: Int32 { fileno(file) }
+
     /// The next line without its line break, or nil at the end of the input.
     func next() -> [UInt8]? {
         let count = getline(&line, &capacity, file)
         guard count >= 0, let line else { return nil }
+        lineOffset = consumed
+        consumed += Int64(count)
         var bytes = UnsafeRawBufferPointer(start: line, count: count)
         while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") {
             bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast())

@@ -11,8 +11,12 @@ import LogStore
 ///   (type tag 3) whose references are the members in order, and the root `batch-M` pointing at `M`.
 ///
 /// A root `batch-M` that exists after a crash, acknowledged or not, so names a manifest whose
-/// references are every member of its batch. Whatever the `--fsync` policy, a killed process loses
-/// nothing acknowledged: the commit is in the file (the page cache) when the call returns.
+/// references are every member of its batch. Every object is pinned and nothing is ever deleted, so
+/// the store's referential-integrity rules never refuse a commit and nothing is ever collected (the
+/// manifest's references name members put in the same batch). Background compaction is off.
+///
+/// Whatever the `--fsync` policy, a killed process loses nothing acknowledged: the commit is in the
+/// file (the page cache) when the call returns.
 struct CrashWriter: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-writer",
@@ -51,9 +55,8 @@ struct CrashWriter: ParsableCommand {
     }
 
     func run() throws {
-        var options = StoreOptions()
+        var options = writableOptions(segmentSize: segmentSize)
         options.fsyncPolicy = policy ?? .always
-        if let segmentSize { options.segmentSize = segmentSize }
         let opened = try Store.open(at: store.directory, options: options)
         var random = SplitMix64(seed: seed)
         while true {

@@ -7,8 +7,10 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write every live object and named root as JSON lines.",
         discussion: """
-            One line per live object, by increasing id: {"id":N,"type":T,"refs":[...],"payload":"BASE64"}; \
-            then one line per named root, by name: {"root":"NAME","id":N}. `import` reads this format.
+            One line per live object, by increasing id: \
+            {"id":N,"type":T,"refs":[...],"pinned":true|false,"payload":"BASE64"}; then one line per named \
+            root, by name: {"root":"NAME","id":N}. `import` reads this format and reproduces the objects, \
+            their pins and the roots exactly.
             """
     )
 
@@ -28,7 +30,8 @@ struct Export: ParsableCommand {
             let references = record.references.map(\.description).joined(separator: ",")
             let payload = Data(record.payload).base64EncodedString()
             try sink.writeLine(
-                "{\"id\":\(record.id),\"type\":\(record.typeTag),\"refs\":[\(references)],\"payload\":\"\(payload)\"}")
+                "{\"id\":\(record.id),\"type\":\(record.typeTag),\"refs\":[\(references)],"
+                    + "\"pinned\":\(record.isPinned),\"payload\":\"\(payload)\"}")
             objects += 1
         }
         let roots = try opened.roots().sorted { $0.key < $1.key }

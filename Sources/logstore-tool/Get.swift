@@ -4,7 +4,7 @@ import LogStore
 /// `get DIR ID`: prints one record.
 struct Get: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print one object: id, type tag, references and payload.",
+        abstract: "Print one object: id, type tag, whether it is pinned, references and payload.",
         discussion: "The payload is printed as text when it is printable UTF-8, else as a hex dump."
     )
 
@@ -24,6 +24,7 @@ struct Get: ParsableCommand {
         }
         print("id: \(record.id)")
         print("type: \(record.typeTag)")
+        print("pinned: \(record.isPinned ? "yes" : "no (lives while a live object or a named root refers to it)")")
         print(
             "references: "
                 + (record.references.isEmpty ? "none" : record.references.map(\.description).joined(separator: " ")))

@@ -2,15 +2,28 @@ import ArgumentParser
 import Foundation
 import LogStore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `import DIR [--input FILE] [--batch-size N]`: reads `export`'s JSON lines into a store.
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read objects and roots in export's JSON-lines format into a store.",
         discussion: """
-            Each object is stored under the id it brings (the store's id allocator moves past it). Lines \
-            are written in atomic batches of --batch-size lines. A bad line is reported as `line N: reason` \
-            and ends the import with exit code 1: the batches before it are written, its own batch and \
-            everything after it are not. Blank lines are skipped; "refs" may be left out.
+            Each object is stored under the id it brings (the store's id allocator moves past it), with \
+            its pin ("pinned" defaults to true when missing). The whole input is read and checked first: \
+            a bad line is reported as `line N: reason`, and then nothing at all is written and the exit \
+            code is 1. A reference to an object that is neither in the input nor live in the store is a \
+            bad line. Objects are then written dependencies first (an object after the objects it refers \
+            to; objects that refer to each other in a cycle together), in atomic batches of about \
+            --batch-size objects (a cycle is never split, so a batch may be larger); the roots go in the \
+            last batch. Blank lines are skipped; "refs" may be left out. Standard input that is not a \
+            regular file is copied to an unlinked temporary file as it is read, to be read again when \
+            written. Objects already in the store under an imported id are replaced, which may free what \
+            only they referred to (and then a later batch that refers to that may be refused).
             """
     )
 
@@ -19,75 +32,147 @@ struct Import: ParsableCommand {
     @Option(name: .shortAndLong, help: "Read this file instead of standard input.")
     var input: String?
 
-    @Option(help: "Lines per atomic batch.")
+    @Option(help: "Objects per atomic batch (a cycle of objects is never split).")
     var batchSize = 1000
+
+    /// How many bad lines are listed before the rest are only counted.
+    private static let badLinesListed = 20
 
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
     }
 
     func run() throws {
-        let reader = try input.map { try LineReader(path: $0) } ?? LineReader.standardInput()
-        let opened = try Store.open(at: store.directory)
+        let source = try ImportSource(path: input)
+        let opened = try store.openWritable(createIfMissing: true)
         defer { try? opened.close() }
 
-        var progress = Progress()
-        var batch = PendingBatch()
+        let plan = try read(source, checkingAgainst: opened)
+        let (batches, largestCycle) = plan.batches(of: batchSize)
+        var written = Progress()
+        do {
+            if plan.highestID > 0 { opened.reserveIDs(through: ObjectID(plan.highestID)) }
+            for (number, members) in batches.enumerated() {
+                var batch = WriteBatch()
+                batch.reserveCapacity(members.count)
+                for member in members {
+                    batch.put(try source.record(plan.objects[member]))
+                }
+                let last = number == batches.count - 1
+                if last {
+                    for root in plan.roots { batch.setRoot(root.name, to: ObjectID(root.id)) }
+                }
+                do {
+                    try opened.write(batch)
+                } catch {
+                    throw ToolError(
+                        "batch \(number + 1) of \(batches.count) (\(plural(members.count, "object"))) was not "
+                            + "written: \(error)")
+                }
+                written.objects += members.count
+                written.roots += last ? plan.roots.count : 0
+                written.batches += 1
+            }
+            try opened.close()
+        } catch {
+            Console.error("\(error)")
+            Console.error(
+                "import stopped: \(plural(written.objects, "object")) and \(plural(written.roots, "root")) "
+                    + "written in \(plural(written.batches, "batch"))")
+            throw ExitCode(1)
+        }
+        print(
+            "imported \(plural(written.objects, "object")) and \(plural(written.roots, "root")) "
+                + "from \(plural(plan.lines, "line")) in \(plural(written.batches, "batch"))")
+        if let largestCycle, largestCycle > batchSize {
+            print("note: \(largestCycle) objects that refer to each other in a cycle were written in one batch")
+        }
+    }
+
+    /// Reads and checks the whole input; reports every bad line and exits 1 when there is any.
+    private func read(_ source: ImportSource, checkingAgainst target: Store) throws -> ImportPlan {
+        var plan = ImportPlan()
+        var bad: [(line: Int, reason: String)] = []
+        /// Ids of object lines that are bad: references to them are not reported again.
+        var badIDs: Set<UInt64> = []
+        var rootLines: [String: Int] = [:]
         var lineNumber = 0
-        while let line = reader.next() {
+        while let (line, location) = try source.next() {
             lineNumber += 1
             if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { continue }
             let parsed: ImportLine
             do {
                 parsed = try ImportLine(parsing: line)
             } catch {
-                Console.error("line \(lineNumber): \(error)")
-                reportStop(progress, batch: batch, badLine: lineNumber)
-                throw ExitCode(1)
+                bad.append((lineNumber, "\(error)"))
+                if let id = ImportLine.objectID(in: line) { badIDs.insert(id) }
+                continue
             }
-            batch.add(parsed, line: lineNumber)
-            if batch.lines == batchSize {
-                try write(&batch, to: opened, progress: &progress)
+            switch parsed {
+            case .object(let record):
+                let id = record.id.rawValue
+                if let first = plan.positions[id] {
+                    bad.append((lineNumber, "object \(id) appears again (first on line \(plan.objects[first].line))"))
+                    continue
+                }
+                plan.positions[id] = plan.objects.count
+                plan.objects.append(
+                    ImportObject(
+                        id: id, references: record.references.map(\.rawValue), line: lineNumber, location: location))
+                plan.highestID = max(plan.highestID, id)
+            case .root(let name, let id):
+                if let first = rootLines[name] {
+                    bad.append((lineNumber, "root \(jsonString(name)) appears again (first on line \(first))"))
+                    continue
+                }
+                rootLines[name] = lineNumber
+                plan.roots.append(ImportRoot(name: name, id: id.rawValue, line: lineNumber))
+                plan.highestID = max(plan.highestID, id.rawValue)
             }
         }
-        guard !reader.failed else {
-            Console.error("cannot read \(input ?? "standard input") after line \(lineNumber)")
-            reportStop(progress, batch: batch, badLine: nil)
+        plan.lines = lineNumber
+        guard !source.failed else {
+            Console.error("cannot read \(source.name) after line \(lineNumber)")
+            Console.error("import stopped: nothing was written")
             throw ExitCode(1)
         }
-        try write(&batch, to: opened, progress: &progress)
-        try opened.close()
-        print(
-            "imported \(plural(progress.objects, "object")) and \(plural(progress.roots, "root")) "
-                + "from \(plural(lineNumber, "line")) in \(plural(progress.batches, "batch"))")
-    }
 
-    /// Writes the batch (ids reserved first) and starts a new one.
-    private func write(_ batch: inout PendingBatch, to store: Store, progress: inout Progress) throws {
-        guard !batch.operations.isEmpty else { return }
-        if batch.highestID > 0 { store.reserveIDs(through: ObjectID(batch.highestID)) }
-        do {
-            try store.write(batch.operations)
-        } catch {
-            Console.error("lines \(batch.firstLine)-\(batch.lastLine): the batch was not written: \(error)")
-            reportStop(progress, batch: nil, badLine: nil)
+        // Every reference and root must name an object of the input or one live in the store.
+        var liveInStore: [UInt64: Bool] = [:]
+        func isKnown(_ id: UInt64) throws -> Bool {
+            if plan.positions[id] != nil || badIDs.contains(id) { return true }
+            if let known = liveInStore[id] { return known }
+            let known = try target.contains(ObjectID(id))
+            liveInStore[id] = known
+            return known
+        }
+        for object in plan.objects {
+            let unknown = try object.references.filter { try !isKnown($0) }
+            guard let first = unknown.first else { continue }
+            let more = Set(unknown).count - 1
+            bad.append(
+                (
+                    object.line,
+                    "object \(object.id) refers to unknown object \(first)"
+                        + (more > 0 ? " (and \(plural(more, "other unknown object")))" : "")
+                ))
+        }
+        for root in plan.roots where try !isKnown(root.id) {
+            bad.append((root.line, "root \(jsonString(root.name)) points at unknown object \(root.id)"))
+        }
+
+        guard bad.isEmpty else {
+            bad.sort { $0.line < $1.line }
+            for (line, reason) in bad.prefix(Self.badLinesListed) {
+                Console.error("line \(line): \(reason)")
+            }
+            if bad.count > Self.badLinesListed {
+                Console.error("... and \(plural(bad.count - Self.badLinesListed, "more bad line"))")
+            }
+            Console.error("import stopped: \(plural(bad.count, "bad line")) of \(lineNumber); nothing was written")
             throw ExitCode(1)
         }
-        progress.objects += batch.objects
-        progress.roots += batch.roots
-        progress.batches += 1
-        batch = PendingBatch()
-    }
-
-    private func reportStop(_ progress: Progress, batch: PendingBatch?, badLine: Int?) {
-        var message = "import stopped: \(plural(progress.objects, "object")) and \(plural(progress.roots, "root")) "
-        message += "written in \(plural(progress.batches, "batch"))"
-        if let badLine {
-            let first = batch.flatMap { $0.operations.isEmpty ? nil : $0.firstLine } ?? badLine
-            let lines = first == badLine ? "line \(badLine)" : "lines \(first)-\(badLine)"
-            message += "; \(lines) and everything after were not written"
-        }
-        Console.error(message)
+        return plan
     }
 
     private struct Progress {
@@ -97,31 +182,188 @@ struct Import: ParsableCommand {
     }
 }
 
-/// The operations of the batch being collected.
-private struct PendingBatch {
-    var operations = WriteBatch()
-    var lines = 0
-    var firstLine = 0
-    var lastLine = 0
-    var objects = 0
-    var roots = 0
-    /// The highest id a line names: the ids through it are reserved before the batch is written.
-    var highestID: UInt64 = 0
+/// Where a line of the input is, to read it again.
+struct LineLocation {
+    /// Byte offset of the line's first byte in the file it is re-read from.
+    var offset: Int64
+    /// Bytes of the line, without its line break.
+    var length: Int
+}
 
-    mutating func add(_ line: ImportLine, line number: Int) {
-        if lines == 0 { firstLine = number }
-        lastLine = number
-        lines += 1
-        switch line {
-        case .object(let record):
-            operations.put(record)
-            objects += 1
-            highestID = max(highestID, record.id.rawValue)
-        case .root(let name, let id):
-            operations.setRoot(name, to: id)
-            roots += 1
-            highestID = max(highestID, id.rawValue)
+/// An object line of the input: what ordering needs, without the payload (read again when written).
+private struct ImportObject {
+    var id: UInt64
+    var references: [UInt64]
+    var line: Int
+    var location: LineLocation
+}
+
+/// A root line of the input.
+private struct ImportRoot {
+    var name: String
+    var id: UInt64
+    var line: Int
+}
+
+/// The checked input: its objects and roots, and the order to write them in.
+private struct ImportPlan {
+    var objects: [ImportObject] = []
+    /// Index in `objects` of each object id.
+    var positions: [UInt64: Int] = [:]
+    var roots: [ImportRoot] = []
+    /// The highest id any line names.
+    var highestID: UInt64 = 0
+    var lines = 0
+
+    /// Objects (indices into `objects`) in batches: whole strongly connected components of the
+    /// reference graph, dependencies first, about `size` objects a batch. References to objects that
+    /// are not in the input (live in the store already) are no edges.
+    ///
+    /// The roots go in the last batch; with roots but no objects there is one empty batch for them.
+    /// Also returns the size of the largest group of objects that refer to each other, when there is a cycle.
+    func batches(of size: Int) -> (batches: [[Int]], largestCycle: Int?) {
+        var graph = ReferenceGraph(nodeCount: objects.count)
+        for object in objects {
+            graph.addNode(edges: object.references.lazy.compactMap { positions[$0] })
         }
+        var batches: [[Int]] = []
+        var current: [Int] = []
+        var largestCycle: Int?
+        for component in graph.stronglyConnectedComponents() {
+            if component.count > 1 || objects[component[0]].references.contains(objects[component[0]].id) {
+                largestCycle = max(largestCycle ?? 0, component.count)
+            }
+            if !current.isEmpty, current.count + component.count > size {
+                batches.append(current)
+                current = []
+            }
+            current += component
+        }
+        if !current.isEmpty || (batches.isEmpty && !roots.isEmpty) { batches.append(current) }
+        return (batches, largestCycle)
+    }
+}
+
+/// The input lines: read once in order, then read again by location when they are written.
+///
+/// A file is re-read where it is; standard input that is not a regular file (a pipe) is copied to
+/// an unlinked temporary file as it is read.
+private final class ImportSource {
+    /// The input's name for messages.
+    let name: String
+    private let reader: LineReader
+    /// Where lines are re-read from, and the offset there of the reader's first byte.
+    private let descriptor: Int32
+    private let base: Int64
+    private let spool: SpoolFile?
+
+    init(path: String?) throws {
+        if let path {
+            name = path
+            reader = try LineReader(path: path)
+            descriptor = reader.fileDescriptor
+            base = 0
+            spool = nil
+            return
+        }
+        name = "standard input"
+        reader = try LineReader.standardInput()
+        var info = stat()
+        let position = lseek(STDIN_FILENO, 0, SEEK_CUR)
+        if position >= 0, fstat(STDIN_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            descriptor = STDIN_FILENO
+            base = Int64(position)
+            spool = nil
+        } else {
+            let spool = try SpoolFile()
+            descriptor = spool.descriptor
+            base = 0
+            self.spool = spool
+        }
+    }
+
+    /// The next line and where to find it again, or nil at the end of the input.
+    func next() throws -> (line: [UInt8], location: LineLocation)? {
+        guard let line = reader.next() else { return nil }
+        if let spool {
+            return (line, LineLocation(offset: try spool.append(line), length: line.count))
+        }
+        return (line, LineLocation(offset: base + reader.lineOffset, length: line.count))
+    }
+
+    /// Whether reading stopped on an error rather than at the end of the input.
+    var failed: Bool { reader.failed }
+
+    /// The record of `object`, read again; the line must still say what it said.
+    func record(_ object: ImportObject) throws -> Record {
+        try spool?.flush()
+        var bytes = [UInt8](repeating: 0, count: object.location.length)
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                pread(
+                    descriptor, buffer.baseAddress.map { $0 + done }, buffer.count - done,
+                    off_t(object.location.offset) + off_t(done))
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                let reason = count < 0 ? String(cString: strerror(errno)) : "the input is shorter"
+                throw ToolError("cannot read line \(object.line) of \(name) again: \(reason)")
+            }
+            done += count
+        }
+        guard case .object(let record) = try? ImportLine(parsing: bytes), record.id.rawValue == object.id,
+            record.references.map(\.rawValue) == object.references
+        else {
+            throw ToolError("line \(object.line) of \(name) changed during the import")
+        }
+        return record
+    }
+}
+
+/// An unlinked temporary file that lines are appended to, in large writes.
+private final class SpoolFile {
+    /// The open file.
+    let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var size: Int64 = 0
+
+    init() throws {
+        let base = FileManager.default.temporaryDirectory.path
+        var template = Array((base + "/logstore-import-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { mkstemp($0) } ?? -1
+        }
+        guard descriptor >= 0 else {
+            throw ToolError("cannot create a temporary file in \(base): \(String(cString: strerror(errno)))")
+        }
+        template.withUnsafeBufferPointer { buffer in
+            if let path = buffer.baseAddress { _ = unlink(path) }
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Appends `line` and a line break; returns the line's offset.
+    func append(_ line: [UInt8]) throws -> Int64 {
+        let offset = size
+        buffer += line
+        buffer.append(UInt8(ascii: "\n"))
+        size += Int64(line.count + 1)
+        if buffer.count >= 1 << 20 { try flush() }
+        return offset
+    }
+
+    /// Writes out what is buffered.
+    func flush() throws {
+        guard !buffer.isEmpty else { return }
+        do {
+            try Console.writeAll(buffer, to: descriptor)
+        } catch {
+            throw ToolError("cannot write the temporary copy of standard input: \(error)")
+        }
+        buffer.removeAll(keepingCapacity: true)
     }
 }
 
@@ -135,8 +377,23 @@ private enum ImportLine {
         var id: UInt64?
         var type: UInt32?
         var refs: [UInt64]?
+        var pinned: Bool?
         var payload: String?
         var root: String?
+    }
+
+    /// Just the id, of a line that is otherwise bad.
+    private struct Identity: Decodable {
+        var id: UInt64
+        var root: String?
+    }
+
+    /// The object id of an object line that does not parse as a whole, when it has one.
+    static func objectID(in line: [UInt8]) -> UInt64? {
+        guard let identity = try? JSONDecoder().decode(Identity.self, from: Data(line)), identity.root == nil else {
+            return nil
+        }
+        return identity.id
     }
 
     init(parsing line: [UInt8]) throws(ToolError) {
@@ -172,7 +429,8 @@ private enum ImportLine {
         guard !references.contains(0) else { throw ToolError("field \"refs\" holds id 0, which is never valid") }
         self = .object(
             Record(
-                id: ObjectID(id), typeTag: type, references: references.map { ObjectID($0) }, payload: Array(payload)))
+                id: ObjectID(id), typeTag: type, references: references.map { ObjectID($0) }, payload: Array(payload),
+                isPinned: fields.pinned ?? true))
     }
 
     private static func describe(_ error: DecodingError, line: [UInt8]) -> String {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import LogStore
 
-/// The `logstore-tool` command: inspect, verify, export, import and demonstrate LogStore stores.
+/// The `logstore-tool` command: inspect, verify, compact, export, import and demonstrate LogStore stores.
 @main
 struct LogStoreTool: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,6 +11,7 @@ struct LogStoreTool: ParsableCommand {
             Demo.self,
             Stats.self,
             Verify.self,
+            Compact.self,
             Get.self,
             Export.self,
             Import.self,

@@ -2,11 +2,18 @@ import ArgumentParser
 import Foundation
 import LogStore
 
-/// `stats DIR [--json]`: segments, objects, types, bytes, roots and index memory of a store.
+/// `stats DIR [--json]`: segments (live and garbage bytes, active or compaction output), objects,
+/// reachable objects, types, bytes, roots and index memory of a store.
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a store's segments, objects, types, bytes, roots and index memory.",
-        discussion: "Opens the store read-only, without the write lock, so it works beside a writer."
+        abstract: "Print a store's segments, objects, reachable objects, types, bytes, roots and index memory.",
+        discussion: """
+            Opens the store read-only, without the write lock, so it works beside a writer. Per segment: its \
+            bytes, the bytes of live records and the garbage that compaction could reclaim, and whether it is \
+            the active segment (the one written to, never compacted while it is) or a compaction output. \
+            Reachable objects are those a mark-sweep pass keeps: reachable through references from a named \
+            root or a pinned object; the others await the next mark-sweep (`compact` runs one).
+            """
     )
 
     @OptionGroup var store: StoreDirectory
@@ -21,9 +28,11 @@ struct Stats: ParsableCommand {
         let opened = try store.openReadOnly()
         let statistics = try opened.statistics()
         let roots = try opened.roots()
+        let reachable = try opened.reachableObjectCount()
         let recovery = opened.recovery
         try opened.close()
-        let report = StatsReport(directory: store.directory, statistics: statistics, roots: roots, recovery: recovery)
+        let report = StatsReport(
+            directory: store.directory, statistics: statistics, reachable: reachable, roots: roots, recovery: recovery)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -40,11 +49,13 @@ struct Stats: ParsableCommand {
             "segments: \(report.segments.count), \(formatBytes(report.totalBytes)) "
                 + "(\(formatBytes(report.liveBytes)) live, \(formatBytes(report.garbageBytes)) garbage)")
         if !report.segments.isEmpty {
-            let header = ["segment", "bytes", "live bytes", "garbage bytes"]
+            let header = ["segment", "bytes", "live bytes", "garbage bytes", "kind"]
             let rows = report.segments.map { segment in
                 [
                     (segment.file as NSString).lastPathComponent, String(segment.bytes), String(segment.liveBytes),
                     String(segment.garbageBytes),
+                    [segment.isActive ? "active" : nil, segment.isCompactionOutput ? "compaction output" : nil]
+                        .compactMap { $0 }.joined(separator: ", "),
                 ]
             }
             let widths = header.indices.map { column in
@@ -53,14 +64,20 @@ struct Stats: ParsableCommand {
             for row in [header] + rows {
                 let cells = row.enumerated().map { column, cell in
                     let padding = String(repeating: " ", count: widths[column] - cell.count)
-                    return column == 0 ? cell + padding : padding + cell
+                    return column == 0 || column == row.count - 1 ? cell + padding : padding + cell
                 }
-                print("  " + cells.joined(separator: "  "))
+                var line = "  " + cells.joined(separator: "  ")
+                while line.last == " " { line.removeLast() }
+                print(line)
             }
         }
         let types = report.countsByType.sorted { (UInt32($0.key) ?? 0) < (UInt32($1.key) ?? 0) }
             .map { "type \($0.key): \($0.value)" }
         print("live objects: \(report.liveObjects)" + (types.isEmpty ? "" : " (\(types.joined(separator: ", ")))"))
+        let unreachable = report.liveObjects - report.reachableObjects
+        print(
+            "reachable objects: \(report.reachableObjects)"
+                + (unreachable > 0 ? " (\(unreachable) unreachable, awaiting mark-sweep)" : ""))
         print("roots: \(report.roots.count)")
         for (name, id) in report.roots.sorted(by: { $0.key < $1.key }).prefix(Self.rootsListed) {
             print("  \(name) -> \(id)")
@@ -84,11 +101,17 @@ private struct StatsReport: Encodable {
         var bytes: UInt64
         var liveBytes: UInt64
         var garbageBytes: UInt64
+        /// Whether this is the segment being written (never compacted while it is).
+        var isActive: Bool
+        /// Whether compaction wrote this segment.
+        var isCompactionOutput: Bool
     }
 
     var directory: String
     var segments: [Segment]
     var liveObjects: Int
+    /// Live objects reachable from a named root or a pinned object; the rest await mark-sweep.
+    var reachableObjects: Int
     /// Live objects per type tag, the tag in decimal.
     var countsByType: [String: Int]
     var totalBytes: UInt64
@@ -101,14 +124,19 @@ private struct StatsReport: Encodable {
     /// A torn tail that a read-only open saw and left in place.
     var recovery: String?
 
-    init(directory: String, statistics: StoreStatistics, roots: [String: ObjectID], recovery: RecoveryReport?) {
+    init(
+        directory: String, statistics: StoreStatistics, reachable: Int, roots: [String: ObjectID],
+        recovery: RecoveryReport?
+    ) {
         self.directory = directory
         segments = statistics.segments.map { segment in
             Segment(
                 number: segment.number, file: segment.file, bytes: segment.bytes, liveBytes: segment.liveBytes,
-                garbageBytes: segment.garbageBytes)
+                garbageBytes: segment.garbageBytes, isActive: segment.isActive,
+                isCompactionOutput: segment.isCompactionOutput)
         }
         liveObjects = statistics.liveObjects
+        reachableObjects = reachable
         countsByType = Dictionary(uniqueKeysWithValues: statistics.countsByType.map { (String($0.key), $0.value) })
         totalBytes = statistics.totalBytes
         liveBytes = statistics.liveBytes

@@ -15,4 +15,24 @@ struct StoreDirectory: ParsableArguments {
         }
         return store
     }
+
+    /// Opens the store for writing (taking its lock) with ``writableOptions(segmentSize:createIfMissing:)``;
+    /// a torn tail cut by the open is reported on standard error.
+    func openWritable(segmentSize: Int? = nil, createIfMissing: Bool = false) throws -> Store {
+        let store = try Store.open(
+            at: directory, options: writableOptions(segmentSize: segmentSize, createIfMissing: createIfMissing))
+        if let recovery = store.recovery {
+            Console.error("note: \(recovery)")
+        }
+        return store
+    }
+}
+
+/// Options for the tool's writable opens: no background compaction or mark-sweep, so nothing changes
+/// the store behind the tool's back and every figure it prints is its own doing.
+func writableOptions(segmentSize: Int? = nil, createIfMissing: Bool = true) -> StoreOptions {
+    var options = StoreOptions(createIfMissing: createIfMissing)
+    if let segmentSize { options.segmentSize = segmentSize }
+    options.compaction.background = false
+    return options
 }

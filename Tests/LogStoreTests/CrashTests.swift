@@ -75,9 +75,13 @@ import Testing
             try checkStore(
                 store, puts: acknowledgedPuts, batches: acknowledgedBatches, newerThan: newerThan, round: round)
             checkedThrough = try store.ids().last?.rawValue ?? 0
+            // Every object is pinned and nothing is deleted: all are reachable, nothing was collected.
+            #expect(try store.reachableObjectCount() == store.count(), "round \(round): unreachable objects")
             try store.close()
+            // Sound includes referential integrity: every manifest's members and every root's target are live.
             let report = try Store.verify(at: directory.path)
             #expect(report.isSound, "round \(round): \(report.problems)")
+            #expect(!report.notes.contains { $0.contains("unreachable") }, "round \(round): \(report.notes)")
         }
         #expect(!acknowledgedPuts.isEmpty)
         #expect(!acknowledgedBatches.isEmpty)

@@ -37,6 +37,11 @@ final class BackgroundCompactor: Sendable {
                     }
                 }
                 runPass(store, options)
+                do throws(LogStoreError) {
+                    try store.writeMissingHints()
+                } catch {
+                    lastError.withLock { $0 = error }
+                }
             }
         }
         thread.name = "logstore.compactor"

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Compaction: rewriting the live records of sealed segments that hold garbage into new segments,
 /// then deleting the old ones.
 ///
@@ -40,6 +46,7 @@ extension Store {
         var report = CompactionReport()
         let chosen = chooseSegments(garbageRatio: garbageRatio, report: &report)
         guard !chosen.isEmpty else {
+            try writeMissingHints()
             report.segmentsAfter = report.segmentsBefore
             report.bytesAfter = report.bytesBefore
             return report
@@ -88,6 +95,7 @@ extension Store {
 
         for (output, file) in finished { switchIndex(to: output, file: file) }
         try removeSegments(chosen.map(\.file))
+        try writeMissingHints()
         report.segmentsCompacted = chosen.count
         let after = try statistics()
         report.segmentsAfter = after.segments.count
@@ -245,10 +253,17 @@ extension Store {
                 state.segmentMinSequence[file.number] = nil
                 state.deadRecords[file.number] = nil
                 state.retainedBytes[file.number] = nil
+                state.hinted.remove(file.number)
             }
         }
         do {
-            for file in files { try io.unlink(file.path) }
+            for file in files {
+                let hint = directory + "/" + HintFile.fileName(file.number)
+                do {
+                    try io.unlink(hint)
+                } catch  where error.errno == ENOENT {}
+                try io.unlink(file.path)
+            }
             try io.syncDirectory(directory)
         } catch {
             throw LogStoreError(.ioError, "cannot delete a compacted segment", file: directory, underlying: error)

@@ -21,6 +21,10 @@ public final class Store: Sendable {
     public let options: StoreOptions
     /// What opening repaired (a torn tail cut after a crash), or nil when the log was clean.
     public let recovery: RecoveryReport?
+    /// What opening noticed without it being damage, e.g. a hint file it could not use.
+    public let openNotes: [String]
+    /// Number of segments rebuilt from their hint files at open (the others were scanned).
+    public let segmentsLoadedFromHints: Int
 
     let io: SystemIO
     let state: Mutex<StoreState>
@@ -95,6 +99,8 @@ public final class Store: Sendable {
         self.options = options
         self.io = io
         self.recovery = loaded.recovery
+        self.openNotes = loaded.notes
+        self.segmentsLoadedFromHints = loaded.hintedSegments
         self.lock = Mutex(lock)
         self.encoder = FrameEncoder(compressionMinimumSize: options.effectiveCompressionMinimum)
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)

@@ -43,25 +43,47 @@ struct StoreLoader {
         var problems: [Problem] = []
         var notes: [String] = []
         var frames = 0
+        /// Segments rebuilt from their hint files.
+        var hintedSegments = 0
         /// Sequence number of the newest tombstone of each deleted id, while loading: segments are
         /// replayed in number order, and compaction outputs hold older records under newer numbers, so
         /// the sequence number, not the file order, decides which frame of an object wins.
         var tombstones: [UInt64: UInt64] = [:]
 
         /// Whether `frame` is newer than what the state holds for its object or root.
-        mutating func supersedes(_ frame: DecodedFrame, _ effect: IndexEffect) -> Bool {
+        mutating func supersedes(_ effect: IndexEffect, sequence: UInt64) -> Bool {
             switch effect {
-            case .put(let id, _), .delete(let id):
-                if frame.kind == .delete { tombstones[id] = max(tombstones[id] ?? 0, frame.sequence) }
-                if frame.kind == .put, !tombstones.isEmpty, let deleted = tombstones[id], deleted > frame.sequence {
-                    return false
-                }
+            case .put(let id, _):
+                if !tombstones.isEmpty, let deleted = tombstones[id], deleted > sequence { return false }
                 if let existing = state.index.entry(id), let newest = state.sequence(of: existing) {
-                    return newest <= frame.sequence
+                    return newest <= sequence
+                }
+                return true
+            case .delete(let id):
+                tombstones[id] = max(tombstones[id] ?? 0, sequence)
+                if let existing = state.index.entry(id), let newest = state.sequence(of: existing) {
+                    return newest <= sequence
                 }
                 return true
             case .setRoot(let name, _, _), .removeRoot(let name, _):
-                return (state.rootSequences[name] ?? 0) <= frame.sequence
+                return (state.rootSequences[name] ?? 0) <= sequence
+            }
+        }
+
+        /// Applies one committed frame, found by a scan or in a hint, of segment `number`.
+        mutating func replay(
+            _ kind: FrameKind, id: UInt64, sequence: UInt64, effect: IndexEffect?, segment number: UInt32
+        ) {
+            if kind == .reserveIDs {
+                reservedIDs = max(reservedIDs, id)
+            } else if kind != .seal {
+                highestID = max(highestID, id)
+            }
+            guard let effect else { return }
+            if supersedes(effect, sequence: sequence) {
+                state.applyReplayed(effect)
+            } else if kind == .put {
+                state.deadRecords[number, default: 0] += 1
             }
         }
     }
@@ -69,6 +91,16 @@ struct StoreLoader {
     let directory: String
     let mode: Mode
     let io: SystemIO
+    /// Names of the hint files in the directory.
+    private var hintNames: Set<String> = []
+
+    init(directory: String, mode: Mode, io: SystemIO) {
+        self.directory = directory
+        self.mode = mode
+        self.io = io
+        let names = (try? io.listDirectory(directory)) ?? []
+        hintNames = Set(names.filter { $0.hasSuffix("." + HintFile.fileExtension) })
+    }
 
     private var collectsProblems: Bool {
         if case .verify = mode { return true }
@@ -111,10 +143,18 @@ struct StoreLoader {
         return false
     }
 
-    /// Deletes compaction outputs that a crash left unfinished (never renamed into place).
+    /// Deletes compaction outputs and hint files that a crash left unfinished (never renamed into
+    /// place), and hints whose segment is gone.
     private func removeUnfinishedCompactions() throws(LogStoreError) {
         do {
-            let leftovers = try io.listDirectory(directory).filter { $0.hasSuffix(LogFormat.compactingSuffix) }
+            let names = try io.listDirectory(directory)
+            let segments = Set(names.filter { LogFormat.segmentNumber(fromFileName: $0) != nil })
+            let leftovers = names.filter { name in
+                if name.hasSuffix(LogFormat.compactingSuffix) || name.hasSuffix(LogFormat.writingSuffix) { return true }
+                guard name.hasSuffix("." + HintFile.fileExtension) else { return false }
+                return !segments.contains(
+                    String(name.dropLast(HintFile.fileExtension.count)) + LogFormat.segmentExtension)
+            }
             for name in leftovers { try io.unlink(directory + "/" + name) }
             if !leftovers.isEmpty { try io.syncDirectory(directory) }
         } catch {
@@ -172,24 +212,20 @@ struct StoreLoader {
         case .success(let header):
             isOutput = header.isCompactionOutput
         }
+        if !isNewest, !collectsProblems, let hint = usableHint(number, size: size, into: &loaded) {
+            replay(hint, file: file, size: size, isOutput: isOutput, into: &loaded)
+            return
+        }
 
         loaded.state.segments[number] = file
         var retained = UInt64(LogFormat.segmentHeaderSize)
         let outcome = SegmentScanner(bytes: bytes).scan(continueAfterDamage: collectsProblems) { frame in
             if frame.kind != .put { retained += UInt64(frame.length) }
-            if frame.kind == .reserveIDs {
-                loaded.reservedIDs = max(loaded.reservedIDs, frame.id)
-            } else if frame.kind != .seal {
-                loaded.highestID = max(loaded.highestID, frame.id)
-            }
-            if let effect = StoreState.effect(of: frame, segment: number, bytes: bytes) {
-                if loaded.supersedes(frame, effect) {
-                    loaded.state.applyReplayed(effect)
-                } else if frame.kind == .put {
-                    loaded.state.deadRecords[number, default: 0] += 1
-                }
-            }
+            loaded.replay(
+                frame.kind, id: frame.id, sequence: frame.sequence,
+                effect: StoreState.effect(of: frame, segment: number, bytes: bytes), segment: number)
         }
+        if !isNewest, hintNames.contains(HintFile.fileName(number)) { checkHint(number, against: bytes, into: &loaded) }
         if outcome.minSequence != .max { loaded.state.segmentMinSequence[number] = outcome.minSequence }
         if isOutput {
             // What a compaction output holds besides live records must stay: it is not garbage.
@@ -217,6 +253,71 @@ struct StoreLoader {
         loaded.state.segments[number] = file
         loaded.state.segmentSizes[number] = validSize
         if isNewest { loaded.newest = (file, validSize) }
+    }
+
+    /// The valid hint of sealed segment `number`, or nil (with a note saying why, when there is one).
+    private func usableHint(_ number: UInt32, size: UInt64, into loaded: inout Loaded) -> HintFile? {
+        let name = HintFile.fileName(number)
+        guard hintNames.contains(name) else { return nil }
+        let path = directory + "/" + name
+        let result: Result<HintFile, HintProblem>
+        do {
+            let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+            defer { io.close(fd) }
+            let bytes = try io.read(fd, count: Int(try io.size(fd, path: path)), at: 0, path: path)
+            result = bytes.withUnsafeBytes { HintFile.decode($0) }
+        } catch {
+            loaded.notes.append("\(path): cannot read the hint (\(error)); scanned the segment instead")
+            return nil
+        }
+        switch result {
+        case .success(let hint) where hint.segmentNumber == number && hint.segmentSize == size:
+            return hint
+        case .success:
+            loaded.notes.append("\(path): stale hint (another segment or size); scanned the segment instead")
+        case .failure(let problem):
+            loaded.notes.append("\(path): \(problem.reason); scanned the segment instead")
+        }
+        return nil
+    }
+
+    /// Rebuilds a sealed segment's share of the state from its hint, without reading the segment.
+    private func replay(_ hint: HintFile, file: SegmentFile, size: UInt64, isOutput: Bool, into loaded: inout Loaded) {
+        let number = file.number
+        loaded.state.segments[number] = file
+        var retained = UInt64(LogFormat.segmentHeaderSize + LogFormat.minimumFrameSize)
+        var minimum = UInt64.max
+        for entry in hint.entries {
+            if entry.kind != .put { retained += UInt64(entry.length) }
+            minimum = min(minimum, entry.sequence)
+            loaded.maxSequence = max(loaded.maxSequence, entry.sequence)
+            loaded.replay(
+                entry.kind, id: entry.id, sequence: entry.sequence,
+                effect: StoreState.effect(ofHint: entry, segment: number),
+                segment: number)
+        }
+        if minimum != .max { loaded.state.segmentMinSequence[number] = minimum }
+        if isOutput { loaded.state.retainedBytes[number] = retained }
+        loaded.frames += hint.entries.count
+        loaded.state.segmentSizes[number] = size
+        loaded.state.hinted.insert(number)
+        loaded.hintedSegments += 1
+    }
+
+    /// Verify: a segment's hint must describe exactly its frames.
+    private func checkHint(_ number: UInt32, against bytes: UnsafeRawBufferPointer, into loaded: inout Loaded) {
+        guard collectsProblems else { return }
+        let path = directory + "/" + HintFile.fileName(number)
+        var notes: [String] = []
+        var scratch = Loaded()
+        guard let hint = usableHint(number, size: UInt64(bytes.count), into: &scratch) else {
+            notes = scratch.notes
+            for note in notes { loaded.problems.append(Problem(file: path, offset: nil, message: note)) }
+            return
+        }
+        if hint != HintFile.build(segment: number, bytes: bytes) {
+            loaded.problems.append(Problem(file: path, offset: nil, message: "hint file disagrees with its segment"))
+        }
     }
 
     /// Throws a corruption error, or records it as a problem when verifying.

@@ -45,6 +45,8 @@ struct StoreState: Sendable {
     /// Number of dead (superseded or deleted) put records in each segment: a segment without any
     /// cannot hold an older copy of a deleted object.
     var deadRecords: [UInt32: Int] = [:]
+    /// Segments that have a valid hint file.
+    var hinted: Set<UInt32> = []
     /// Durable live objects per type tag, and in all.
     var typeCounts: [UInt32: Int] = [:]
     var liveCount = 0
@@ -185,19 +187,20 @@ struct StoreState: Sendable {
     }
 
     /// Counts every object's incoming references from scratch: from the live records' reference
-    /// lists and from the named roots (open, after replay; nothing is pending then).
+    /// lists and from the named roots (open, after replay; nothing is pending then). References to
+    /// objects that are not live are skipped (`verify` reports them).
     mutating func recountReferences() {
-        var counts: [UInt64: UInt32] = [:]
+        var targets: [UInt64] = []
         index.forEachLive { _, entry in
-            for target in references(of: entry) { counts[target.rawValue, default: 0] &+= 1 }
+            guard let file = segments[entry.segment] else { return }
+            FrameDecoder.forEachStoredReference(
+                in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset)
+            ) {
+                targets.append($0)
+            }
         }
-        for target in roots.values { counts[target.rawValue, default: 0] &+= 1 }
-        var updates: [(UInt64, IndexEntry)] = []
-        index.forEachLive { id, entry in
-            let count = counts[id] ?? 0
-            if entry.incoming != count { updates.append((id, entry.withIncoming(count))) }
-        }
-        for (id, entry) in updates { index.set(id, entry) }
+        targets.append(contentsOf: roots.values.map(\.rawValue))
+        for target in targets { index.addIncoming(target) }
     }
 
     /// Objects reachable from the named roots and the pinned objects (nothing may be pending).
@@ -216,6 +219,27 @@ struct StoreState: Sendable {
     func sequence(of entry: IndexEntry) -> UInt64? {
         guard let file = segments[entry.segment], Int(entry.offset) + 16 <= file.mappedLength else { return nil }
         return file.base.readLE(UInt64.self, at: Int(entry.offset) + 8)
+    }
+
+    /// The effect of a hint entry of `segment`.
+    static func effect(ofHint entry: HintFile.Entry, segment: UInt32) -> IndexEffect? {
+        switch entry.kind {
+        case .put:
+            return .put(
+                id: entry.id,
+                entry: IndexEntry(
+                    segment: segment, offset: entry.offset, length: entry.length, typeTag: entry.typeTag,
+                    flags: entry.flags.contains(.pinned) ? IndexEntry.pinnedFlag : 0))
+        case .delete:
+            return .delete(id: entry.id)
+        case .setRoot, .removeRoot:
+            guard let name = String(validating: entry.name, as: UTF8.self) else { return nil }
+            return entry.kind == .setRoot
+                ? .setRoot(name, ObjectID(entry.id), sequence: entry.sequence)
+                : .removeRoot(name, sequence: entry.sequence)
+        case .reserveIDs, .seal:
+            return nil
+        }
     }
 
     /// The effect of a committed frame found at `frame.offset` of `segment` (nil for frames that

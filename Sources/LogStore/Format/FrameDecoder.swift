@@ -141,4 +141,18 @@ enum FrameDecoder {
         }
         return [UInt8](stored)
     }
+
+    /// Calls `body` with each reference of the frame at `offset`, reading only the header and the
+    /// reference list (no checksum: for frames that were checked when the store was opened).
+    static func forEachStoredReference(in bytes: UnsafeRawBufferPointer, at offset: Int, _ body: (UInt64) -> Void) {
+        guard let base = bytes.baseAddress, offset >= 0, offset + LogFormat.frameHeaderSize <= bytes.count else {
+            return
+        }
+        let count = Int(base.readLE(UInt32.self, at: offset + 4))
+        let start = offset + LogFormat.frameHeaderSize
+        guard count <= LogStoreLimits.maxReferenceCount, start + count * LogFormat.referenceSize <= bytes.count else {
+            return
+        }
+        for index in 0..<count { body(base.readLE(UInt64.self, at: start + index * LogFormat.referenceSize)) }
+    }
 }

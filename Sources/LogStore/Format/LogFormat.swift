@@ -32,6 +32,8 @@ enum LogFormat {
     static let compactedSegmentFlag: UInt32 = 1 << 0
     /// Suffix of a compaction output while it is being written; leftovers are deleted on open.
     static let compactingSuffix = ".compacting"
+    /// Suffix of a hint file while it is being written; leftovers are deleted on open.
+    static let writingSuffix = ".writing"
     /// Dictionary id meaning "no dictionary"; the only one version 1 accepts.
     static let noDictionary: UInt16 = 0
 

@@ -109,6 +109,18 @@ struct ObjectIndex: Sendable {
         return nil
     }
 
+    /// Adds one to the incoming count of `id`, when it is live.
+    mutating func addIncoming(_ id: UInt64) {
+        let pageNumber = Int(truncatingIfNeeded: id >> UInt64(Self.pageShift))
+        let slot = Int(truncatingIfNeeded: id) & (Self.pageSize - 1)
+        if pageNumber >= 0, pageNumber < dense.count {
+            guard !dense[pageNumber].isEmpty, !dense[pageNumber][slot].isEmpty else { return }
+            dense[pageNumber][slot].incoming &+= 1
+        } else if sparse[pageNumber]?[slot].isEmpty == false {
+            sparse[pageNumber]?[slot].incoming &+= 1
+        }
+    }
+
     /// Removes `id` and returns the entry it had.
     @discardableResult
     mutating func remove(_ id: UInt64) -> IndexEntry? {

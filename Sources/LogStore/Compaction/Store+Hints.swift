@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Hint files: written for every sealed segment (by the compactor thread, and for compaction outputs
+/// as they are made), used by open instead of scanning, deleted with their segment.
+extension Store {
+    /// Writes the hint file of every sealed segment that has none yet.
+    /// - throws: ``LogStoreError`` with code `ioError` when one cannot be written.
+    func writeMissingHints() throws(LogStoreError) {
+        let missing = queue.withLock { queue in
+            var busy = Set(queue.pending.map(\.segment)).union(queue.flushingSegments)
+            busy.insert(queue.tailSegment)
+            if let active = queue.active { busy.insert(active.number) }
+            return state.withLock { state in
+                state.segmentSizes.keys.sorted().compactMap { number -> (SegmentFile, UInt64)? in
+                    guard !busy.contains(number), !state.hinted.contains(number), let file = state.segments[number],
+                        let size = state.segmentSizes[number]
+                    else { return nil }
+                    return (file, size)
+                }
+            }
+        }
+        for (file, size) in missing {
+            try writeHint(for: file, size: size)
+            state.withLock { _ = $0.hinted.insert(file.number) }
+        }
+    }
+
+    /// Writes the hint of one sealed segment: under a temporary name, synced, renamed, directory synced.
+    func writeHint(for file: SegmentFile, size: UInt64) throws(LogStoreError) {
+        guard let hint = HintFile.build(segment: file.number, bytes: file.bytes(count: Int(size))) else { return }
+        let path = directory + "/" + HintFile.fileName(file.number)
+        let temporary = path + LogFormat.writingSuffix
+        do {
+            try? io.unlink(temporary)
+            try io.writeNewFile(temporary, hint.encoded())
+            try io.rename(temporary, to: path)
+            try io.syncDirectory(directory)
+        } catch {
+            throw LogStoreError(.ioError, "cannot write a hint file", file: path, underlying: error)
+        }
+    }
+}

@@ -1,0 +1,154 @@
+/// A hint file: the frames of one sealed segment without their payloads, so open can rebuild the
+/// index without reading the segment (Bitcask's idea). Specified in `Documentation/Format.md`.
+///
+/// ```
+/// hint    := header entry* checksum
+/// header  := "LOGSTHNT" u16 version, u16 header_size (48), u32 reserved, u64 segment_number,
+///            u64 segment_size, u64 entry_count, u64 reserved
+/// entry   := u8 kind, u8 flags, u16 reserved, u32 reference_count, u64 sequence, u64 id,
+///            u32 type_tag, u32 offset, u32 length, u32 name_length, u64 reference*, u8 name*
+/// checksum:= u64 XXH3-64 of every byte before it
+/// ```
+struct HintFile: Equatable {
+    /// One committed frame of the segment.
+    struct Entry: Equatable {
+        var kind: FrameKind
+        var flags: FrameFlags
+        var sequence: UInt64
+        var id: UInt64
+        var typeTag: UInt32
+        var offset: UInt32
+        var length: UInt32
+        var references: [ObjectID]
+        /// The root name of `setRoot` / `removeRoot` frames.
+        var name: [UInt8]
+    }
+
+    static let magic: [UInt8] = Array("LOGSTHNT".utf8)
+    static let version: UInt16 = 1
+    static let headerSize = 48
+    static let entrySize = 40
+    static let fileExtension = "hint"
+
+    var segmentNumber: UInt32
+    /// Size of the segment file this hint describes; a hint for another size is stale.
+    var segmentSize: UInt64
+    var entries: [Entry]
+
+    /// File name of the hint of segment `number` (`0000000001.hint`).
+    static func fileName(_ number: UInt32) -> String {
+        String(LogFormat.segmentFileName(number).dropLast(LogFormat.segmentExtension.count)) + fileExtension
+    }
+
+    /// The hint of a sealed segment, from a scan of its frames (which checks every checksum).
+    static func build(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> HintFile? {
+        var entries: [Entry] = []
+        let outcome = SegmentScanner(bytes: bytes).scan { frame in
+            let isRoot = frame.kind == .setRoot || frame.kind == .removeRoot
+            entries.append(
+                Entry(
+                    kind: frame.kind, flags: frame.flags, sequence: frame.sequence, id: frame.id,
+                    typeTag: frame.typeTag,
+                    offset: UInt32(frame.offset), length: UInt32(frame.length),
+                    references: FrameDecoder.references(of: frame, in: bytes),
+                    name: isRoot ? (FrameDecoder.payload(of: frame, in: bytes) ?? []) : []))
+        }
+        guard outcome.damages.isEmpty, outcome.sealedAt != nil else { return nil }
+        return HintFile(segmentNumber: number, segmentSize: UInt64(bytes.count), entries: entries)
+    }
+
+    /// The file's bytes.
+    func encoded() -> [UInt8] {
+        var size = Self.headerSize + LogFormat.frameChecksumSize
+        for entry in entries { size += Self.entrySize + entry.references.count * 8 + entry.name.count }
+        var bytes = [UInt8](repeating: 0, count: size)
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            for (index, byte) in Self.magic.enumerated() { raw[index] = byte }
+            base.writeLE(Self.version, at: 8)
+            base.writeLE(UInt16(Self.headerSize), at: 10)
+            base.writeLE(UInt64(segmentNumber), at: 16)
+            base.writeLE(segmentSize, at: 24)
+            base.writeLE(UInt64(entries.count), at: 32)
+            var cursor = Self.headerSize
+            for entry in entries {
+                base.storeBytes(of: entry.kind.rawValue, toByteOffset: cursor, as: UInt8.self)
+                base.storeBytes(of: entry.flags.rawValue, toByteOffset: cursor + 1, as: UInt8.self)
+                base.writeLE(UInt32(entry.references.count), at: cursor + 4)
+                base.writeLE(entry.sequence, at: cursor + 8)
+                base.writeLE(entry.id, at: cursor + 16)
+                base.writeLE(entry.typeTag, at: cursor + 24)
+                base.writeLE(entry.offset, at: cursor + 28)
+                base.writeLE(entry.length, at: cursor + 32)
+                base.writeLE(UInt32(entry.name.count), at: cursor + 36)
+                cursor += Self.entrySize
+                for reference in entry.references {
+                    base.writeLE(reference.rawValue, at: cursor)
+                    cursor += 8
+                }
+                for byte in entry.name {
+                    raw[cursor] = byte
+                    cursor += 1
+                }
+            }
+            base.writeLE(Checksum.xxh3(UnsafeRawPointer(base), count: cursor), at: cursor)
+        }
+        return bytes
+    }
+
+    /// Decodes and checks a hint file; the reason when it is not valid.
+    static func decode(_ raw: UnsafeRawBufferPointer) -> Result<HintFile, HintProblem> {
+        guard let base = raw.baseAddress, raw.count >= headerSize + LogFormat.frameChecksumSize else {
+            return .failure(HintProblem("hint file truncated (\(raw.count) bytes)"))
+        }
+        guard raw.prefix(8).elementsEqual(magic) else { return .failure(HintProblem("not a hint file (wrong magic)")) }
+        let checked = raw.count - LogFormat.frameChecksumSize
+        guard base.readLE(UInt64.self, at: checked) == Checksum.xxh3(base, count: checked) else {
+            return .failure(HintProblem("hint checksum mismatch"))
+        }
+        guard base.readLE(UInt16.self, at: 8) == version, Int(base.readLE(UInt16.self, at: 10)) == headerSize else {
+            return .failure(HintProblem("unsupported hint version"))
+        }
+        let number = base.readLE(UInt64.self, at: 16)
+        let count = base.readLE(UInt64.self, at: 32)
+        guard number > 0, number <= UInt64(UInt32.max), count <= UInt64(checked / entrySize) else {
+            return .failure(HintProblem("impossible hint header field"))
+        }
+        var entries: [Entry] = []
+        entries.reserveCapacity(Int(count))
+        var cursor = headerSize
+        for _ in 0..<count {
+            guard cursor + entrySize <= checked,
+                let kind = FrameKind(rawValue: base.load(fromByteOffset: cursor, as: UInt8.self))
+            else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
+            let referenceCount = Int(base.readLE(UInt32.self, at: cursor + 4))
+            let nameLength = Int(base.readLE(UInt32.self, at: cursor + 36))
+            let end = cursor + entrySize + referenceCount * 8 + nameLength
+            guard referenceCount <= LogStoreLimits.maxReferenceCount, nameLength <= LogStoreLimits.maxRootNameLength,
+                end <= checked
+            else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
+            let referencesStart = cursor + entrySize
+            entries.append(
+                Entry(
+                    kind: kind, flags: FrameFlags(rawValue: base.load(fromByteOffset: cursor + 1, as: UInt8.self)),
+                    sequence: base.readLE(UInt64.self, at: cursor + 8), id: base.readLE(UInt64.self, at: cursor + 16),
+                    typeTag: base.readLE(UInt32.self, at: cursor + 24),
+                    offset: base.readLE(UInt32.self, at: cursor + 28),
+                    length: base.readLE(UInt32.self, at: cursor + 32),
+                    references: (0..<referenceCount).map {
+                        ObjectID(base.readLE(UInt64.self, at: referencesStart + $0 * 8))
+                    },
+                    name: Array(raw[(end - nameLength)..<end])))
+            cursor = end
+        }
+        guard cursor == checked else { return .failure(HintProblem("hint has \(checked - cursor) stray bytes")) }
+        return .success(
+            HintFile(segmentNumber: UInt32(number), segmentSize: base.readLE(UInt64.self, at: 24), entries: entries))
+    }
+}
+
+/// Why a hint file cannot be used.
+struct HintProblem: Error, Equatable {
+    var reason: String
+    init(_ reason: String) { self.reason = reason }
+}
