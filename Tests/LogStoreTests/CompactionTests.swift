@@ -122,7 +122,8 @@ import Testing
             model[id] = nil
         }
         faults.inject(operation, .error(EIO), after: after)
-        #expect(throws: LogStoreError.self) { try store.compact() }
+        // The pass itself (sealing the segment being written is a writer step, tested elsewhere).
+        #expect(throws: LogStoreError.self) { try store.compactSegments(garbageRatio: 0, progress: nil) }
         try expectEqual(store, model, roots: [:], "after failed compaction")
         // The store stays usable for writing: compaction failures do not fail the writer.
         let extra = try store.put(typeTag: 3, payload: [3])
@@ -247,5 +248,26 @@ extension CompactionTests {
             #expect(try store.get(id)?.payload == payloadBytes(500, seed: UInt64(index)))
         }
         try store.close()
+    }
+}
+
+extension CompactionTests {
+    @Test func onDemandCompactionReclaimsTheSegmentBeingWritten() throws {
+        let directory = TemporaryDirectory("compact-active")
+        let store = try Store.open(at: directory.path, options: options())
+        let keep = try store.put(typeTag: 1, payload: payloadBytes(1000, seed: 1))
+        for index in 0..<20 { try store.put(keep, typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }
+        #expect(try store.statistics().segments.count == 1)
+        let before = try store.statistics().totalBytes
+        try store.compact()
+        #expect(try store.statistics().totalBytes < before / 4)
+        #expect(try store.get(keep)?.payload == payloadBytes(1000, seed: 19))
+        let next = try store.put(typeTag: 2, payload: [2])  // writing goes on in a new segment
+        try store.close()
+        let reopened = try Store.open(at: directory.path, options: options())
+        #expect(try reopened.get(next)?.payload == [2])
+        #expect(try reopened.get(keep)?.payload == payloadBytes(1000, seed: 19))
+        try reopened.close()
+        #expect(try Store.verify(at: directory.path).isSound)
     }
 }

@@ -196,6 +196,7 @@ import Testing
         }
         try store.removeRoot("chain")
         #expect(try chain.allSatisfy { try !store.contains($0) })
+        #expect(try store.statistics().collectedByCounting == chain.count)
 
         // Cycles: a pair, a ring of 1,000 and a self-reference, each hung under `holder` and dropped.
         let a = store.newID()

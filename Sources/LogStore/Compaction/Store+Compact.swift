@@ -24,7 +24,39 @@ extension Store {
     ///   is damaged (nothing is deleted then), or `ioError`.
     @discardableResult
     public func compact(progress: ((CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
-        try compactSegments(garbageRatio: 0, progress: progress)
+        guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
+        try sealActiveSegmentIfItHoldsGarbage()
+        return try compactSegments(garbageRatio: 0, progress: progress)
+    }
+
+    /// Seals the segment being written when it holds garbage, so an on-demand pass reclaims that too;
+    /// the next batch starts a new segment.
+    func sealActiveSegmentIfItHoldsGarbage() throws(LogStoreError) {
+        let taken = queue.waitUntil { queue -> (SegmentFile, UInt64, UInt64)?? in
+            guard !queue.flushing else { return nil }
+            guard let active = queue.active, queue.pending.isEmpty, queue.failure == nil, !queue.closed,
+                state.withLock({ $0.garbageBytes(of: active.number) }) > 0
+            else { return .some(nil) }
+            // From here on, new batches go to a new segment; no leader writes until the seal is done.
+            queue.flushing = true
+            queue.tailCapacity = 0
+            queue.tailSegment = 0
+            return .some((active, queue.activeSize, queue.durableSequence))
+        }
+        guard let (file, size, sequence) = taken else { return }
+        var failure: LogStoreError?
+        do throws(LogStoreError) {
+            try seal(file, at: size, sequence: sequence)
+        } catch {
+            failure = error
+        }
+        queue.withLock { queue in
+            queue.active = nil
+            queue.flushing = false
+            if let failure { queue.failure = queue.failure ?? failure }
+        }
+        queue.broadcast()
+        if let failure { throw failure }
     }
 
     /// One pass over the sealed segments whose garbage share is at least `garbageRatio` (any garbage

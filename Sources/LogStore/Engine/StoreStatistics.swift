@@ -31,6 +31,8 @@ public struct StoreStatistics: Sendable {
     public var indexMemoryBytes: Int
     /// The next id ``Store/newID()`` would hand out.
     public var nextID: ObjectID
+    /// Objects freed by reference counting (their count dropped to zero) since the store was opened.
+    public var collectedByCounting: Int
 
     /// Bytes in all segments.
     public var totalBytes: UInt64 { segments.reduce(0) { $0 + $1.bytes } }
@@ -45,7 +47,7 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`.
     public func statistics() throws(LogStoreError) -> StoreStatistics {
         let next = nextID.withLock { $0 }
-        let active = queue.withLock { $0.active?.number }
+        let (active, collected) = queue.withLock { ($0.active?.number, $0.collectedByCount) }
         return try readState { state in
             StoreStatistics(
                 segments: state.segmentSizes.keys.sorted().map { number in
@@ -62,7 +64,8 @@ extension Store {
                 countsByType: state.typeCounts,
                 roots: state.roots.count,
                 indexMemoryBytes: state.index.memoryBytes,
-                nextID: ObjectID(next))
+                nextID: ObjectID(next),
+                collectedByCounting: collected)
         }
     }
 }
