@@ -16,6 +16,7 @@ struct LogStoreTool: ParsableCommand {
             Export.self,
             Import.self,
             CrashWriter.self,
+            CrashCompactor.self,
         ]
     )
 }
