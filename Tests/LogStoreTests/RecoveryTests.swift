@@ -177,3 +177,24 @@ extension RecoveryTests {
         try reopened.close()
     }
 }
+
+extension RecoveryTests {
+    @Test func aMissingSegmentIsATypedErrorNotSilentLoss() throws {
+        let directory = TemporaryDirectory("missing")
+        do {
+            let store = try Store.open(at: directory.path, options: testOptions())
+            for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }
+            try store.close()
+        }
+        let segments = directory.segmentFiles()
+        #expect(segments.count >= 3)
+        try FileManager.default.removeItem(atPath: segments[1])
+        #expect {
+            try Store.open(at: directory.path, options: testOptions())
+        } throws: { error in
+            (error as? LogStoreError)?.code == .missingSegment
+        }
+        let report = try Store.verify(at: directory.path)
+        #expect(report.problems.contains { $0.message.contains((segments[1] as NSString).lastPathComponent) })
+    }
+}

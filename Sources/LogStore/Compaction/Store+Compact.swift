@@ -288,6 +288,7 @@ extension Store {
                 state.hinted.remove(file.number)
             }
         }
+        try writeManifest()
         do {
             for file in files {
                 let hint = directory + "/" + HintFile.fileName(file.number)

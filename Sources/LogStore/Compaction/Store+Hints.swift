@@ -23,24 +23,26 @@ extension Store {
                 }
             }
         }
-        for (file, size) in missing {
-            try writeHint(for: file, size: size)
+        for (file, size) in missing where try writeHint(for: file, size: size) {
             state.withLock { _ = $0.hinted.insert(file.number) }
         }
     }
 
     /// Writes the hint of one sealed segment: under a temporary name, synced, renamed, directory synced.
-    func writeHint(for file: SegmentFile, size: UInt64) throws(LogStoreError) {
-        guard let hint = HintFile.build(segment: file.number, bytes: file.bytes(count: Int(size))) else { return }
+    /// - returns: false when no hint can be built (the segment is not sealed, or is damaged).
+    @discardableResult
+    func writeHint(for file: SegmentFile, size: UInt64) throws(LogStoreError) -> Bool {
+        guard let hint = HintFile.build(segment: file.number, bytes: file.bytes(count: Int(size))) else { return false }
         let path = directory + "/" + HintFile.fileName(file.number)
         let temporary = path + LogFormat.writingSuffix
         do {
-            try? io.unlink(temporary)
+            if io.exists(temporary) { try io.unlink(temporary) }
             try io.writeNewFile(temporary, hint.encoded())
             try io.rename(temporary, to: path)
             try io.syncDirectory(directory)
         } catch {
             throw LogStoreError(.ioError, "cannot write a hint file", file: path, underlying: error)
         }
+        return true
     }
 }

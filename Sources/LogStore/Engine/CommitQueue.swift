@@ -35,6 +35,8 @@ struct CommitQueue {
     var pending: [PendingChunk] = []
     /// Effects of the pending batches, in order.
     var pendingEffects: [IndexEffect] = []
+    /// Bytes of pending reservation and root frames per segment (retained, not garbage).
+    var pendingRetained: [UInt32: UInt64] = [:]
     /// The next segment number to create, for the writer and the compactor alike.
     var nextSegmentNumber: UInt32
     /// Segment and offset where the next encoded byte goes (after everything pending).
@@ -70,10 +72,13 @@ struct CommitQueue {
         var chunks: [PendingChunk]
         var effects: [IndexEffect]
         var lastSequence: UInt64
+        var retained: [UInt32: UInt64]
     }
 
     mutating func takeWork() -> Work {
-        let work = Work(chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1)
+        let work = Work(
+            chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1, retained: pendingRetained)
+        pendingRetained.removeAll()
         flushingSegments = Set(pending.map(\.segment))
         flushingChunks = pending
         pending.removeAll()

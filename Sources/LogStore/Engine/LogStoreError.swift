@@ -32,6 +32,8 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptFrame = Code("corruptFrame")
         /// A segment file's header is damaged (wrong magic, bad checksum, impossible field).
         public static let corruptSegmentHeader = Code("corruptSegmentHeader")
+        /// A segment that the store's manifest lists is missing from the directory.
+        public static let missingSegment = Code("missingSegment")
         /// A segment header names a newer, unknown format version.
         public static let unsupportedVersion = Code("unsupportedVersion")
         /// A payload is larger than ``LogStoreLimits/maxPayloadSize``.

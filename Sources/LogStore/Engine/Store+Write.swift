@@ -194,6 +194,7 @@ extension Store {
                     kind: .reserveIDs, flags: [], sequence: sequence, id: reserveThrough, typeTag: 0, references: [],
                     payload: empty, to: chunk.buffer), startingAt: start)
             queue.reservedIDs = reserveThrough
+            queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
         }
         var puts: [(id: UInt64, entry: IndexEntry)] = []
         for operation in operations {
@@ -223,11 +224,13 @@ extension Store {
                 frame(
                     appendRootFrame(.setRoot, name: name, id: id.rawValue, sequence: sequence, chunk.buffer),
                     startingAt: start)
+                queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
                 queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
             case .removeRoot(let name):
                 frame(
                     appendRootFrame(.removeRoot, name: name, id: 0, sequence: sequence, chunk.buffer), startingAt: start
                 )
+                queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
                 queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
             }
         }
@@ -380,6 +383,7 @@ extension Store {
                         $0.active = created
                         $0.activeSize = size
                     }
+                    try writeManifest()
                 }
                 guard let file = active, file.number == chunk.segment, chunk.startOffset == size else {
                     throw LogStoreError(
@@ -401,6 +405,9 @@ extension Store {
                 for effect in work.effects { state.publish(effect) }
                 for chunk in work.chunks {
                     state.segmentSizes[chunk.segment] = max(state.segmentSizes[chunk.segment] ?? 0, chunk.endOffset)
+                }
+                for (segment, bytes) in work.retained {
+                    state.retainedBytes[segment, default: UInt64(LogFormat.segmentHeaderSize)] += bytes
                 }
             }
         }
@@ -434,7 +441,10 @@ extension Store {
             try io.writeAll(file.fd, buffer.bytes, at: size, path: file.path)
             try io.syncData(file.fd, path: file.path)
         }
-        state.withLock { $0.segmentSizes[file.number] = size + UInt64(buffer.count) }
+        state.withLock {
+            $0.segmentSizes[file.number] = size + UInt64(buffer.count)
+            $0.retainedBytes[file.number, default: UInt64(LogFormat.segmentHeaderSize)] += UInt64(buffer.count)
+        }
     }
 
     private func ioStep(_ path: String, _ offset: UInt64, _ body: () throws(SystemError) -> Void) throws(LogStoreError)

@@ -33,6 +33,8 @@ public final class Store: Sendable {
     let queue: ConditionLock<CommitQueue>
     let encoder: FrameEncoder
     private let lock: Mutex<DirectoryLock?>
+    /// Serializes rewrites of the segment manifest.
+    let manifestLock = Mutex(())
     /// Held for the whole of a compaction pass: one pass at a time.
     let compactionLock = Mutex(())
     /// The background compaction thread, when ``CompactionOptions/background`` is on.
@@ -79,6 +81,7 @@ public final class Store: Sendable {
             }
         }
         let store = Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
+        if !options.readOnly { try store.writeManifest() }
         // A full newest segment that writing does not continue in is sealed before a newer one exists.
         if !options.readOnly, let newest = loaded.newest, !loaded.newestIsSealed,
             store.queue.withLock({ $0.active == nil })

@@ -120,6 +120,7 @@ struct StoreLoader {
         var loaded = Loaded()
         if case .writable = mode { try removeUnfinishedCompactions() }
         let numbers = try segmentNumbers()
+        try checkManifest(against: numbers, into: &loaded)
         loaded.highestSegmentNumber = numbers.last ?? 0
         // The segment the writer appended to last: the highest-numbered one that is not a compaction
         // output. Only it may have a torn tail or an interrupted creation.
@@ -130,6 +131,26 @@ struct StoreLoader {
         loaded.tombstones = [:]
         loaded.state.recountReferences()
         return loaded
+    }
+
+    /// Every segment the manifest lists must be there; one that is not listed is accepted (a crash can
+    /// come between creating a segment and listing it) and noted.
+    private func checkManifest(against numbers: [UInt32], into loaded: inout Loaded) throws(LogStoreError) {
+        let path = directory + "/" + SegmentManifest.fileName
+        guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return }  // a new store
+        defer { io.close(fd) }
+        let bytes = (try? io.read(fd, count: Int((try? io.size(fd, path: path)) ?? 0), at: 0, path: path)) ?? []
+        guard let manifest = bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) else {
+            loaded.notes.append("\(path): damaged segment manifest; it is rewritten on the next open for writing")
+            return
+        }
+        loaded.reservedIDs = max(loaded.reservedIDs, manifest.reservedIDs)
+        let present = Set(numbers)
+        let missing = manifest.segments.filter { !present.contains($0) }
+        if !missing.isEmpty {
+            let names = missing.map(LogFormat.segmentFileName).joined(separator: ", ")
+            try fail(path, nil, "segment(s) listed in the manifest are missing: \(names)", .missingSegment, &loaded)
+        }
     }
 
     /// Whether segment `number` has a valid header flagged as a compaction output.
@@ -171,6 +192,8 @@ struct StoreLoader {
             writable = true
             capacity = segmentSize
         }
+        // Room for the seal frame that opening may append to a full newest segment.
+        let sealRoom = writable ? LogFormat.minimumFrameSize : 0
         let size: UInt64
         do {
             let probe = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
@@ -186,7 +209,7 @@ struct StoreLoader {
         let file: SegmentFile
         do {
             file = try SegmentFile.open(
-                number: number, path: path, writable: writable, capacity: max(capacity, Int(size)), io: io)
+                number: number, path: path, writable: writable, capacity: max(capacity, Int(size) + sealRoom), io: io)
         } catch {
             throw LogStoreError(.ioError, "cannot map segment", file: path, underlying: error)
         }
@@ -220,18 +243,18 @@ struct StoreLoader {
         loaded.state.segments[number] = file
         var retained = UInt64(LogFormat.segmentHeaderSize)
         let outcome = SegmentScanner(bytes: bytes).scan(continueAfterDamage: collectsProblems) { frame in
-            if frame.kind != .put { retained += UInt64(frame.length) }
+            if frame.kind != .put && (isOutput || frame.kind != .delete) { retained += UInt64(frame.length) }
             loaded.replay(
                 frame.kind, id: frame.id, sequence: frame.sequence,
                 effect: StoreState.effect(of: frame, segment: number, bytes: bytes), segment: number)
         }
         if !isNewest, hintNames.contains(HintFile.fileName(number)) { checkHint(number, against: bytes, into: &loaded) }
         if outcome.minSequence != .max { loaded.state.segmentMinSequence[number] = outcome.minSequence }
-        if isOutput {
-            // What a compaction output holds besides live records must stay: it is not garbage.
-            loaded.state.retainedBytes[number] =
-                retained + (outcome.sealedAt == nil ? 0 : UInt64(LogFormat.minimumFrameSize))
-        }
+        // What a segment holds besides live records and reclaimable frames (dead records; tombstones of
+        // writer segments, which may become droppable) must stay: header, seal, reservations, roots,
+        // and the tombstones a compaction output kept.
+        loaded.state.retainedBytes[number] =
+            retained + (outcome.sealedAt == nil ? 0 : UInt64(LogFormat.minimumFrameSize))
         if isNewest {
             loaded.newestIsSealed = outcome.sealedAt != nil
         } else if outcome.sealedAt == nil, outcome.damages.isEmpty {
@@ -288,7 +311,7 @@ struct StoreLoader {
         var retained = UInt64(LogFormat.segmentHeaderSize + LogFormat.minimumFrameSize)
         var minimum = UInt64.max
         for entry in hint.entries {
-            if entry.kind != .put { retained += UInt64(entry.length) }
+            if entry.kind != .put && (isOutput || entry.kind != .delete) { retained += UInt64(entry.length) }
             minimum = min(minimum, entry.sequence)
             loaded.maxSequence = max(loaded.maxSequence, entry.sequence)
             loaded.replay(
@@ -297,7 +320,7 @@ struct StoreLoader {
                 segment: number)
         }
         if minimum != .max { loaded.state.segmentMinSequence[number] = minimum }
-        if isOutput { loaded.state.retainedBytes[number] = retained }
+        loaded.state.retainedBytes[number] = retained
         loaded.frames += hint.entries.count
         loaded.state.segmentSizes[number] = size
         loaded.state.hinted.insert(number)
@@ -322,7 +345,7 @@ struct StoreLoader {
 
     /// Throws a corruption error, or records it as a problem when verifying.
     private func fail(
-        _ path: String, _ offset: UInt64, _ message: String, _ code: LogStoreError.Code, _ loaded: inout Loaded
+        _ path: String, _ offset: UInt64?, _ message: String, _ code: LogStoreError.Code, _ loaded: inout Loaded
     ) throws(LogStoreError) {
         if collectsProblems {
             loaded.problems.append(Problem(file: path, offset: offset, message: message))

@@ -33,5 +33,10 @@ final class DirectoryLock: Sendable {
         self.fd = fd
     }
 
-    deinit { close(fd) }
+    deinit {
+        // Unlock explicitly: a child process between fork and exec may briefly share this open file
+        // description, and closing our descriptor alone would leave the lock held until it execs.
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
 }

@@ -45,13 +45,15 @@ struct SegmentScanner {
         while offset < bytes.count {
             switch FrameDecoder.decode(bytes, at: offset) {
             case .success(let frame) where outcome.sealedAt != nil:
+                // Nothing is ever written after a seal: this is damage, never a torn tail.
                 outcome.damages.append(
-                    SegmentDamage(offset: frame.offset, reason: "frame after the segment's seal", nextValidFrame: nil))
+                    SegmentDamage(
+                        offset: frame.offset, reason: "frame after the segment's seal", nextValidFrame: frame.offset))
                 return outcome
             case .success(let frame) where frame.kind == .seal:
                 guard frame.id == UInt64(frame.offset), frame.flags.contains(.commit), pending.isEmpty else {
                     outcome.damages.append(
-                        SegmentDamage(offset: frame.offset, reason: "invalid seal frame", nextValidFrame: nil))
+                        SegmentDamage(offset: frame.offset, reason: "invalid seal frame", nextValidFrame: frame.offset))
                     return outcome
                 }
                 outcome.sealedAt = frame.offset

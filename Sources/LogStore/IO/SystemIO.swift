@@ -144,6 +144,12 @@ extension SystemIO {
         }
     }
 
+    /// Whether anything exists at `path` (`stat(2)`; not a seam call: it changes nothing).
+    func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
     /// Whether `path` is an existing directory.
     func isDirectory(_ path: String) -> Bool {
         var info = stat()
