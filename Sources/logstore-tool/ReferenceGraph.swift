@@ -26,7 +26,8 @@ struct ReferenceGraph {
     ///
     /// Tarjan's algorithm with an explicit stack, so deep chains cannot overflow the call stack.
     func stronglyConnectedComponents() -> [[Int]] {
-        precondition(starts.count == nodeCount + 1, "every node's edges must be added")
+        // An internal invariant (the import command adds every node), not something input can break.
+        assert(starts.count == nodeCount + 1, "every node's edges must be added")
         var order = [Int](repeating: -1, count: nodeCount)
         var low = [Int](repeating: 0, count: nodeCount)
         var onStack = [Bool](repeating: false, count: nodeCount)

@@ -34,12 +34,8 @@ extension Store {
     func writeHint(for file: SegmentFile, size: UInt64) throws(LogStoreError) -> Bool {
         guard let hint = HintFile.build(segment: file.number, bytes: file.bytes(count: Int(size))) else { return false }
         let path = directory + "/" + HintFile.fileName(file.number)
-        let temporary = path + LogFormat.writingSuffix
         do {
-            if io.exists(temporary) { try io.unlink(temporary) }
-            try io.writeNewFile(temporary, hint.encoded())
-            try io.rename(temporary, to: path)
-            try io.syncDirectory(directory)
+            try io.replaceFile(path, with: hint.encoded(), directory: directory)
         } catch {
             throw LogStoreError(.ioError, "cannot write a hint file", file: path, underlying: error)
         }

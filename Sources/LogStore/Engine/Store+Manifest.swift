@@ -14,12 +14,8 @@ extension Store {
 
     static func writeManifest(_ manifest: SegmentManifest, directory: String, io: SystemIO) throws(LogStoreError) {
         let path = directory + "/" + SegmentManifest.fileName
-        let temporary = path + LogFormat.writingSuffix
         do {
-            if io.exists(temporary) { try io.unlink(temporary) }
-            try io.writeNewFile(temporary, manifest.encoded())
-            try io.rename(temporary, to: path)
-            try io.syncDirectory(directory)
+            try io.replaceFile(path, with: manifest.encoded(), directory: directory)
         } catch {
             throw LogStoreError(.ioError, "cannot write the segment manifest", file: path, underlying: error)
         }

@@ -170,6 +170,17 @@ extension SystemIO {
         return names
     }
 
+    /// Replaces the file at `path` durably: writes `PATH.writing`, syncs it, renames it over `path`,
+    /// and syncs `directory`. A crash leaves either the old file or the new one (and maybe a leftover
+    /// temporary file, which the next open for writing deletes).
+    func replaceFile(_ path: String, with bytes: [UInt8], directory: String) throws(SystemError) {
+        let temporary = path + LogFormat.writingSuffix
+        if exists(temporary) { try unlink(temporary) }
+        try writeNewFile(temporary, bytes)
+        try rename(temporary, to: path)
+        try syncDirectory(directory)
+    }
+
     /// Writes `bytes` to a new file at `path` and syncs it (not its directory).
     func writeNewFile(_ path: String, _ bytes: [UInt8]) throws(SystemError) {
         let fd = try open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)

@@ -1,0 +1,58 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Benchmarks for LogStore, with package-benchmark (https://github.com/ordo-one/package-benchmark).
+//
+//   cd Benchmarks && swift package --allow-writing-to-package-directory benchmark
+//   cd Benchmarks && swift run -c release LogStoreFigures
+//
+// See README.md in this directory.
+let package = Package(
+    name: "LogStoreBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(name: "LogStore", path: ".."),
+    ],
+    targets: [
+        // Shared by both executables: the deterministic payload generator and temporary stores.
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [.product(name: "LogStore", package: "LogStore")],
+            path: "Sources/BenchmarkSupport"
+        ),
+        .executableTarget(
+            name: "LogStoreBenchmarks",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "LogStoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+        // Figures that are one-shot measurements rather than iterated benchmarks: reopen time,
+        // bytes on disk per payload byte, index memory per object.
+        .target(name: "CMallocInfo", path: "Sources/CMallocInfo"),
+        .executableTarget(
+            name: "LogStoreFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                "CMallocInfo",
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "Sources/LogStoreFigures"
+        ),
+        // Compaction and garbage-collection figures (overwrite + compact, puts/gets during compaction,
+        // mark-sweep, open from hint files).
+        .executableTarget(
+            name: "LogStoreGCFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "Sources/LogStoreGCFigures"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,221 @@
+// Figures for compaction and garbage collection (issue 3). Run:
+//   cd Benchmarks && swift run -c release LogStoreGCFigures [--objects 1000000] [--large 10000000]
+import BenchmarkSupport
+import Foundation
+import LogStore
+import Synchronization
+
+let arguments = CommandLine.arguments
+func option(_ name: String, _ fallback: Int) -> Int {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
+    return Int(arguments[index + 1]) ?? fallback
+}
+let objects = option("--objects", 1_000_000)
+let largeObjects = option("--large", 10_000_000)
+
+func seconds(since start: UInt64) -> Double { Double(nanoseconds() - start) / 1e9 }
+func megabytes(_ bytes: UInt64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+func line(_ label: String, _ value: String, _ floor: String = "") {
+    print(label.padding(toLength: 58, withPad: " ", startingAt: 0) + value + (floor.isEmpty ? "" : "   [\(floor)]"))
+}
+
+var options = StoreOptions()
+options.compaction.background = false
+
+/// Rewrites every object of the store once: same type and references, a payload changed in its first byte.
+func overwriteAll(_ store: Store, count: Int, round: Int, first: ObjectID) throws {
+    var generator = PayloadGenerator()
+    var written = 0
+    while written < count {
+        var batch = WriteBatch()
+        let size = min(1000, count - written)
+        batch.reserveCapacity(size)
+        for _ in 0..<size {
+            let id = ObjectID(first.rawValue + UInt64(written))
+            var object = generator.next(earlierCount: UInt64(written))
+            object.payload[0] = UInt8(truncatingIfNeeded: round)
+            batch.put(id, typeTag: object.typeTag, references: object.references(for: id, firstID: first), payload: object.payload)
+            written += 1
+        }
+        try store.write(batch)
+    }
+}
+
+/// Batched durable puts of new objects for `duration` seconds (or until `until` says stop); objects/s.
+func putRate(_ store: Store, duration: Double, until: (() -> Bool)? = nil) throws -> Double {
+    var generator = PayloadGenerator(seed: 77)
+    let start = nanoseconds()
+    var written = 0
+    while seconds(since: start) < duration, until?() ?? true {
+        var batch = WriteBatch()
+        for _ in 0..<1000 {
+            let object = generator.next(earlierCount: 0)
+            batch.put(store.newID(), typeTag: object.typeTag, payload: object.payload)
+        }
+        try store.write(batch)
+        written += 1000
+    }
+    return Double(written) / seconds(since: start)
+}
+
+/// Latency percentiles (µs) of random gets.
+func getLatencies(_ store: Store, ids: ClosedRange<UInt64>, count: Int, until: (() -> Bool)? = nil) throws -> (p50: Double, p99: Double, samples: Int) {
+    let targets = randomIDs(count: count, in: ids, seed: 99)
+    var samples: [UInt64] = []
+    samples.reserveCapacity(count)
+    for id in targets {
+        if let until, !until() { break }
+        let start = nanoseconds()
+        _ = try store.get(id)
+        samples.append(nanoseconds() - start)
+    }
+    samples.sort()
+    func percentile(_ p: Double) -> Double { Double(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) / 1000 }
+    return (percentile(0.5), percentile(0.99), samples.count)
+}
+
+/// Runs `compact()` on another thread; returns a flag that is true while it runs, and a wait function.
+func compactInBackground(_ store: Store) -> (running: @Sendable () -> Bool, wait: () -> CompactionReport?) {
+    let running = Atomic<Bool>(true)
+    let result = Mutex<CompactionReport?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        let report = try? store.compact()
+        result.withLock { $0 = report }
+        running.store(false, ordering: .releasing)
+        done.signal()
+    }.start()
+    return ({ running.load(ordering: .acquiring) }, {
+        done.wait()
+        return result.withLock { $0 }
+    })
+}
+
+print("LogStore compaction and GC figures — \(ProcessInfo.processInfo.activeProcessorCount) cores, \(objects) objects")
+print(String(repeating: "-", count: 100))
+
+// 1. Overwrite every object five times, then compact.
+do {
+    let directory = TemporaryDirectory(prefix: "logstore-gc-overwrite")
+    defer { directory.remove() }
+    let store = try Store.open(at: directory.child("store"), options: options)
+    let filled = try fillStore(store, count: objects)
+    for round in 1...5 { try overwriteAll(store, count: objects, round: round, first: filled.firstID) }
+    let before = try store.statistics()
+    let start = nanoseconds()
+    let report = try store.compact()
+    let elapsed = seconds(since: start)
+    let after = try store.statistics()
+    let disk = directorySize(directory.child("store"))
+    line("store before compaction", "\(megabytes(before.totalBytes)) in \(before.segments.count) segments")
+    line("live record bytes", megabytes(after.liveBytes))
+    line("bytes on disk after compaction (all files)", megabytes(UInt64(disk.logical)))
+    let ratio = Double(disk.logical) / Double(after.liveBytes)
+    line("disk ÷ live bytes after compaction", String(format: "%.3f", ratio), "≤ 1.2: \(ratio <= 1.2 ? "pass" : "FAIL")")
+    let rate = Double(report.bytesCopied) / elapsed / 1e6
+    line(
+        "compaction: \(report.recordsCopied) records, \(megabytes(report.bytesCopied)) copied",
+        String(format: "%.2f s, %.0f MB/s of live data", elapsed, rate), "≥ 150 MB/s: \(rate >= 150 ? "pass" : "FAIL")")
+
+    // 2. Puts and random gets without and during compaction.
+    let baselinePuts = try putRate(store, duration: 3)
+    let ids = filled.firstID.rawValue...filled.lastID.rawValue
+    let baselineGets = try getLatencies(store, ids: ids, count: 300_000)
+    try overwriteAll(store, count: objects, round: 6, first: filled.firstID)
+    try overwriteAll(store, count: objects, round: 7, first: filled.firstID)
+    var background = compactInBackground(store)
+    let duringPuts = try putRate(store, duration: 30, until: background.running)
+    let firstPass = background.wait()
+    try overwriteAll(store, count: objects, round: 8, first: filled.firstID)
+    try overwriteAll(store, count: objects, round: 9, first: filled.firstID)
+    background = compactInBackground(store)
+    let duringGets = try getLatencies(store, ids: ids, count: 3_000_000, until: background.running)
+    let secondPass = background.wait()
+    let putShare = duringPuts / baselinePuts
+    line("batched puts without compaction", String(format: "%.0f objects/s", baselinePuts))
+    line(
+        "batched puts during compaction (\(String(format: "%.1f", firstPass?.seconds ?? 0)) s pass)",
+        String(format: "%.0f objects/s (%.0f%%)", duringPuts, putShare * 100),
+        "≥ 50%: \(putShare >= 0.5 ? "pass" : "FAIL")")
+    line("random get p50/p99 without compaction", String(format: "%.2f / %.2f µs", baselineGets.p50, baselineGets.p99))
+    let p99Ratio = duringGets.p99 / baselineGets.p99
+    line(
+        "random get p50/p99 during compaction (\(duringGets.samples) gets, \(String(format: "%.1f", secondPass?.seconds ?? 0)) s)",
+        String(format: "%.2f / %.2f µs (×%.2f)", duringGets.p50, duringGets.p99, p99Ratio),
+        "p99 ≤ 2×: \(p99Ratio <= 2 ? "pass" : "FAIL")")
+    try store.close()
+}
+
+// 3. Mark-sweep over a graph of unpinned objects reachable from one root.
+do {
+    let directory = TemporaryDirectory(prefix: "logstore-gc-marksweep")
+    defer { directory.remove() }
+    let store = try Store.open(at: directory.child("store"), options: options)
+    var generator = PayloadGenerator()
+    var previous: ObjectID?
+    var written = 0
+    var first: ObjectID?
+    while written < objects {
+        var batch = WriteBatch()
+        for _ in 0..<min(1000, objects - written) {
+            let id = store.newID()
+            if first == nil { first = id }
+            let object = generator.next(earlierCount: UInt64(written))
+            var references = object.references(for: id, firstID: first ?? id)
+            if let previous { references.append(previous) }
+            batch.put(id, typeTag: object.typeTag, references: references, payload: object.payload, pinned: false)
+            previous = id
+            written += 1
+        }
+        if let previous { batch.setRoot("head", to: previous) }
+        try store.write(batch)
+    }
+    var times: [Double] = []
+    var reachable = 0
+    for _ in 0..<3 {
+        let report = try store.collectGarbage()
+        reachable = report.reachable
+        times.append(report.seconds)
+    }
+    times.sort()
+    line(
+        "mark-sweep over \(reachable) live objects (median of 3)", String(format: "%.0f ms", times[1] * 1000),
+        "≤ 500 ms: \(times[1] <= 0.5 ? "pass" : "FAIL")")
+    try store.close()
+}
+
+// 4. Opening a large store from hint files, and by scanning.
+do {
+    let directory = TemporaryDirectory(prefix: "logstore-gc-open")
+    defer { directory.remove() }
+    let path = directory.child("store")
+    var store = try Store.open(at: path, options: options)
+    let start = nanoseconds()
+    try fillStore(store, count: largeObjects)
+    line("filled \(largeObjects) objects", String(format: "%.1f s", seconds(since: start)))
+    try store.compact()  // writes the hint files of the sealed segments
+    try store.close()
+    func timeOpen() throws -> (Double, Int) {
+        var times: [Double] = []
+        var hinted = 0
+        for _ in 0..<3 {
+            let start = nanoseconds()
+            let opened = try Store.open(at: path, options: options)
+            times.append(seconds(since: start))
+            hinted = opened.segmentsLoadedFromHints
+            try opened.close()
+        }
+        return (times.sorted()[1], hinted)
+    }
+    let (withHints, hinted) = try timeOpen()
+    line(
+        "open \(largeObjects) objects from hint files (\(hinted) segments hinted)", String(format: "%.0f ms", withHints * 1000),
+        "≤ 1 s: \(withHints <= 1 ? "pass" : "FAIL")")
+    for name in (try FileManager.default.contentsOfDirectory(atPath: path)) where name.hasSuffix(".hint") {
+        try FileManager.default.removeItem(atPath: path + "/" + name)
+    }
+    let (byScan, _) = try timeOpen()
+    line("open \(largeObjects) objects by scanning (no hint files)", String(format: "%.0f ms", byScan * 1000))
+    store = try Store.open(at: path, options: options)
+    try store.close()
+}
