@@ -38,8 +38,10 @@ extension Store {
         var report = GarbageCollectionReport()
         let marked = snapshot.mark()
         report.liveAtSnapshot = snapshot.ids.count
-        report.reachable = marked.count
-        var garbage = Set(snapshot.ids).subtracting(marked)
+        var garbage = Set<UInt64>()
+        for (position, isMarked) in marked.enumerated() {
+            if isMarked { report.reachable += 1 } else { garbage.insert(snapshot.ids[position]) }
+        }
         var ticket: UInt64?
         do throws(LogStoreError) {
             ticket = try queue.withLock { queue throws(LogStoreError) -> UInt64? in
@@ -70,7 +72,7 @@ extension Store {
         let snapshot = takeSnapshot(recordingChanges: false)
         var counts: [UInt64: UInt32] = [:]
         for position in snapshot.ids.indices {
-            for target in snapshot.references(at: position) { counts[target.rawValue, default: 0] &+= 1 }
+            snapshot.forEachReference(at: position) { counts[$0, default: 0] &+= 1 }
         }
         let roots = state.withLock { $0.logicalRoots }
         for target in roots.values { counts[target.rawValue, default: 0] &+= 1 }
@@ -85,12 +87,18 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`.
     public func reachableObjectCount() throws(LogStoreError) -> Int {
         try checkOpen()
-        return takeSnapshot(recordingChanges: false).mark().count
+        return takeSnapshot(recordingChanges: false).mark().reduce(0) { $0 + ($1 ? 1 : 0) }
     }
 
     /// Copies what tracing needs, at one log position: every live object's references (pending ones
     /// resolved from the writer's buffers), the roots, and the segments, kept mapped while tracing.
     func takeSnapshot(recordingChanges: Bool) -> GraphSnapshot {
+        var snapshot = copyGraph(recordingChanges: recordingChanges)
+        snapshot.indexPositions()  // outside the locks
+        return snapshot
+    }
+
+    private func copyGraph(recordingChanges: Bool) -> GraphSnapshot {
         queue.withLock { queue in
             if recordingChanges { queue.markSweepTouched = [] }
             let chunks = queue.pending + queue.flushingChunks
@@ -122,18 +130,41 @@ struct GraphSnapshot: Sendable {
     var roots: [UInt64] = []
     var pendingReferences: [UInt64: [ObjectID]] = [:]
     let segments: [UInt32: SegmentFile]
+    /// Position of id `first + k` in `ids`, for dense ids (`-1`: not live); empty for sparse ones.
+    private var positions: [Int32] = []
+    private var first: UInt64 = 0
 
     init(segments: [UInt32: SegmentFile]) { self.segments = segments }
 
-    /// The references of the live object at `position` in `ids`.
-    func references(at position: Int) -> [ObjectID] {
-        let id = ids[position]
-        if let pending = pendingReferences[id] { return pending }
-        return Store.references(of: entries[position], segments: segments, chunks: [])
+    /// Builds the dense position table when ids are dense enough (call once `ids` is complete).
+    mutating func indexPositions() {
+        guard let low = ids.first, let high = ids.last, high - low < UInt64(4 * ids.count + 1024),
+            ids.count < Int(Int32.max)
+        else { return }
+        first = low
+        positions = [Int32](repeating: -1, count: Int(high - low) + 1)
+        for (position, id) in ids.enumerated() { positions[Int(id - low)] = Int32(position) }
     }
 
-    /// Position of `id` in `ids`, by binary search.
+    /// Calls `body` with each reference of the live object at `position` in `ids`.
+    func forEachReference(at position: Int, _ body: (UInt64) -> Void) {
+        if !pendingReferences.isEmpty, let pending = pendingReferences[ids[position]] {
+            for target in pending { body(target.rawValue) }
+            return
+        }
+        let entry = entries[position]
+        guard let file = segments[entry.segment] else { return }
+        FrameDecoder.forEachStoredReference(
+            in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset), body)
+    }
+
+    /// Position of `id` in `ids`.
     func position(of id: UInt64) -> Int? {
+        if !positions.isEmpty {
+            guard id >= first, id - first < UInt64(positions.count) else { return nil }
+            let position = positions[Int(id - first)]
+            return position < 0 ? nil : Int(position)
+        }
         var low = 0
         var high = ids.count
         while low < high {
@@ -143,14 +174,15 @@ struct GraphSnapshot: Sendable {
         return low < ids.count && ids[low] == id ? low : nil
     }
 
-    /// Every live object reachable from the roots.
-    func mark() -> Set<UInt64> {
-        var marked = Set<UInt64>(minimumCapacity: ids.count)
-        var work = roots
-        while let id = work.popLast() {
-            guard let position = position(of: id), marked.insert(id).inserted else { continue }
-            for target in references(at: position) where !marked.contains(target.rawValue) {
-                work.append(target.rawValue)
+    /// Marks (by position) every live object reachable from the roots.
+    func mark() -> [Bool] {
+        var marked = [Bool](repeating: false, count: ids.count)
+        var work: [Int] = roots.compactMap { position(of: $0) }
+        while let position = work.popLast() {
+            guard !marked[position] else { continue }
+            marked[position] = true
+            forEachReference(at: position) { target in
+                if let next = self.position(of: target), !marked[next] { work.append(next) }
             }
         }
         return marked
@@ -161,8 +193,8 @@ struct GraphSnapshot: Sendable {
         var work = Array(touched.filter { garbage.contains($0) })
         while let id = work.popLast() {
             guard garbage.remove(id) != nil, let position = position(of: id) else { continue }
-            for target in references(at: position) where garbage.contains(target.rawValue) {
-                work.append(target.rawValue)
+            forEachReference(at: position) { target in
+                if garbage.contains(target) { work.append(target) }
             }
         }
     }

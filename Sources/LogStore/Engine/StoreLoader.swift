@@ -45,6 +45,9 @@ struct StoreLoader {
         var frames = 0
         /// Segments rebuilt from their hint files.
         var hintedSegments = 0
+        /// Their hints, mapped until the reference recount has read them.
+        var hints: [UInt32: HintReader] = [:]
+        var hintMappings: [SegmentFile] = []
         /// Sequence number of the newest tombstone of each deleted id, while loading: segments are
         /// replayed in number order, and compaction outputs hold older records under newer numbers, so
         /// the sequence number, not the file order, decides which frame of an object wins.
@@ -129,7 +132,10 @@ struct StoreLoader {
             try loadSegment(number, isNewest: number == appendSegment, into: &loaded)
         }
         loaded.tombstones = [:]
-        loaded.state.recountReferences()
+        loaded.state.finishReplay()
+        loaded.state.recountReferences(hints: loaded.hints)
+        loaded.hints = [:]
+        loaded.hintMappings = []
         return loaded
     }
 
@@ -278,52 +284,70 @@ struct StoreLoader {
         if isNewest { loaded.newest = (file, validSize) }
     }
 
-    /// The valid hint of sealed segment `number`, or nil (with a note saying why, when there is one).
-    private func usableHint(_ number: UInt32, size: UInt64, into loaded: inout Loaded) -> HintFile? {
+    /// The valid hint of sealed segment `number`, mapped, or nil (with a note saying why, when there is one).
+    private func usableHint(_ number: UInt32, size: UInt64, into loaded: inout Loaded) -> (SegmentFile, HintReader)? {
         let name = HintFile.fileName(number)
         guard hintNames.contains(name) else { return nil }
         let path = directory + "/" + name
-        let result: Result<HintFile, HintProblem>
+        let mapping: SegmentFile
         do {
             let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
-            defer { io.close(fd) }
-            let bytes = try io.read(fd, count: Int(try io.size(fd, path: path)), at: 0, path: path)
-            result = bytes.withUnsafeBytes { HintFile.decode($0) }
+            let length = try io.size(fd, path: path)
+            io.close(fd)
+            mapping = try SegmentFile.open(number: number, path: path, writable: false, capacity: Int(length), io: io)
+            switch HintReader.open(mapping.bytes(count: Int(length))) {
+            case .success(let reader) where reader.segmentNumber == number && reader.segmentSize == size:
+                return (mapping, reader)
+            case .success:
+                loaded.notes.append("\(path): stale hint (another segment or size); scanned the segment instead")
+            case .failure(let problem):
+                loaded.notes.append("\(path): \(problem.reason); scanned the segment instead")
+            }
         } catch {
             loaded.notes.append("\(path): cannot read the hint (\(error)); scanned the segment instead")
-            return nil
-        }
-        switch result {
-        case .success(let hint) where hint.segmentNumber == number && hint.segmentSize == size:
-            return hint
-        case .success:
-            loaded.notes.append("\(path): stale hint (another segment or size); scanned the segment instead")
-        case .failure(let problem):
-            loaded.notes.append("\(path): \(problem.reason); scanned the segment instead")
         }
         return nil
     }
 
     /// Rebuilds a sealed segment's share of the state from its hint, without reading the segment.
-    private func replay(_ hint: HintFile, file: SegmentFile, size: UInt64, isOutput: Bool, into loaded: inout Loaded) {
+    private func replay(
+        _ hint: (mapping: SegmentFile, reader: HintReader), file: SegmentFile, size: UInt64, isOutput: Bool,
+        into loaded: inout Loaded
+    ) {
         let number = file.number
         loaded.state.segments[number] = file
         var retained = UInt64(LogFormat.segmentHeaderSize + LogFormat.minimumFrameSize)
         var minimum = UInt64.max
-        for entry in hint.entries {
-            if entry.kind != .put && (isOutput || entry.kind != .delete) { retained += UInt64(entry.length) }
-            minimum = min(minimum, entry.sequence)
-            loaded.maxSequence = max(loaded.maxSequence, entry.sequence)
-            loaded.replay(
-                entry.kind, id: entry.id, sequence: entry.sequence,
-                effect: StoreState.effect(ofHint: entry, segment: number),
-                segment: number)
+        var maximum: UInt64 = 0
+        hint.reader.forEachEntry { entry in
+            let kind = entry.kind
+            if kind != .put && (isOutput || kind != .delete) { retained += UInt64(entry.length) }
+            let sequence = entry.sequence
+            minimum = min(minimum, sequence)
+            maximum = max(maximum, sequence)
+            let effect: IndexEffect?
+            switch kind {
+            case .put:
+                effect = .put(
+                    id: entry.id,
+                    entry: IndexEntry(
+                        segment: number, offset: entry.offset, length: entry.length, typeTag: entry.typeTag,
+                        flags: entry.flags.contains(.pinned) ? IndexEntry.pinnedFlag : 0))
+            case .delete: effect = .delete(id: entry.id)
+            case .setRoot: effect = entry.name.map { .setRoot($0, ObjectID(entry.id), sequence: sequence) }
+            case .removeRoot: effect = entry.name.map { .removeRoot($0, sequence: sequence) }
+            case .reserveIDs, .seal: effect = nil
+            }
+            loaded.replay(kind, id: entry.id, sequence: sequence, effect: effect, segment: number)
         }
+        loaded.maxSequence = max(loaded.maxSequence, maximum)
         if minimum != .max { loaded.state.segmentMinSequence[number] = minimum }
         loaded.state.retainedBytes[number] = retained
-        loaded.frames += hint.entries.count
+        loaded.frames += hint.reader.entryCount
         loaded.state.segmentSizes[number] = size
         loaded.state.hinted.insert(number)
+        loaded.hints[number] = hint.reader
+        loaded.hintMappings.append(hint.mapping)
         loaded.hintedSegments += 1
     }
 
@@ -333,12 +357,13 @@ struct StoreLoader {
         let path = directory + "/" + HintFile.fileName(number)
         var notes: [String] = []
         var scratch = Loaded()
-        guard let hint = usableHint(number, size: UInt64(bytes.count), into: &scratch) else {
+        guard let (mapping, reader) = usableHint(number, size: UInt64(bytes.count), into: &scratch) else {
             notes = scratch.notes
             for note in notes { loaded.problems.append(Problem(file: path, offset: nil, message: note)) }
             return
         }
-        if hint != HintFile.build(segment: number, bytes: bytes) {
+        let hint = withExtendedLifetime(mapping) { HintFile.decode(reader.bytes) }
+        if (try? hint.get()) != HintFile.build(segment: number, bytes: bytes) {
             loaded.problems.append(Problem(file: path, offset: nil, message: "hint file disagrees with its segment"))
         }
     }

@@ -54,22 +54,52 @@ struct StoreState: Sendable {
 
     // MARK: - Replay (open) and publishing (the leader, after a batch is durable)
 
+    /// Live objects per small type tag while replaying (merged into `typeCounts` by ``finishReplay()``):
+    /// an array instead of a dictionary on the hot path of open.
+    private var replayTypeCounts = [Int](repeating: 0, count: 64)
+
     /// Applies a replayed, durable effect (open: nothing is pending).
     mutating func applyReplayed(_ effect: IndexEffect) {
         switch effect {
         case .put(let id, let entry):
             let old = index.set(id, entry)
-            if let old { forget(old) } else { liveCount += 1 }
-            remember(entry)
+            if let old {
+                if old.typeTag < 64 { replayTypeCounts[Int(old.typeTag)] -= 1 } else { forgetType(old.typeTag) }
+                liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
+                deadRecords[old.segment, default: 0] += 1
+            } else {
+                liveCount += 1
+            }
+            if entry.typeTag < 64 {
+                replayTypeCounts[Int(entry.typeTag)] += 1
+            } else {
+                typeCounts[entry.typeTag, default: 0] += 1
+            }
+            liveBytes[entry.segment, default: 0] += UInt64(entry.length)
         case .delete(let id):
             if let old = index.remove(id) {
-                forget(old)
+                if old.typeTag < 64 { replayTypeCounts[Int(old.typeTag)] -= 1 } else { forgetType(old.typeTag) }
+                liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
+                deadRecords[old.segment, default: 0] += 1
                 liveCount -= 1
             }
         case .setRoot, .removeRoot:
             applyRoot(effect)
             logicalRoots = roots
         }
+    }
+
+    /// Merges what replay counted on the side.
+    mutating func finishReplay() {
+        for (tag, count) in replayTypeCounts.enumerated() where count != 0 {
+            typeCounts[UInt32(tag), default: 0] += count
+        }
+        replayTypeCounts = [Int](repeating: 0, count: 64)
+    }
+
+    private mutating func forgetType(_ tag: UInt32) {
+        let remaining = typeCounts[tag, default: 1] - 1
+        typeCounts[tag] = remaining > 0 ? remaining : nil
     }
 
     /// Makes the effect of a batch that just became durable visible to readers.
@@ -120,8 +150,7 @@ struct StoreState: Sendable {
     }
 
     private mutating func forget(_ old: IndexEntry) {
-        let remaining = typeCounts[old.typeTag, default: 1] - 1
-        typeCounts[old.typeTag] = remaining > 0 ? remaining : nil
+        forgetType(old.typeTag)
         liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
         deadRecords[old.segment, default: 0] += 1
     }
@@ -187,17 +216,24 @@ struct StoreState: Sendable {
     }
 
     /// Counts every object's incoming references from scratch: from the live records' reference
-    /// lists and from the named roots (open, after replay; nothing is pending then). References to
-    /// objects that are not live are skipped (`verify` reports them).
-    mutating func recountReferences() {
+    /// lists (read from the hints of hinted segments, from the mapped segments otherwise) and from the
+    /// named roots (open, after replay; nothing is pending then). References to objects that are not
+    /// live are skipped (`verify` reports them).
+    mutating func recountReferences(hints: [UInt32: HintReader] = [:]) {
+        for (segment, hint) in hints {
+            hint.forEachEntry { entry in
+                guard entry.kind == .put, entry.referenceCount > 0, let live = index.entry(entry.id),
+                    live.segment == segment, live.offset == entry.offset
+                else { return }
+                entry.forEachReference { index.addIncoming($0) }
+            }
+        }
         var targets: [UInt64] = []
         index.forEachLive { _, entry in
-            guard let file = segments[entry.segment] else { return }
+            guard hints[entry.segment] == nil, let file = segments[entry.segment] else { return }
             FrameDecoder.forEachStoredReference(
                 in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset)
-            ) {
-                targets.append($0)
-            }
+            ) { targets.append($0) }
         }
         targets.append(contentsOf: roots.values.map(\.rawValue))
         for target in targets { index.addIncoming(target) }

@@ -42,7 +42,12 @@ enum FrameProblem: Error, Equatable, Sendable {
 /// Reads frames from a segment's bytes, checking every field and the checksum before anything is used.
 enum FrameDecoder {
     /// Decodes the frame at `offset` of `bytes` (the segment from its first byte to its end).
-    static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Result<DecodedFrame, FrameProblem> {
+    ///
+    /// - parameter verifyChecksum: false only where every frame that is used is checked later (the
+    ///   compactor checks each frame it copies, and skips the rest).
+    static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int, verifyChecksum: Bool = true)
+        -> Result<DecodedFrame, FrameProblem>
+    {
         let available = bytes.count - offset
         guard let base = bytes.baseAddress, offset >= 0, available >= LogFormat.frameHeaderSize else {
             return .failure(.truncated(needed: LogFormat.frameHeaderSize, available: max(0, available)))
@@ -81,10 +86,12 @@ enum FrameDecoder {
         guard length <= available else {
             return .failure(.truncated(needed: length, available: available))
         }
-        let stored = start.readLE(UInt64.self, at: checked)
-        let computed = Checksum.xxh3(start, count: checked)
-        guard stored == computed else {
-            return .failure(.checksumMismatch(stored: stored, computed: computed))
+        if verifyChecksum {
+            let stored = start.readLE(UInt64.self, at: checked)
+            let computed = Checksum.xxh3(start, count: checked)
+            guard stored == computed else {
+                return .failure(.checksumMismatch(stored: stored, computed: computed))
+            }
         }
         return .success(
             DecodedFrame(
@@ -154,5 +161,13 @@ enum FrameDecoder {
             return
         }
         for index in 0..<count { body(base.readLE(UInt64.self, at: start + index * LogFormat.referenceSize)) }
+    }
+
+    /// Whether a decoded frame's stored checksum matches its bytes.
+    static func checksumMatches(_ frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, frame.offset + frame.length <= bytes.count else { return false }
+        let start = base + frame.offset
+        let checked = frame.length - LogFormat.frameChecksumSize
+        return start.readLE(UInt64.self, at: checked) == Checksum.xxh3(start, count: checked)
     }
 }

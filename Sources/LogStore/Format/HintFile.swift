@@ -152,3 +152,88 @@ struct HintProblem: Error, Equatable {
     var reason: String
     init(_ reason: String) { self.reason = reason }
 }
+
+/// Reading a hint file in place: checks it once, then hands out its entries without copying them.
+struct HintReader {
+    /// One entry, read from the hint's bytes.
+    struct EntryView {
+        let base: UnsafeRawPointer
+        /// Byte offset of the entry in the hint.
+        let at: Int
+
+        var kind: FrameKind { FrameKind(rawValue: base.load(fromByteOffset: at, as: UInt8.self)) ?? .put }
+        var flags: FrameFlags { FrameFlags(rawValue: base.load(fromByteOffset: at + 1, as: UInt8.self)) }
+        var referenceCount: Int { Int(base.readLE(UInt32.self, at: at + 4)) }
+        var sequence: UInt64 { base.readLE(UInt64.self, at: at + 8) }
+        var id: UInt64 { base.readLE(UInt64.self, at: at + 16) }
+        var typeTag: UInt32 { base.readLE(UInt32.self, at: at + 24) }
+        var offset: UInt32 { base.readLE(UInt32.self, at: at + 28) }
+        var length: UInt32 { base.readLE(UInt32.self, at: at + 32) }
+        var nameLength: Int { Int(base.readLE(UInt32.self, at: at + 36)) }
+        var size: Int { HintFile.entrySize + referenceCount * 8 + nameLength }
+
+        func forEachReference(_ body: (UInt64) -> Void) {
+            for index in 0..<referenceCount { body(base.readLE(UInt64.self, at: at + HintFile.entrySize + index * 8)) }
+        }
+
+        var name: String? {
+            let start = at + HintFile.entrySize + referenceCount * 8
+            return String(
+                validating: UnsafeRawBufferPointer(start: base + start, count: nameLength), as: UTF8.self)
+        }
+    }
+
+    let bytes: UnsafeRawBufferPointer
+    let segmentNumber: UInt32
+    let segmentSize: UInt64
+    let entryCount: Int
+
+    /// Checks the header, the checksum and every entry's bounds and kind.
+    static func open(_ bytes: UnsafeRawBufferPointer) -> Result<HintReader, HintProblem> {
+        guard let base = bytes.baseAddress, bytes.count >= HintFile.headerSize + LogFormat.frameChecksumSize else {
+            return .failure(HintProblem("hint file truncated (\(bytes.count) bytes)"))
+        }
+        guard bytes.prefix(8).elementsEqual(HintFile.magic) else {
+            return .failure(HintProblem("not a hint file (wrong magic)"))
+        }
+        let checked = bytes.count - LogFormat.frameChecksumSize
+        guard base.readLE(UInt64.self, at: checked) == Checksum.xxh3(base, count: checked) else {
+            return .failure(HintProblem("hint checksum mismatch"))
+        }
+        guard base.readLE(UInt16.self, at: 8) == HintFile.version,
+            Int(base.readLE(UInt16.self, at: 10)) == HintFile.headerSize
+        else { return .failure(HintProblem("unsupported hint version")) }
+        let number = base.readLE(UInt64.self, at: 16)
+        let count = base.readLE(UInt64.self, at: 32)
+        guard number > 0, number <= UInt64(UInt32.max), count <= UInt64(checked / HintFile.entrySize) else {
+            return .failure(HintProblem("impossible hint header field"))
+        }
+        var cursor = HintFile.headerSize
+        for _ in 0..<count {
+            guard cursor + HintFile.entrySize <= checked,
+                FrameKind(rawValue: base.load(fromByteOffset: cursor, as: UInt8.self)) != nil
+            else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
+            let entry = EntryView(base: base, at: cursor)
+            guard entry.referenceCount <= LogStoreLimits.maxReferenceCount,
+                entry.nameLength <= LogStoreLimits.maxRootNameLength, cursor + entry.size <= checked
+            else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
+            cursor += entry.size
+        }
+        guard cursor == checked else { return .failure(HintProblem("hint has \(checked - cursor) stray bytes")) }
+        return .success(
+            HintReader(
+                bytes: bytes, segmentNumber: UInt32(number), segmentSize: base.readLE(UInt64.self, at: 24),
+                entryCount: Int(count)))
+    }
+
+    /// Calls `body` with every entry, in order.
+    func forEachEntry(_ body: (EntryView) -> Void) {
+        guard let base = bytes.baseAddress else { return }
+        var cursor = HintFile.headerSize
+        for _ in 0..<entryCount {
+            let entry = EntryView(base: base, at: cursor)
+            body(entry)
+            cursor += entry.size
+        }
+    }
+}

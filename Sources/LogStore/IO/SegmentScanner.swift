@@ -17,6 +17,8 @@ struct SegmentDamage: Equatable, Sendable {
 struct SegmentScanner {
     /// The whole segment, header included, up to the end of the file.
     let bytes: UnsafeRawBufferPointer
+    /// Check every frame's checksum (off only for the compactor, which checks what it copies).
+    var verifyChecksums = true
 
     /// The result of a scan.
     struct Outcome {
@@ -43,7 +45,7 @@ struct SegmentScanner {
         var pending: [DecodedFrame] = []
         var offset = LogFormat.segmentHeaderSize
         while offset < bytes.count {
-            switch FrameDecoder.decode(bytes, at: offset) {
+            switch FrameDecoder.decode(bytes, at: offset, verifyChecksum: verifyChecksums) {
             case .success(let frame) where outcome.sealedAt != nil:
                 // Nothing is ever written after a seal: this is damage, never a torn tail.
                 outcome.damages.append(
