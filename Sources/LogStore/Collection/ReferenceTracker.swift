@@ -20,8 +20,8 @@ struct ReferenceTracker {
     /// The writer's pending and flushing chunks: pending records' references are read from them.
     let chunks: [PendingChunk]
     private var undo: [Undo] = []
-    /// References of the objects put by this batch, by id (their entries are placeholders).
-    private var batchReferences: [UInt64: [ObjectID]] = [:]
+    /// The batch's operations: a placeholder entry's offset is the index of the put that made it.
+    private var operations: [WriteBatch.Operation] = []
     /// Incoming counts of objects that are not in the index (deleted by this batch, or never live).
     private var detached: [UInt64: Int64] = [:]
     private var deleted: Set<UInt64> = []
@@ -35,16 +35,18 @@ struct ReferenceTracker {
         self.chunks = chunks
     }
 
-    /// The placeholder entry of a put until its real location is known (segment 0 never exists).
-    static func placeholder(typeTag: UInt32) -> IndexEntry {
-        IndexEntry(segment: 0, offset: 0, length: 1, typeTag: typeTag)
+    /// The placeholder entry of a put until its real location is known (segment 0 never exists); its
+    /// offset is the index of the put in the batch.
+    static func placeholder(typeTag: UInt32, operation: Int) -> IndexEntry {
+        IndexEntry(segment: 0, offset: UInt32(truncatingIfNeeded: operation), length: 1, typeTag: typeTag)
     }
 
     mutating func apply(
         _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], to state: inout StoreState
     ) throws(LogStoreError) {
+        self.operations = operations
         do throws(LogStoreError) {
-            for operation in operations { try apply(operation, &state) }
+            for (index, operation) in operations.enumerated() { try apply(operation, at: index, &state) }
             for id in garbage { collect(id, &state) }
             try checkIntegrity(operations, state)
             collectGarbage(&state)
@@ -54,18 +56,19 @@ struct ReferenceTracker {
         }
     }
 
-    private mutating func apply(_ operation: WriteBatch.Operation, _ state: inout StoreState) throws(LogStoreError) {
+    private mutating func apply(_ operation: WriteBatch.Operation, at index: Int, _ state: inout StoreState)
+        throws(LogStoreError)
+    {
         switch operation {
         case .put(let record):
             let id = record.id.rawValue
             let old = state.index.entry(id)
             let oldReferences = old.map { references(of: $0, id: id, state) } ?? []
-            var entry = Self.placeholder(typeTag: record.typeTag)
+            var entry = Self.placeholder(typeTag: record.typeTag, operation: index)
             entry.flags = IndexEntry.pendingFlag | (record.isPinned ? IndexEntry.pinnedFlag : 0)
             entry.incoming = old?.incoming ?? UInt32(clamping: detached.removeValue(forKey: id) ?? 0)
             deleted.remove(id)
             setEntry(id, entry, &state)
-            batchReferences[id] = record.references
             touched.append(id)
             for target in record.references {
                 adjust(target.rawValue, by: 1, &state)
@@ -101,7 +104,7 @@ struct ReferenceTracker {
     private func checkIntegrity(_ operations: [WriteBatch.Operation], _ state: StoreState) throws(LogStoreError) {
         for (id, count) in detached where count > 0 {
             if deleted.contains(id) {
-                let referrer = Self.referrer(of: id, in: state, chunks: chunks, batch: batchReferences)
+                let referrer = Self.referrer(of: id, in: state, chunks: chunks, batch: operations)
                 throw LogStoreError(
                     .stillReferenced, "object \(id) cannot be deleted: \(referrer) still refers to it")
             }
@@ -147,8 +150,15 @@ struct ReferenceTracker {
     }
 
     private func references(of entry: IndexEntry, id: UInt64, _ state: StoreState) -> [ObjectID] {
-        if entry.segment == 0 { return batchReferences[id] ?? [] }
+        if entry.segment == 0 { return Self.batchReferences(of: entry, in: operations) }
         return Store.references(of: entry, segments: state.segments, chunks: chunks)
+    }
+
+    /// The references of the put a placeholder entry stands for.
+    static func batchReferences(of placeholder: IndexEntry, in operations: [WriteBatch.Operation]) -> [ObjectID] {
+        let index = Int(placeholder.offset)
+        guard index < operations.count, case .put(let record) = operations[index] else { return [] }
+        return record.references
     }
 
     private mutating func adjust(_ id: UInt64, by delta: Int64, _ state: inout StoreState) {
@@ -165,7 +175,7 @@ struct ReferenceTracker {
     private mutating func setEntry(_ id: UInt64, _ entry: IndexEntry?, _ state: inout StoreState) {
         let current = state.index.entry(id)
         undo.append(.entry(id, current))
-        if let current, !current.isPending, state.durableUndo[id] == nil, entry?.isPending ?? true {
+        if let current, !current.isPending, entry?.isPending ?? true, state.durableUndo[id] == nil {
             undo.append(.durable(id, nil))
             state.durableUndo[id] = current
         }
@@ -194,7 +204,7 @@ struct ReferenceTracker {
 
     /// A live object or root that refers to `id`, for error messages (a scan: only on the error path).
     static func referrer(
-        of id: UInt64, in state: StoreState, chunks: [PendingChunk], batch: [UInt64: [ObjectID]] = [:]
+        of id: UInt64, in state: StoreState, chunks: [PendingChunk], batch: [WriteBatch.Operation] = []
     ) -> String {
         if let name = state.logicalRoots.first(where: { $0.value.rawValue == id })?.key { return "root \"\(name)\"" }
         var found: UInt64?
@@ -202,7 +212,8 @@ struct ReferenceTracker {
             guard found == nil else { return }
             let references =
                 entry.segment == 0
-                ? (batch[referrer] ?? []) : Store.references(of: entry, segments: state.segments, chunks: chunks)
+                ? batchReferences(of: entry, in: batch)
+                : Store.references(of: entry, segments: state.segments, chunks: chunks)
             if references.contains(ObjectID(id)) { found = referrer }
         }
         return found.map { "object \($0)" } ?? "another object"

@@ -403,6 +403,7 @@ extension Store {
         if failure == nil {
             state.withLock { state in
                 for effect in work.effects { state.publish(effect) }
+                state.finishReplay()
                 for chunk in work.chunks {
                     state.segmentSizes[chunk.segment] = max(state.segmentSizes[chunk.segment] ?? 0, chunk.endOffset)
                 }

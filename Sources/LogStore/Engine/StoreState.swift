@@ -54,8 +54,9 @@ struct StoreState: Sendable {
 
     // MARK: - Replay (open) and publishing (the leader, after a batch is durable)
 
-    /// Live objects per small type tag while replaying (merged into `typeCounts` by ``finishReplay()``):
-    /// an array instead of a dictionary on the hot path of open.
+    /// Changes to the live objects per small type tag while replaying or publishing, merged into
+    /// `typeCounts` by ``finishReplay()`` (under the same lock hold): an array instead of a dictionary
+    /// on the hot paths of open and commit.
     private var replayTypeCounts = [Int](repeating: 0, count: 64)
 
     /// Applies a replayed, durable effect (open: nothing is pending).
@@ -89,12 +90,13 @@ struct StoreState: Sendable {
         }
     }
 
-    /// Merges what replay counted on the side.
+    /// Merges what replay or a published group counted on the side.
     mutating func finishReplay() {
         for (tag, count) in replayTypeCounts.enumerated() where count != 0 {
-            typeCounts[UInt32(tag), default: 0] += count
+            let total = typeCounts[UInt32(tag), default: 0] + count
+            typeCounts[UInt32(tag)] = total > 0 ? total : nil
+            replayTypeCounts[tag] = 0
         }
-        replayTypeCounts = [Int](repeating: 0, count: 64)
     }
 
     private mutating func forgetType(_ tag: UInt32) {
@@ -145,12 +147,16 @@ struct StoreState: Sendable {
     }
 
     private mutating func remember(_ entry: IndexEntry) {
-        typeCounts[entry.typeTag, default: 0] += 1
+        if entry.typeTag < 64 {
+            replayTypeCounts[Int(entry.typeTag)] += 1
+        } else {
+            typeCounts[entry.typeTag, default: 0] += 1
+        }
         liveBytes[entry.segment, default: 0] += UInt64(entry.length)
     }
 
     private mutating func forget(_ old: IndexEntry) {
-        forgetType(old.typeTag)
+        if old.typeTag < 64 { replayTypeCounts[Int(old.typeTag)] -= 1 } else { forgetType(old.typeTag) }
         liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
         deadRecords[old.segment, default: 0] += 1
     }
