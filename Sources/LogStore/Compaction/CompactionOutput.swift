@@ -20,6 +20,8 @@ final class CompactionOutput {
     private(set) var minSequence: UInt64 = .max
     /// Highest sequence number of a frame in it.
     private var maxSequence: UInt64 = 0
+    /// Tombstones and root frames copied.
+    private(set) var controlFrames = 0
     /// Bytes of frames that are not live records (header, tombstones, roots, reservation, seal).
     private(set) var retainedBytes = UInt64(LogFormat.segmentHeaderSize)
     /// Live records copied: id, the entry it had, the entry it has here.
@@ -61,7 +63,10 @@ final class CompactionOutput {
         size += UInt64(frame.length)
         minSequence = min(minSequence, frame.sequence)
         maxSequence = max(maxSequence, frame.sequence)
-        if move == nil { retainedBytes += UInt64(frame.length) }
+        if move == nil {
+            retainedBytes += UInt64(frame.length)
+            controlFrames += 1
+        }
         if let move {
             let entry = IndexEntry(
                 segment: number, offset: UInt32(offset), length: UInt32(frame.length), typeTag: move.from.typeTag)

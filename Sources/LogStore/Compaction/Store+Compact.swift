@@ -89,12 +89,18 @@ extension Store {
         var finished: [(CompactionOutput, SegmentFile)] = []
         let chosenNumbers = Set(chosen.map(\.file.number))
         let reservation = queue.withLock { ($0.reservedIDs, $0.durableSequence) }
+        let indexOnly = liveRecordsOfSegmentsWithoutControlFrames(chosenNumbers)
 
         do throws(LogStoreError) {
             for (file, size) in chosen {
                 let bytes = file.bytes(count: Int(size))
-                let frames = try committedFrames(of: file, bytes: bytes)
-                let keep = decide(frames, in: file.number, bytes: bytes, chosen: chosenNumbers, report: &report)
+                let keep: [(DecodedFrame, (id: UInt64, from: IndexEntry)?)]
+                if let records = indexOnly[file.number], let live = frames(of: records, in: bytes) {
+                    keep = live
+                } else {
+                    let frames = try committedFrames(of: file, bytes: bytes)
+                    keep = decide(frames, in: file.number, bytes: bytes, chosen: chosenNumbers, report: &report)
+                }
                 for (frame, move) in keep {
                     if outputs.last.map({ $0.size + UInt64(frame.length) > UInt64(options.segmentSize) }) ?? true {
                         if let full = outputs.last { finished.append((full, try finish(full))) }
@@ -166,6 +172,36 @@ extension Store {
                 }
             }
         }
+    }
+
+    /// The live records of the chosen segments that hold no tombstone and no root frame, found in the
+    /// index in one pass: those segments are compacted without reading their dead records.
+    private func liveRecordsOfSegmentsWithoutControlFrames(_ chosen: Set<UInt32>) -> [UInt32: [(UInt64, IndexEntry)]] {
+        state.withLock { state in
+            var live: [UInt32: [(UInt64, IndexEntry)]] = [:]
+            for number in chosen where state.controlFrames[number, default: 0] == 0 { live[number] = [] }
+            guard !live.isEmpty else { return live }
+            state.forEachDurable { id, entry in
+                if live[entry.segment] != nil { live[entry.segment]?.append((id, entry)) }
+            }
+            return live
+        }
+    }
+
+    /// The frames to copy for `records` (the live records of one segment), read by their offsets.
+    private func frames(of records: [(UInt64, IndexEntry)], in bytes: UnsafeRawBufferPointer)
+        -> [(DecodedFrame, (id: UInt64, from: IndexEntry)?)]?
+    {
+        var keep: [(DecodedFrame, (id: UInt64, from: IndexEntry)?)] = []
+        keep.reserveCapacity(records.count)
+        for (id, entry) in records.sorted(by: { $0.1.offset < $1.1.offset }) {
+            // The checksum is checked as the frame is copied.
+            guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset), verifyChecksum: false),
+                frame.id == id, frame.length == Int(entry.length)
+            else { return nil }
+            keep.append((frame, (id, entry)))
+        }
+        return keep
     }
 
     /// Every frame of a sealed segment; damage stops the pass.
@@ -270,6 +306,7 @@ extension Store {
             state.segmentSizes[output.number] = output.size
             state.liveBytes[output.number] = 0
             state.retainedBytes[output.number] = output.retainedBytes
+            state.controlFrames[output.number] = output.controlFrames
             if output.minSequence != .max { state.segmentMinSequence[output.number] = output.minSequence }
         }
         var start = 0
@@ -294,6 +331,7 @@ extension Store {
                 state.segmentMinSequence[file.number] = nil
                 state.deadRecords[file.number] = nil
                 state.retainedBytes[file.number] = nil
+                state.controlFrames[file.number] = nil
                 state.hinted.remove(file.number)
             }
         }

@@ -37,6 +37,8 @@ struct CommitQueue {
     var pendingEffects: [IndexEffect] = []
     /// Bytes of pending reservation and root frames per segment (retained, not garbage).
     var pendingRetained: [UInt32: UInt64] = [:]
+    /// Pending tombstones and root frames per segment.
+    var pendingControlFrames: [UInt32: Int] = [:]
     /// The next segment number to create, for the writer and the compactor alike.
     var nextSegmentNumber: UInt32
     /// Segment and offset where the next encoded byte goes (after everything pending).
@@ -73,12 +75,15 @@ struct CommitQueue {
         var effects: [IndexEffect]
         var lastSequence: UInt64
         var retained: [UInt32: UInt64]
+        var controlFrames: [UInt32: Int]
     }
 
     mutating func takeWork() -> Work {
         let work = Work(
-            chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1, retained: pendingRetained)
+            chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1, retained: pendingRetained,
+            controlFrames: pendingControlFrames)
         pendingRetained.removeAll()
+        pendingControlFrames.removeAll()
         flushingSegments = Set(pending.map(\.segment))
         flushingChunks = pending
         pending.removeAll()

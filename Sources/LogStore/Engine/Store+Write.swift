@@ -242,6 +242,12 @@ extension Store {
                     payload: empty, to: chunk.buffer), startingAt: start)
             queue.pendingEffects.append(.delete(id: id))
         }
+        var control = collected.count
+        for operation in operations {
+            if case .put = operation { continue }
+            control += 1
+        }
+        if control > 0 { queue.pendingControlFrames[chunk.segment, default: 0] += control }
         FrameEncoder.markCommit(in: chunk.buffer, frameStart: lastFrame.start, length: lastFrame.length)
         queue.tailOffset = chunk.endOffset
         queue.collectedByCount += collected.count - garbage.count
@@ -407,6 +413,7 @@ extension Store {
                 for chunk in work.chunks {
                     state.segmentSizes[chunk.segment] = max(state.segmentSizes[chunk.segment] ?? 0, chunk.endOffset)
                 }
+                for (segment, count) in work.controlFrames { state.controlFrames[segment, default: 0] += count }
                 for (segment, bytes) in work.retained {
                     state.retainedBytes[segment, default: UInt64(LogFormat.segmentHeaderSize)] += bytes
                 }

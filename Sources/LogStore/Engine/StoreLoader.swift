@@ -82,6 +82,9 @@ struct StoreLoader {
             } else if kind != .seal {
                 highestID = max(highestID, id)
             }
+            if kind == .delete || kind == .setRoot || kind == .removeRoot {
+                state.controlFrames[number, default: 0] += 1
+            }
             guard let effect else { return }
             if supersedes(effect, sequence: sequence) {
                 state.applyReplayed(effect)

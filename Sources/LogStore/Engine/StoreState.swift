@@ -45,6 +45,9 @@ struct StoreState: Sendable {
     /// Number of dead (superseded or deleted) put records in each segment: a segment without any
     /// cannot hold an older copy of a deleted object.
     var deadRecords: [UInt32: Int] = [:]
+    /// Tombstones and root frames in each segment: a segment without any can be compacted from the
+    /// index alone, without reading its dead records.
+    var controlFrames: [UInt32: Int] = [:]
     /// Segments that have a valid hint file.
     var hinted: Set<UInt32> = []
     /// Durable live objects per type tag, and in all.
