@@ -21,9 +21,9 @@ struct Compact: ParsableCommand {
             command counts those it frees itself. Progress is a bar on a terminal and a line per 10% \
             otherwise (on standard error, and only on a terminal, with --json).
 
-            The active segment, the one being written, is never compacted. The store goes on writing to \
-            its newest segment while that is smaller than the segment size, so with a --segment-size below \
-            the newest segment's size that segment is sealed and compacted too.
+            When the segment being written holds garbage, it is sealed first and compacted too (the next \
+            write starts a new segment). Hint files are written for every sealed segment that has none, so \
+            the next open rebuilds the index from them.
             """
     )
 
@@ -64,6 +64,7 @@ struct Compact: ParsableCommand {
             display.update(done: progress.bytesDone, total: progress.bytesTotal)
         }
         display.finish()
+        try opened.writeHints()
         let after = try opened.statistics()
         try opened.close()
         let elapsed = ContinuousClock.now - started
@@ -88,7 +89,7 @@ struct Compact: ParsableCommand {
         if summary.activeSegmentGarbageBytes > 0 {
             print(
                 "note: the active segment holds \(formatBytes(summary.activeSegmentGarbageBytes)) of garbage, "
-                    + "compacted once it is sealed (see --segment-size)")
+                    + "left because writing goes on in it")
         }
         print(
             "segments: \(summary.segmentsBefore) -> \(summary.segmentsAfter) "

@@ -193,7 +193,7 @@ do {
     let start = nanoseconds()
     try fillStore(store, count: largeObjects)
     line("filled \(largeObjects) objects", String(format: "%.1f s", seconds(since: start)))
-    try store.compact()  // writes the hint files of the sealed segments
+    try store.writeHints()
     try store.close()
     func timeOpen() throws -> (Double, Int) {
         var times: [Double] = []

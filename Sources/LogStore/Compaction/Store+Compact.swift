@@ -78,7 +78,6 @@ extension Store {
         var report = CompactionReport()
         let chosen = chooseSegments(garbageRatio: garbageRatio, report: &report)
         guard !chosen.isEmpty else {
-            try writeMissingHints()
             report.segmentsAfter = report.segmentsBefore
             report.bytesAfter = report.bytesBefore
             return report
@@ -138,7 +137,9 @@ extension Store {
 
         for (output, file) in finished { switchIndex(to: output, file: file) }
         try removeSegments(chosen.map(\.file))
-        try writeMissingHints()
+        for (output, file) in finished where try writeHint(for: file, size: output.size) {
+            state.withLock { _ = $0.hinted.insert(output.number) }
+        }
         report.segmentsCompacted = chosen.count
         let after = try statistics()
         report.segmentsAfter = after.segments.count

@@ -7,6 +7,15 @@
 /// Hint files: written for every sealed segment (by the compactor thread, and for compaction outputs
 /// as they are made), used by open instead of scanning, deleted with their segment.
 extension Store {
+    /// Writes the hint file of every sealed segment that has none yet, now (the background compactor
+    /// does it too), so the next open rebuilds the index from hints instead of scanning.
+    /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, or `ioError`.
+    public func writeHints() throws(LogStoreError) {
+        guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
+        try checkOpen()
+        try writeMissingHints()
+    }
+
     /// Writes the hint file of every sealed segment that has none yet.
     /// - throws: ``LogStoreError`` with code `ioError` when one cannot be written.
     func writeMissingHints() throws(LogStoreError) {
