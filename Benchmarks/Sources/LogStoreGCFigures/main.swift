@@ -12,6 +12,8 @@ func option(_ name: String, _ fallback: Int) -> Int {
 }
 let objects = option("--objects", 1_000_000)
 let largeObjects = option("--large", 10_000_000)
+/// `--only-open`: just the open figures (section 4).
+let onlyOpen = arguments.contains("--only-open")
 
 func seconds(since start: UInt64) -> Double { Double(nanoseconds() - start) / 1e9 }
 func megabytes(_ bytes: UInt64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
@@ -95,7 +97,7 @@ print("LogStore compaction and GC figures — \(ProcessInfo.processInfo.activePr
 print(String(repeating: "-", count: 100))
 
 // 1. Overwrite every object five times, then compact.
-do {
+if !onlyOpen {
     let directory = TemporaryDirectory(prefix: "logstore-gc-overwrite")
     defer { directory.remove() }
     let store = try Store.open(at: directory.child("store"), options: options)
@@ -147,7 +149,7 @@ do {
 }
 
 // 3. Mark-sweep over a graph of unpinned objects reachable from one root.
-do {
+if !onlyOpen {
     let directory = TemporaryDirectory(prefix: "logstore-gc-marksweep")
     defer { directory.remove() }
     let store = try Store.open(at: directory.child("store"), options: options)

@@ -61,6 +61,10 @@ struct StoreState: Sendable {
     /// `typeCounts` by ``finishReplay()`` (under the same lock hold): an array instead of a dictionary
     /// on the hot paths of open and commit.
     private var replayTypeCounts = [Int](repeating: 0, count: 64)
+    /// Live bytes added to the segment being replayed, kept aside until ``finishReplay()`` or the
+    /// next segment (a dictionary update per record costs more than the rest of replaying it).
+    private var replaySegment: UInt32 = 0
+    private var replaySegmentBytes: UInt64 = 0
 
     /// Applies a replayed, durable effect (open: nothing is pending).
     mutating func applyReplayed(_ effect: IndexEffect) {
@@ -69,6 +73,7 @@ struct StoreState: Sendable {
             let old = index.set(id, entry)
             if let old {
                 if old.typeTag < 64 { replayTypeCounts[Int(old.typeTag)] -= 1 } else { forgetType(old.typeTag) }
+                if old.segment == replaySegment { flushReplayBytes() }
                 liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
                 deadRecords[old.segment, default: 0] += 1
             } else {
@@ -79,10 +84,15 @@ struct StoreState: Sendable {
             } else {
                 typeCounts[entry.typeTag, default: 0] += 1
             }
-            liveBytes[entry.segment, default: 0] += UInt64(entry.length)
+            if entry.segment != replaySegment {
+                flushReplayBytes()
+                replaySegment = entry.segment
+            }
+            replaySegmentBytes += UInt64(entry.length)
         case .delete(let id):
             if let old = index.remove(id) {
                 if old.typeTag < 64 { replayTypeCounts[Int(old.typeTag)] -= 1 } else { forgetType(old.typeTag) }
+                if old.segment == replaySegment { flushReplayBytes() }
                 liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
                 deadRecords[old.segment, default: 0] += 1
                 liveCount -= 1
@@ -93,8 +103,14 @@ struct StoreState: Sendable {
         }
     }
 
+    private mutating func flushReplayBytes() {
+        if replaySegmentBytes > 0 { liveBytes[replaySegment, default: 0] += replaySegmentBytes }
+        replaySegmentBytes = 0
+    }
+
     /// Merges what replay or a published group counted on the side.
     mutating func finishReplay() {
+        flushReplayBytes()
         for (tag, count) in replayTypeCounts.enumerated() where count != 0 {
             let total = typeCounts[UInt32(tag), default: 0] + count
             typeCounts[UInt32(tag)] = total > 0 ? total : nil
