@@ -50,6 +50,9 @@ struct CommitQueue {
     var activeSize: UInt64
     /// Whether a leader is writing now.
     var flushing = false
+    /// Committers inside `commit` that have not queued their batch yet: a new leader gives them a
+    /// moment, so one sync serves them too instead of the next one.
+    var arriving = 0
     /// The segments the leader is writing now (the compactor leaves them alone).
     var flushingSegments: Set<UInt32> = []
     /// The chunks the leader is writing now (pending records' references are read from them).
@@ -89,6 +92,21 @@ struct CommitQueue {
         pending.removeAll()
         pendingEffects.removeAll()
         return work
+    }
+
+    /// Adds to a leader's work what was queued since it took it (the leader still holds `flushing`).
+    mutating func takeMore(_ work: Work) -> Work {
+        guard !pending.isEmpty else { return work }
+        let more = takeWork()
+        var merged = work
+        merged.chunks += more.chunks
+        merged.effects += more.effects
+        merged.lastSequence = more.lastSequence
+        for (segment, bytes) in more.retained { merged.retained[segment, default: 0] += bytes }
+        for (segment, count) in more.controlFrames { merged.controlFrames[segment, default: 0] += count }
+        flushingSegments.formUnion(work.chunks.map(\.segment))
+        flushingChunks = merged.chunks
+        return merged
     }
 
     mutating func buffer() -> WriteBuffer { spareBuffers.popLast() ?? WriteBuffer() }

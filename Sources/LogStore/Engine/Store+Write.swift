@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Writing: ids, puts, deletes, roots and atomic batches, through one group-commit pipeline.
 ///
 /// A committer validates its batch, encodes it into the shared pending buffer under the queue lock,
@@ -108,9 +114,14 @@ extension Store {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkOpen()
         guard !operations.isEmpty else { return }
+        queue.withLock { $0.arriving += 1 }
+        var arrived = false
+        defer { if !arrived { queue.withLock { $0.arriving -= 1 } } }
         let allocated = nextID.withLock { $0 }
         try validate(operations, allocatedBelow: allocated)
         let ticket = try queue.withLock { queue throws(LogStoreError) -> UInt64 in
+            queue.arriving -= 1
+            arrived = true
             guard !queue.closed else { throw LogStoreError(.closed, "the store is closed", file: directory) }
             if let failure = queue.failure {
                 throw LogStoreError(
@@ -362,7 +373,14 @@ extension Store {
                 throw LogStoreError(
                     .storeFailed, "the write failed and was not acknowledged; reopen the store", file: directory,
                     underlying: failure)
-            case .lead(let work, let active, let size):
+            case .lead(var work, let active, let size):
+                // Committers that are still encoding their batches join this group if they are quick.
+                var waits = 0
+                while waits < 20, queue.withLock({ $0.arriving > 0 }) {
+                    sched_yield()
+                    waits += 1
+                }
+                if waits > 0 { work = queue.withLock { $0.takeMore(work) } }
                 flush(work, active: active, size: size)
             }
         }
