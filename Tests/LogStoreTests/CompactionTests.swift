@@ -209,15 +209,8 @@ import Testing
                 }
             }
         }
-        let start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(30),
-            ContinuousClock.now - start < .seconds(2) || passes.load(ordering: .relaxed) < 20
-                || reads.load(ordering: .relaxed) < 1000
-        {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        stop.store(true, ordering: .relaxed)
-        group.join()
+        group.run(
+            until: { passes.load(ordering: .relaxed) >= 20 && reads.load(ordering: .relaxed) >= 1000 }, thenStop: stop)
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
         #expect(passes.load(ordering: .relaxed) >= 20)
         try store.close()

@@ -88,16 +88,8 @@ import Testing
                 }
             }
         }
-        // At least 2 s, and until both sides did real work (at most 30 s on a busy machine).
-        let start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(30),
-            ContinuousClock.now - start < .seconds(2) || reads.load(ordering: .relaxed) < 1000
-                || batches.load(ordering: .relaxed) < 50
-        {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        stop.store(true, ordering: .relaxed)
-        group.join()
+        group.run(
+            until: { reads.load(ordering: .relaxed) >= 1000 && batches.load(ordering: .relaxed) >= 50 }, thenStop: stop)
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
         #expect(reads.load(ordering: .relaxed) >= 1000)
         #expect(batches.load(ordering: .relaxed) >= 50)

@@ -294,14 +294,7 @@ import Testing
                 }
             }
         }
-        let start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(30),
-            ContinuousClock.now - start < .seconds(2) || passes.load(ordering: .relaxed) < 20
-        {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        stop.store(true, ordering: .relaxed)
-        group.join()
+        group.run(until: { passes.load(ordering: .relaxed) >= 20 }, thenStop: stop)
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
         #expect(store.auditReferenceCounts().isEmpty)
         try store.collectGarbage()

@@ -21,4 +21,15 @@ final class ThreadGroup: Sendable {
     func join() {
         while running.load(ordering: .acquiring) > 0 { Thread.sleep(forTimeInterval: 0.005) }
     }
+
+    /// Lets the threads run at least 2 s and until `done` says they made enough progress (at most 30 s
+    /// on a busy machine), then raises `stop` and joins them.
+    func run(until done: () -> Bool, thenStop stop: borrowing Atomic<Bool>) {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(30), ContinuousClock.now - start < .seconds(2) || !done() {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        stop.store(true, ordering: .relaxed)
+        join()
+    }
 }
