@@ -87,7 +87,7 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`.
     public func reachableObjectCount() throws(LogStoreError) -> Int {
         try checkOpen()
-        return takeSnapshot(recordingChanges: false).mark().reduce(0) { $0 + ($1 ? 1 : 0) }
+        return takeSnapshot(recordingChanges: false).reachableCount()
     }
 
     /// Copies what tracing needs, at one log position: every live object's references (pending ones
@@ -102,21 +102,7 @@ extension Store {
         queue.withLock { queue in
             if recordingChanges { queue.markSweepTouched = [] }
             let chunks = queue.pending + queue.flushingChunks
-            return state.withLock { state in
-                var snapshot = GraphSnapshot(segments: state.segments)
-                snapshot.ids.reserveCapacity(state.index.count)
-                state.index.forEachLive { id, entry in
-                    snapshot.ids.append(id)
-                    snapshot.entries.append(entry)
-                    if entry.isPinned { snapshot.roots.append(id) }
-                    if entry.isPending {
-                        snapshot.pendingReferences[id] = Store.references(
-                            of: entry, segments: state.segments, chunks: chunks)
-                    }
-                }
-                snapshot.roots.append(contentsOf: state.logicalRoots.values.map(\.rawValue))
-                return snapshot
-            }
+            return state.withLock { GraphSnapshot(of: $0, chunks: chunks) }
         }
     }
 }
@@ -134,7 +120,25 @@ struct GraphSnapshot: Sendable {
     private var positions: [Int32] = []
     private var first: UInt64 = 0
 
-    init(segments: [UInt32: SegmentFile]) { self.segments = segments }
+    /// Copies the logical graph of `state` (call with the state locked; pending records' references
+    /// are read from the writer's `chunks`). Call ``indexPositions()`` before tracing.
+    init(of state: StoreState, chunks: [PendingChunk]) {
+        segments = state.segments
+        ids.reserveCapacity(state.index.count)
+        entries.reserveCapacity(state.index.count)
+        state.index.forEachLive { id, entry in
+            ids.append(id)
+            entries.append(entry)
+            if entry.isPinned { roots.append(id) }
+            if entry.isPending {
+                pendingReferences[id] = Store.references(of: entry, segments: state.segments, chunks: chunks)
+            }
+        }
+        roots.append(contentsOf: state.logicalRoots.values.map(\.rawValue))
+    }
+
+    /// Number of live objects reachable from the roots.
+    func reachableCount() -> Int { mark().reduce(0) { $0 + ($1 ? 1 : 0) } }
 
     /// Builds the dense position table when ids are dense enough (call once `ids` is complete).
     mutating func indexPositions() {

@@ -264,18 +264,6 @@ struct StoreState: Sendable {
         for target in targets { index.addIncoming(target) }
     }
 
-    /// Objects reachable from the named roots and the pinned objects (nothing may be pending).
-    func reachableCount() -> Int {
-        var marked = Set<UInt64>()
-        var work = Array(roots.values.map(\.rawValue))
-        index.forEachLive { id, entry in if entry.isPinned { work.append(id) } }
-        while let id = work.popLast() {
-            guard let entry = index.entry(id), marked.insert(id).inserted else { continue }
-            for target in references(of: entry) where !marked.contains(target.rawValue) { work.append(target.rawValue) }
-        }
-        return marked.count
-    }
-
     /// The sequence number of the frame an index entry points at.
     func sequence(of entry: IndexEntry) -> UInt64? {
         guard let file = segments[entry.segment], Int(entry.offset) + 16 <= file.mappedLength else { return nil }

@@ -70,7 +70,9 @@ extension Store {
                     file: directory, offset: nil, message: "root \"\(name)\" points at object \(id), which is not live")
             )
         }
-        let unreachable = state.index.count - loaded.state.reachableCount()
+        var graph = GraphSnapshot(of: loaded.state, chunks: [])
+        graph.indexPositions()
+        let unreachable = state.index.count - graph.reachableCount()
         if unreachable > 0 {
             report.notes.append("\(unreachable) unreachable object(s) await the next mark-sweep pass")
         }
