@@ -29,7 +29,7 @@ let package = Package(
         ),
         .target(
             name: "LogStoreObjects",
-            dependencies: ["LogStore"]
+            dependencies: ["LogStore", "CXXHash"]
         ),
         .executableTarget(
             name: "logstore-tool",
@@ -37,6 +37,10 @@ let package = Package(
                 "LogStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .testTarget(
+            name: "LogStoreObjectsTests",
+            dependencies: ["LogStoreObjects", "LogStore"]
         ),
         .testTarget(
             name: "LogStoreTests",

@@ -8,12 +8,12 @@
 ///
 /// `@unchecked Sendable`: `state` is only touched inside `withLock` and `waitUntil`, both of which hold
 /// `mutex` for the whole access; a waiter's access to `state` ends before `pthread_cond_wait` releases it.
-final class ConditionLock<State>: @unchecked Sendable {
+package final class ConditionLock<State>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var state: State
 
-    init(_ state: State) {
+    package init(_ state: State) {
         self.state = state
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
@@ -27,7 +27,9 @@ final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Runs `body` with the state, holding the lock.
-    func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)

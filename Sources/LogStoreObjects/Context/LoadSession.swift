@@ -1,0 +1,168 @@
+import CXXHash
+import LogStore
+
+/// One load of an object and everything it references eagerly.
+///
+/// The graph is walked iteratively (no recursion, so long chains cannot exhaust the stack): a record's
+/// eager references are loaded before the record itself is decoded, so a plain reference field finds its
+/// target in the cache. A reference that closes a cycle points at an object still being loaded; wrapper
+/// fields (``ObjectRef``, ``ObjectList``) are filled in when the load finishes, plain fields report
+/// `cyclicReference`.
+final class LoadSession {
+    private(set) weak var context: ObjectContext?
+    private let registry: TypeRegistry
+    private let objectStore: ObjectStore
+    private(set) var keys: KeyCatalog.Snapshot
+    /// Objects whose records were read but not decoded yet.
+    private var inProgress: Set<ObjectID> = []
+    /// Everything decoded in this session, held until it finishes.
+    private var loaded: [any PersistentObject] = []
+    private(set) var loadedIDs: [ObjectID] = []
+    /// Wrapper fields to fill in at the end, with the ids they wait for.
+    private var fixups: [(ObjectID, (any PersistentObject) throws(ObjectStoreError) -> Void)] = []
+
+    private struct Pending {
+        let record: Record
+        let type: RegisteredType
+        let eagerCount: Int
+        var next = 0
+    }
+
+    init(_ context: ObjectContext) {
+        self.context = context
+        self.registry = context.registry
+        self.objectStore = context.objectStore
+        self.keys = context.objectStore.catalog.snapshot()
+    }
+
+    func refreshKeys() -> KeyCatalog.Snapshot {
+        keys = objectStore.catalog.snapshot()
+        return keys
+    }
+
+    /// Loads `id` and its eager references; nil when `id` is not live.
+    func load(_ id: ObjectID) throws(ObjectStoreError) -> (any PersistentObject)? {
+        guard let context else { return nil }
+        if let object = context.cachedObject(id) { return object }
+        if inProgress.contains(id) { return nil }
+        var stack: [Pending] = []
+        guard let first = try read(id) else { return nil }
+        stack.append(first)
+        var result: (any PersistentObject)?
+        while !stack.isEmpty {
+            let top = stack.count - 1
+            if stack[top].next < stack[top].eagerCount {
+                let child = stack[top].record.references[stack[top].next]
+                stack[top].next += 1
+                if context.cachedObject(child) != nil || inProgress.contains(child) { continue }
+                if let pending = try read(child) { stack.append(pending) }
+                continue
+            }
+            let pending = stack.removeLast()
+            let object = try decode(pending, in: context)
+            if stack.isEmpty { result = object }
+        }
+        return result
+    }
+
+    /// Reads `id`'s record and marks it in progress; nil when it is not live.
+    private func read(_ id: ObjectID) throws(ObjectStoreError) -> Pending? {
+        let record: Record?
+        do {
+            record = try objectStore.store.get(id)
+        } catch {
+            throw ObjectStoreError(error)
+        }
+        guard let record else { return nil }
+        guard let type = registry.type(forTag: record.typeTag) else {
+            let name = objectStore.typeName(forTag: record.typeTag)
+            throw ObjectStoreError(
+                .unregisteredType,
+                name.map { "type \"\($0)\" is not registered with the ObjectStore" }
+                    ?? "type tag \(record.typeTag) names no registered type (and no stored type name)",
+                typeName: name, objectID: id)
+        }
+        inProgress.insert(id)
+        return Pending(record: record, type: type, eagerCount: try eagerCount(of: record, type: type))
+    }
+
+    private func eagerCount(of record: Record, type: RegisteredType) throws(ObjectStoreError) -> Int {
+        guard let version = record.payload.first else {
+            throw ObjectStoreError(.corruptPayload, "empty payload", typeName: type.name, objectID: record.id)
+        }
+        if version != ObjectFormat.versionWithLazy { return record.references.count }
+        var reader = ByteReader(record.payload, objectID: record.id, typeName: type.name)
+        reader.offset = 1
+        return min(try reader.readCount(), record.references.count)
+    }
+
+    private func decode(_ pending: Pending, in context: ObjectContext) throws(ObjectStoreError) -> any PersistentObject
+    {
+        let record = pending.record
+        let decoder = try PayloadDecoder(
+            payload: record.payload, references: record.references, objectID: record.id, type: pending.type,
+            session: self)
+        let object = try decoder.decodeObject()
+        context.cache.insert(
+            object, id: record.id, storedHash: ContentHash.of(record), pinned: record.isPinned)
+        inProgress.remove(record.id)
+        loaded.append(object)
+        loadedIDs.append(record.id)
+        return object
+    }
+
+    /// The object a plain reference field names: from the cache, or loaded now; nil when it is still being
+    /// loaded (a cycle).
+    /// - throws: `danglingReference` naming the field when `id` is not live.
+    func resolve(_ id: ObjectID, referencedBy decoder: PayloadDecoder, path: @autoclosure () -> [any CodingKey])
+        throws(ObjectStoreError) -> (any PersistentObject)?
+    {
+        if let object = context?.cachedObject(id) { return object }
+        if inProgress.contains(id) { return nil }
+        guard let object = try load(id) else { throw dangling(id, decoder, path()) }
+        return object
+    }
+
+    /// Calls `fill` with the object `id` now, or when this load finishes if `id` is still being loaded.
+    func resolveLater(
+        _ id: ObjectID, referencedBy decoder: PayloadDecoder, path: [any CodingKey],
+        _ fill: @escaping (any PersistentObject) throws(ObjectStoreError) -> Void
+    ) throws(ObjectStoreError) {
+        if let object = try resolve(id, referencedBy: decoder, path: path) {
+            try fill(object)
+        } else {
+            fixups.append((id, fill))
+        }
+    }
+
+    /// Fills in the wrapper fields that waited for objects of a cycle.
+    func finish() throws(ObjectStoreError) {
+        for (id, fill) in fixups {
+            guard let object = context?.cachedObject(id) else {
+                throw ObjectStoreError(.danglingReference, "object \(id) did not load", objectID: id)
+            }
+            try fill(object)
+        }
+        fixups.removeAll()
+    }
+
+    private func dangling(_ id: ObjectID, _ decoder: PayloadDecoder, _ path: [any CodingKey]) -> ObjectStoreError {
+        ObjectStoreError(
+            .danglingReference, "referenced object \(id) no longer exists (deleted or collected)",
+            typeName: decoder.type.name, field: CodingPath.describe(path), objectID: decoder.objectID)
+    }
+}
+
+/// The hash a context compares to tell whether an object changed since it was stored.
+enum ContentHash {
+    static func of(_ record: Record) -> UInt64 {
+        of(typeTag: record.typeTag, pinned: record.isPinned, references: record.references, payload: record.payload)
+    }
+
+    /// XXH3-64 of the payload, seeded with type and pin, chained over the reference ids.
+    static func of(typeTag: UInt32, pinned: Bool, references: [ObjectID], payload: [UInt8]) -> UInt64 {
+        let seed = UInt64(typeTag) << 1 | (pinned ? 1 : 0)
+        let payloadHash = payload.withUnsafeBytes { XXH3_64bits_withSeed($0.baseAddress, $0.count, seed) }
+        return references.withUnsafeBytes { XXH3_64bits_withSeed($0.baseAddress, $0.count, payloadHash) }
+    }
+}

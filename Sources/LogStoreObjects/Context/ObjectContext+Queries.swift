@@ -1,0 +1,86 @@
+import LogStore
+
+extension ObjectContext {
+    /// The ids of the stored objects of class `type` (and its subclasses, unless
+    /// `includingSubclasses` is false), from the index alone, in id order.
+    /// - throws: ``ObjectStoreError`` `store`.
+    public func ids<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [ObjectID] {
+        var ids: [ObjectID] = []
+        do {
+            for tag in registry.tags(matching: type, includingSubclasses: includingSubclasses) {
+                ids += try store.ids(ofType: tag)
+            }
+        } catch {
+            throw ObjectStoreError(error)
+        }
+        return ids.sorted()
+    }
+
+    /// The stored objects of class `type` (and its subclasses, unless `includingSubclasses` is false).
+    /// - throws: what ``object(id:as:)`` throws.
+    public func objects<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [T] {
+        var objects: [T] = []
+        for id in try ids(of: type, includingSubclasses: includingSubclasses) {
+            if let object = try object(id: id, as: type) { objects.append(object) }
+        }
+        return objects
+    }
+
+    /// How many objects of class `type` are stored (subclasses included unless `includingSubclasses` is
+    /// false), from the index alone.
+    /// - throws: ``ObjectStoreError`` `store`.
+    public func count<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> Int {
+        do {
+            var count = 0
+            for tag in registry.tags(matching: type, includingSubclasses: includingSubclasses) {
+                count += try store.count(ofType: tag)
+            }
+            return count
+        } catch {
+            throw ObjectStoreError(error)
+        }
+    }
+
+    /// How many persistent objects are stored, of every type.
+    /// - throws: ``ObjectStoreError`` `store`.
+    public func count() throws(ObjectStoreError) -> Int {
+        do {
+            return try store.count() - store.count(ofType: TypeNames.keyRecordTag)
+        } catch {
+            throw ObjectStoreError(error)
+        }
+    }
+
+    /// Deletes every stored object of class `type` (subclasses included unless `includingSubclasses` is
+    /// false) on the next save. The save fails (engine `stillReferenced`) when an object that is not
+    /// deleted still references one of them.
+    /// - throws: ``ObjectStoreError`` `store`.
+    public func deleteAll<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) {
+        for id in try ids(of: type, includingSubclasses: includingSubclasses) { markDeleted(id) }
+    }
+
+    /// Deletes every stored object and removes every named root, on the next save.
+    /// - throws: ``ObjectStoreError`` `store`.
+    public func removeAll() throws(ObjectStoreError) {
+        do {
+            for name in try store.roots().keys.sorted() { pendingRoots.append((name, nil)) }
+            for id in try store.ids() {
+                guard let header = try store.header(of: id), header.typeTag != TypeNames.keyRecordTag else {
+                    continue
+                }
+                markDeleted(id)
+            }
+        } catch {
+            throw ObjectStoreError(error)
+        }
+        for (id, entry) in cache.entries where entry.storedHash == nil {
+            cache.remove(id)
+            strongHolds[id] = nil
+        }
+    }
+
+    func markDeleted(_ id: ObjectID) {
+        strongHolds[id] = nil
+        pendingDeletes.insert(id)
+    }
+}

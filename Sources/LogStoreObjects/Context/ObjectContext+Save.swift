@@ -1,0 +1,162 @@
+import LogStore
+
+extension ObjectContext {
+    /// Writes every new or changed object this context holds (and every new object they reach), root
+    /// changes and deletes, in one atomic batch.
+    ///
+    /// An object is written when its encoding differs from its stored record (a hash is compared), so
+    /// unchanged objects cost an encoding but no write. Objects reached only through references are stored
+    /// unpinned: when nothing live references them any more, the collector removes them.
+    /// - throws: ``ObjectStoreError`` `transactionState` inside a transaction (use ``commit()``),
+    ///   `encodingFailed`, `unregisteredClass`, `deletedObject` (a saved object references a deleted one),
+    ///   or `store` (e.g. the engine's `stillReferenced` for a delete). Nothing is written then.
+    /// - returns: what was written.
+    @discardableResult
+    public func save() throws(ObjectStoreError) -> SaveReport {
+        guard transactionStart == nil else {
+            throw ObjectStoreError(.transactionState, "save() inside a transaction; call commit()")
+        }
+        return try writeChanges()
+    }
+
+    /// Encodes, compares and writes; on success updates what the cache knows of the stored records.
+    func writeChanges() throws(ObjectStoreError) -> SaveReport {
+        let session = SaveSession(self)
+        for (id, object) in cache.liveObjects where !pendingDeletes.contains(id) {
+            session.enqueue(id, object)
+        }
+        try session.encodeAll()
+        try session.rewriteReferencedButGone()
+        var batch = WriteBatch()
+        for record in session.records { batch.put(record) }
+        for (name, id) in pendingRoots {
+            if let id { batch.setRoot(name, to: id) } else { batch.removeRoot(name) }
+        }
+        for id in pendingDeletes.sorted() { batch.delete(id) }
+        let keyRecord = objectStore.catalog.pendingRecord()
+        if let keyRecord {
+            batch.put(
+                Record(
+                    id: store.newID(), typeTag: TypeNames.keyRecordTag, payload: keyRecord.payload, isPinned: true))
+        }
+        if !batch.isEmpty {
+            do {
+                try store.write(batch)
+            } catch {
+                throw ObjectStoreError(error)
+            }
+        }
+        let report = SaveReport(
+            written: session.records.count, unchanged: session.unchangedCount, deleted: pendingDeletes.count,
+            rootChanges: pendingRoots.count)
+        if let keyRecord { objectStore.catalog.markCommitted(keyRecord.numbers) }
+        for (id, hash) in session.writtenHashes { cache.update(id) { $0.storedHash = hash } }
+        for id in pendingDeletes { cache.remove(id) }
+        pendingDeletes.removeAll()
+        pendingRoots.removeAll()
+        strongHolds.removeAll()
+        return report
+    }
+}
+
+/// What one ``ObjectContext/save()`` (or ``ObjectContext/commit()``) wrote.
+public struct SaveReport: Sendable, Equatable {
+    /// Objects written (new or changed).
+    public var written: Int
+    /// Objects encoded and found equal to their stored records (not written).
+    public var unchanged: Int
+    /// Objects deleted.
+    public var deleted: Int
+    /// Named roots set or removed.
+    public var rootChanges: Int
+}
+
+/// The objects one save encodes, and the records it writes.
+final class SaveSession {
+    private unowned let context: ObjectContext
+    private var queue: [(ObjectID, any PersistentObject)] = []
+    private var queued: Set<ObjectID> = []
+    private(set) var records: [Record] = []
+    private(set) var writtenHashes: [(ObjectID, UInt64)] = []
+    private var written: Set<ObjectID> = []
+    /// Stored objects that were not rewritten, with their encodings' references (checked for liveness).
+    private var unchanged: [ObjectID: Record] = [:]
+    private var announcedTypes: Set<UInt32> = []
+    var unchangedCount: Int { unchanged.count }
+    private lazy var encoder = PayloadEncoder(catalog: context.objectStore.catalog) {
+        [unowned self] object throws(ObjectStoreError) in
+        let id = try self.context.assignID(object, pinned: false)
+        self.enqueue(id, object)
+        return id
+    }
+
+    init(_ context: ObjectContext) {
+        self.context = context
+    }
+
+    func enqueue(_ id: ObjectID, _ object: any PersistentObject) {
+        if queued.insert(id).inserted { queue.append((id, object)) }
+    }
+
+    /// Encodes every queued object (the queue grows as new referenced objects are found); keeps the records
+    /// that differ from what is stored.
+    func encodeAll() throws(ObjectStoreError) {
+        var index = 0
+        while index < queue.count {
+            let (id, object) = queue[index]
+            index += 1
+            guard let registered = context.registry.type(of: object) else {
+                throw ObjectStoreError(
+                    .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
+                    typeName: "\(type(of: object))", objectID: id)
+            }
+            if announcedTypes.insert(registered.tag).inserted {
+                _ = context.objectStore.catalog.number(for: TypeNames.catalogTypePrefix + registered.name)
+            }
+            let (payload, references) = try encoder.encode(object, typeName: registered.name)
+            let entry = context.cache.entry(id)
+            let pinned = entry?.pinned ?? false
+            let hash = ContentHash.of(typeTag: registered.tag, pinned: pinned, references: references, payload: payload)
+            let record = Record(
+                id: id, typeTag: registered.tag, references: references, payload: payload, isPinned: pinned)
+            if entry?.storedHash == hash {
+                unchanged[id] = record
+            } else {
+                append(record, hash: hash)
+            }
+        }
+    }
+
+    private func append(_ record: Record, hash: UInt64) {
+        records.append(record)
+        writtenHashes.append((record.id, hash))
+        written.insert(record.id)
+    }
+
+    /// A record this save writes may reference an unchanged object that is no longer stored (the collector
+    /// took it after an earlier save dropped its last reference); such objects are written again.
+    func rewriteReferencedButGone() throws(ObjectStoreError) {
+        for (_, id) in context.pendingRoots {
+            if let id { try rewriteIfGone(id) }
+        }
+        var index = 0
+        while index < records.count {
+            for reference in records[index].references { try rewriteIfGone(reference) }
+            index += 1
+        }
+    }
+
+    private func rewriteIfGone(_ id: ObjectID) throws(ObjectStoreError) {
+        guard !written.contains(id), let record = unchanged[id] else { return }
+        let live: Bool
+        do {
+            live = try context.store.contains(id)
+        } catch {
+            throw ObjectStoreError(error)
+        }
+        if !live {
+            unchanged[id] = nil
+            append(record, hash: ContentHash.of(record))
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import LogStore
+
+extension ObjectContext {
+    /// Whether a transaction is open.
+    public var inTransaction: Bool { transactionStart != nil }
+
+    /// Opens a transaction: nothing is written until ``commit()``, and ``rollback()`` undoes the
+    /// transaction's work in this context.
+    /// - throws: ``ObjectStoreError`` `transactionState` when one is already open.
+    public func begin() throws(ObjectStoreError) {
+        guard transactionStart == nil else {
+            throw ObjectStoreError(.transactionState, "a transaction is already open")
+        }
+        transactionStart = (pendingRoots, pendingDeletes)
+    }
+
+    /// Writes everything the transaction changed (and any change made before it) in one atomic batch and
+    /// closes the transaction. When the write fails the transaction stays open: fix and commit again, or
+    /// roll back.
+    /// - throws: ``ObjectStoreError`` `transactionState` without an open transaction, and what
+    ///   ``save()`` throws.
+    /// - returns: what was written.
+    @discardableResult
+    public func commit() throws(ObjectStoreError) -> SaveReport {
+        guard transactionStart != nil else { throw ObjectStoreError(.transactionState, "no transaction is open") }
+        let report = try writeChanges()
+        transactionStart = nil
+        return report
+    }
+
+    /// Closes the transaction without writing: root changes and deletes made in it are forgotten, new
+    /// objects are dropped from the context, and every object whose fields differ from its stored record
+    /// is dropped from the identity cache (loading its id again gives a fresh instance with the stored
+    /// values; instances you still hold are detached).
+    /// - throws: ``ObjectStoreError`` `transactionState` without an open transaction.
+    public func rollback() throws(ObjectStoreError) {
+        guard let start = transactionStart else { throw ObjectStoreError(.transactionState, "no transaction is open") }
+        pendingRoots = start.roots
+        pendingDeletes = start.deletes
+        let encoder = PayloadEncoder(catalog: objectStore.catalog) { [unowned self] object in
+            self.cache.id(of: object) ?? ObjectID(0)
+        }
+        for (id, object) in cache.liveObjects {
+            guard let entry = cache.entry(id), let storedHash = entry.storedHash,
+                let registered = registry.type(of: object)
+            else {
+                forget(id)
+                continue
+            }
+            let encoded = try? encoder.encode(object, typeName: registered.name)
+            let hash = encoded.map {
+                ContentHash.of(
+                    typeTag: registered.tag, pinned: entry.pinned, references: $0.references, payload: $0.payload)
+            }
+            if hash != storedHash { forget(id) }
+        }
+        for (id, entry) in cache.entries where entry.storedHash == nil { forget(id) }
+        transactionStart = nil
+    }
+
+    private func forget(_ id: ObjectID) {
+        cache.remove(id)
+        strongHolds[id] = nil
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it (or the commit) throws,
+    /// and rethrows.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// try context.transaction {
+    ///     try context.put(alice)
+    ///     try context.put(bob)
+    /// }
+    /// ```
+    /// - throws: what `body` throws, or what ``commit()`` throws.
+    public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try begin()
+        do {
+            let result = try body()
+            try commit()
+            return result
+        } catch {
+            if inTransaction { try? rollback() }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import LogStore
+
+/// A working set of persistent objects over an ``ObjectStore``: loads them (one instance per id), tracks
+/// what to write, and writes it all in one atomic batch on ``save()``.
+///
+/// **Threads.** A context and the objects it loaded belong to one thread or task at a time (the type is
+/// not `Sendable`, so Swift 6 enforces it). Several contexts on one object store work concurrently:
+/// reads run in parallel, saves are serialized by the engine, the last save of an object wins. To hand
+/// results from a background task to the main actor, pass ``ObjectID``s (they are `Sendable`) and load
+/// them in the main actor's context, or hand over plain `Sendable` values.
+///
+/// **What reads see.** Queries and loads read the store, i.e. saved state; unsaved changes of this
+/// context (deletes, root changes) are not visible in them until ``save()``.
+///
+/// For example:
+///
+/// ```swift
+/// let context = objects.makeContext()
+/// context.setRoot(contents, named: "main")
+/// try context.save()
+/// let again = try objects.makeContext().root(named: "main", as: Contents.self)
+/// ```
+public final class ObjectContext {
+    /// The object store this context reads and writes.
+    public let objectStore: ObjectStore
+    var cache = IdentityCache()
+    /// New objects and root targets, held strongly until they are saved.
+    var strongHolds: [ObjectID: any PersistentObject] = [:]
+    /// Root changes not yet saved, in order: a name and its new target (nil: removed).
+    var pendingRoots: [(name: String, id: ObjectID?)] = []
+    /// Objects to delete on save.
+    var pendingDeletes: Set<ObjectID> = []
+    /// Set while a transaction is open: the unsaved changes at `begin()`.
+    var transactionStart: (roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>)?
+    /// The load in progress, if any (loads started while one runs join it).
+    var activeLoad: LoadSession?
+
+    init(_ objectStore: ObjectStore) {
+        self.objectStore = objectStore
+    }
+
+    var store: Store { objectStore.store }
+    var registry: TypeRegistry { objectStore.registry }
+
+    // MARK: Identity
+
+    /// The id of `object` in this context: set when it was loaded, inserted, or reached by a save; nil
+    /// for an object this context has never seen.
+    public func id(of object: any PersistentObject) -> ObjectID? {
+        cache.id(of: object)
+    }
+
+    /// Whether an instance of `id` is in memory in this context (loaded or inserted, and still alive).
+    public func isLoaded(_ id: ObjectID) -> Bool {
+        cache.object(id) != nil
+    }
+
+    func cachedObject(_ id: ObjectID) -> (any PersistentObject)? {
+        cache.object(id)
+    }
+
+    /// The id of `object`, numbering it (as a new, unsaved object) when the context does not know it.
+    func assignID(_ object: any PersistentObject, pinned: Bool) throws(ObjectStoreError) -> ObjectID {
+        if let id = cache.id(of: object) {
+            if pendingDeletes.contains(id) {
+                throw ObjectStoreError(
+                    .deletedObject, "object \(id) is deleted in this context", typeName: typeName(of: object),
+                    objectID: id)
+            }
+            return id
+        }
+        guard registry.type(of: object) != nil else {
+            throw ObjectStoreError(
+                .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
+                typeName: typeName(of: object))
+        }
+        let id = store.newID()
+        cache.insert(object, id: id, storedHash: nil, pinned: pinned)
+        strongHolds[id] = object
+        return id
+    }
+
+    func typeName(of object: any PersistentObject) -> String {
+        registry.type(of: object)?.name ?? "\(type(of: object))"
+    }
+
+    // MARK: Inserting, roots, deleting
+
+    /// Adds `object` to the store as a root of its own (pinned): it stays until deleted. Its fields and
+    /// everything it references are written by the next ``save()``.
+    /// - returns: the object's id.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass`, or `deletedObject`.
+    @discardableResult
+    public func insert(_ object: any PersistentObject) throws(ObjectStoreError) -> ObjectID {
+        let id = try assignID(object, pinned: true)
+        cache.update(id) { $0.pinned = true }
+        strongHolds[id] = object
+        return id
+    }
+
+    /// Stops `object` from being a root of its own: once nothing references it (and no named root names
+    /// it) the collector removes it. Takes effect on ``save()``.
+    public func unpin(_ object: any PersistentObject) {
+        guard let id = cache.id(of: object) else { return }
+        cache.update(id) { $0.pinned = false }
+        strongHolds[id] = object
+    }
+
+    /// Names `object` as the root `name` (replacing what the name held before); written by ``save()``.
+    /// The object need not be inserted: the name keeps it alive.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass`, or `deletedObject`.
+    public func setRoot(_ object: any PersistentObject, named name: String) throws(ObjectStoreError) {
+        let id = try assignID(object, pinned: false)
+        strongHolds[id] = object
+        pendingRoots.append((name, id))
+    }
+
+    /// Removes the root `name` (on ``save()``); its object becomes garbage unless pinned or referenced.
+    public func removeRoot(named name: String) {
+        pendingRoots.append((name, nil))
+    }
+
+    /// The object named `name`, loaded with everything it references eagerly; nil when there is no such
+    /// root. Sees this context's unsaved root changes.
+    /// - throws: ``ObjectStoreError`` `typeMismatch` when it is not a `T`, and the errors of
+    ///   ``object(id:as:)``.
+    public func root<T>(named name: String, as type: T.Type = T.self) throws(ObjectStoreError) -> T? {
+        let id: ObjectID?
+        if let pending = pendingRoots.last(where: { $0.name == name }) {
+            id = pending.id
+        } else {
+            do {
+                id = try store.root(named: name)
+            } catch {
+                throw ObjectStoreError(error)
+            }
+        }
+        guard let id else { return nil }
+        return try object(id: id, as: type)
+    }
+
+    /// Deletes `object` on ``save()``. The save fails with code `store` (the engine's `stillReferenced`)
+    /// when a live object still references it.
+    public func delete(_ object: any PersistentObject) {
+        guard let id = cache.id(of: object) else { return }
+        if cache.entry(id)?.storedHash == nil {
+            cache.remove(id)
+            strongHolds[id] = nil
+            return
+        }
+        strongHolds[id] = nil
+        pendingDeletes.insert(id)
+    }
+
+    // MARK: Loading
+
+    /// The object `id`, decoded as `T` (with everything it references eagerly, each id once: the same
+    /// instance as any other path to it in this context); nil when no live object has this id.
+    /// - throws: ``ObjectStoreError`` `typeMismatch` (the object is of another type),
+    ///   `unregisteredType`, `missingField`, `danglingReference`, `cyclicReference`, `corruptPayload`, or
+    ///   `store`.
+    public func object<T>(id: ObjectID, as type: T.Type = T.self) throws(ObjectStoreError) -> T? {
+        guard let object = try load(id) else { return nil }
+        guard let typed = object as? T else {
+            throw ObjectStoreError(
+                .typeMismatch, "object \(id) is a \(Swift.type(of: object).typeName), expected \(T.self)",
+                typeName: Swift.type(of: object).typeName, objectID: id)
+        }
+        return typed
+    }
+
+    /// Loads `id` (and its eager references) into the cache.
+    func load(_ id: ObjectID) throws(ObjectStoreError) -> (any PersistentObject)? {
+        if let object = cache.object(id) { return object }
+        if let activeLoad { return try activeLoad.load(id) }
+        let session = LoadSession(self)
+        activeLoad = session
+        defer { activeLoad = nil }
+        do {
+            let object = try session.load(id)
+            try session.finish()
+            return object
+        } catch {
+            // Objects of a failed load may have reference fields that were never filled in: forget them.
+            for loaded in session.loadedIDs { cache.remove(loaded) }
+            throw error
+        }
+    }
+}

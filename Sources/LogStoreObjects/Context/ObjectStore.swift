@@ -1,0 +1,75 @@
+import LogStore
+
+/// A store of persistent objects: an engine ``Store``, the registered classes and the field-name catalog.
+///
+/// One `ObjectStore` per store directory and process; it is `Sendable`, so any thread may make contexts
+/// from it. Each thread or task works through its own ``ObjectContext``. For example:
+///
+/// ```swift
+/// let objects = try ObjectStore.open(at: path, types: [Contents.self, Page.self, Layer.self,
+///                                                      Circle.self, Rectangle.self])
+/// let context = objects.makeContext()
+/// ```
+public final class ObjectStore: Sendable {
+    /// The engine underneath (for compaction, verification, statistics).
+    public let store: Store
+    let registry: TypeRegistry
+    let catalog: KeyCatalog
+
+    /// An object store over an open engine store.
+    /// - parameters:
+    ///   - store: the engine store; the object store does not close it.
+    ///   - types: every persistent class the contexts may load or save, subclasses included.
+    /// - throws: ``ObjectStoreError`` `invalidRegistration` (duplicate or colliding type names), or
+    ///   `corruptPayload` / `store` when the stored field names cannot be read.
+    public init(store: Store, types: [any PersistentObject.Type]) throws(ObjectStoreError) {
+        self.store = store
+        self.registry = try TypeRegistry(types)
+        self.catalog = try KeyCatalog(loadingFrom: store)
+    }
+
+    /// Opens (or creates) the store in `directory` and makes an object store over it.
+    /// - throws: ``ObjectStoreError`` `store` when the engine cannot open the directory, and what
+    ///   ``init(store:types:)`` throws.
+    public static func open(
+        at directory: String, options: StoreOptions = StoreOptions(), types: [any PersistentObject.Type]
+    ) throws(ObjectStoreError) -> ObjectStore {
+        let store: Store
+        do {
+            store = try Store.open(at: directory, options: options)
+        } catch {
+            throw ObjectStoreError(error)
+        }
+        do {
+            return try ObjectStore(store: store, types: types)
+        } catch {
+            try? store.close()
+            throw error
+        }
+    }
+
+    /// A new context: its own identity cache and unsaved changes, for use on one thread or task at a time.
+    public func makeContext() -> ObjectContext {
+        ObjectContext(self)
+    }
+
+    /// Closes the engine store. Contexts fail with code `store` afterwards.
+    /// - throws: ``ObjectStoreError`` `store` when the final flush fails.
+    public func close() throws(ObjectStoreError) {
+        do {
+            try store.close()
+        } catch {
+            throw ObjectStoreError(error)
+        }
+    }
+
+    /// The type name stored under `tag`: a registered class's, or one a field-name record remembers.
+    func typeName(forTag tag: UInt32) -> String? {
+        if let registered = registry.type(forTag: tag) { return registered.name }
+        for name in catalog.snapshot().names where name.hasPrefix(TypeNames.catalogTypePrefix) {
+            let typeName = String(name.dropFirst(TypeNames.catalogTypePrefix.count))
+            if TypeNames.tag(for: typeName) == tag { return typeName }
+        }
+        return nil
+    }
+}

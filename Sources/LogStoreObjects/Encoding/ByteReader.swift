@@ -1,0 +1,115 @@
+import LogStore
+
+/// Reads the primitive encodings of the object format, checking every bound.
+///
+/// Every failure is an ``ObjectStoreError`` `corruptPayload` naming the object and the offset; nothing
+/// here traps on bad bytes.
+struct ByteReader {
+    let bytes: [UInt8]
+    /// The offset of the next byte to read.
+    var offset = 0
+    let objectID: ObjectID?
+    let typeName: String?
+
+    init(_ bytes: [UInt8], objectID: ObjectID?, typeName: String?) {
+        self.bytes = bytes
+        self.objectID = objectID
+        self.typeName = typeName
+    }
+
+    var isAtEnd: Bool { offset >= bytes.count }
+
+    func corrupt(_ what: String) -> ObjectStoreError {
+        ObjectStoreError(.corruptPayload, "\(what) at payload offset \(offset)", typeName: typeName, objectID: objectID)
+    }
+
+    mutating func readByte() throws(ObjectStoreError) -> UInt8 {
+        guard offset < bytes.count else { throw corrupt("payload ends early") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    func peekByte() throws(ObjectStoreError) -> UInt8 {
+        guard offset < bytes.count else { throw corrupt("payload ends early") }
+        return bytes[offset]
+    }
+
+    mutating func readVarint() throws(ObjectStoreError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try readByte()
+            if shift == 63 && byte > 1 { throw corrupt("varint overflows 64 bits") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+            if shift > 63 { throw corrupt("varint longer than 10 bytes") }
+        }
+    }
+
+    mutating func readSigned() throws(ObjectStoreError) -> Int64 {
+        let raw = try readVarint()
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// A varint that counts or indexes something inside this payload: at most the bytes left.
+    mutating func readCount() throws(ObjectStoreError) -> Int {
+        let value = try readVarint()
+        guard value <= UInt64(bytes.count) else { throw corrupt("count \(value) exceeds the payload") }
+        return Int(value)
+    }
+
+    mutating func readFixed64() throws(ObjectStoreError) -> UInt64 {
+        guard bytes.count - offset >= 8 else { throw corrupt("payload ends inside an 8-byte value") }
+        var value: UInt64 = 0
+        for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
+        offset += 8
+        return value
+    }
+
+    mutating func readFixed32() throws(ObjectStoreError) -> UInt32 {
+        guard bytes.count - offset >= 4 else { throw corrupt("payload ends inside a 4-byte value") }
+        var value: UInt32 = 0
+        for index in 0..<4 { value |= UInt32(bytes[offset + index]) << (8 * UInt32(index)) }
+        offset += 4
+        return value
+    }
+
+    mutating func readBytes(_ count: Int) throws(ObjectStoreError) -> ArraySlice<UInt8> {
+        guard count >= 0, bytes.count - offset >= count else { throw corrupt("payload ends inside \(count) bytes") }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    mutating func readString() throws(ObjectStoreError) -> String {
+        let count = try readCount()
+        let slice = try readBytes(count)
+        guard let string = String(validating: slice, as: UTF8.self) else { throw corrupt("string is not UTF-8") }
+        return string
+    }
+
+    /// Moves past one encoded value (of any kind, nested containers included).
+    mutating func skipValue(depth: Int = 0) throws(ObjectStoreError) {
+        guard depth < ObjectFormat.maximumDepth else { throw corrupt("containers nest too deeply") }
+        let raw = try readByte()
+        guard let tag = ObjectFormat.Tag(rawValue: raw) else { throw corrupt("unknown value tag \(raw)") }
+        switch tag {
+        case .end: throw corrupt("container end where a value was expected")
+        case .null, .falseValue, .trueValue: return
+        case .signed, .unsigned, .reference, .lazyReference: _ = try readVarint()
+        case .double: _ = try readBytes(8)
+        case .float: _ = try readBytes(4)
+        case .uuid: _ = try readBytes(16)
+        case .string, .bytes: _ = try readBytes(try readCount())
+        case .keyed:
+            while try peekByte() != 0 {
+                _ = try readVarint()
+                try skipValue(depth: depth + 1)
+            }
+            offset += 1
+        case .unkeyed, .map:
+            while try peekByte() != 0 { try skipValue(depth: depth + 1) }
+            offset += 1
+        }
+    }
+}

@@ -1,0 +1,164 @@
+/// The keyed container of the payload decoder: finds fields by number, under their old names too.
+///
+/// Fields are usually asked for in the order they were written, so a cursor is tried first; otherwise
+/// the container indexes all its entries once.
+final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    private let payload: PayloadDecoder
+    private let start: Int
+    let codingPath: [any CodingKey]
+    private let depth: Int
+    /// The offset of the next entry for the in-order fast path (nil once the end was reached).
+    private var cursor: Int?
+    /// Field number → value offset, built on the first out-of-order lookup.
+    private var entries: [Int: Int]?
+
+    init(_ payload: PayloadDecoder, entriesAt start: Int, codingPath: [any CodingKey], depth: Int) {
+        self.payload = payload
+        self.start = start
+        self.cursor = start
+        self.codingPath = codingPath
+        self.depth = depth
+    }
+
+    var allKeys: [Key] {
+        guard let entries = try? allEntries() else { return [] }
+        return entries.keys.sorted().compactMap { payload.name(of: $0).flatMap { Key(stringValue: $0) } }
+    }
+
+    private func allEntries() throws(ObjectStoreError) -> [Int: Int] {
+        if let entries { return entries }
+        var found: [Int: Int] = [:]
+        var reader = payload.reader
+        reader.offset = start
+        while try reader.peekByte() != 0 {
+            let number = try reader.readVarint()
+            guard number < UInt64(ObjectFormat.maximumFieldNumber) else {
+                throw reader.corrupt("field number \(number)")
+            }
+            found[Int(number)] = reader.offset
+            try reader.skipValue()
+        }
+        entries = found
+        return found
+    }
+
+    /// The value offset of the field `number`, or nil when absent.
+    private func offset(ofField number: Int) throws(ObjectStoreError) -> Int? {
+        if entries == nil, let position = cursor {
+            var reader = payload.reader
+            reader.offset = position
+            if try reader.peekByte() == 0 {
+                cursor = nil
+            } else if try reader.readVarint() == UInt64(number) {
+                let valueOffset = reader.offset
+                try reader.skipValue()
+                cursor = reader.offset
+                return valueOffset
+            }
+        }
+        return try allEntries()[number]
+    }
+
+    /// The value offset of `key`'s field (or of one of its old names), or nil when absent.
+    private func valueOffset(_ key: Key) throws(ObjectStoreError) -> Int? {
+        if let number = payload.number(of: key.stringValue), let offset = try offset(ofField: number) {
+            return offset
+        }
+        if depth <= 1, let aliases = payload.type.fieldAliases[key.stringValue] {
+            for alias in aliases {
+                if let number = payload.number(of: alias), let offset = try offset(ofField: number) { return offset }
+            }
+        }
+        return nil
+    }
+
+    private func require(_ key: Key) throws(ObjectStoreError) -> Int {
+        guard let offset = try valueOffset(key) else {
+            throw ObjectStoreError(
+                .missingField, "stored object has no field \"\(key.stringValue)\" and the field has no default",
+                typeName: payload.type.name, field: CodingPath.describe(codingPath + [key]),
+                objectID: payload.objectID)
+        }
+        return offset
+    }
+
+    func contains(_ key: Key) -> Bool { (try? valueOffset(key)) != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        guard let offset = try valueOffset(key) else { return true }
+        return try payload.decodeNil(at: offset)
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try payload.decodeBool(at: try require(key), path: codingPath + [key])
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try payload.decodeString(at: try require(key), path: codingPath + [key])
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try payload.decodeDouble(at: try require(key), path: codingPath + [key])
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try payload.decodeFloat(at: try require(key), path: codingPath + [key])
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
+
+    private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
+        try payload.decodeInteger(type, at: try require(key), path: codingPath + [key])
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        guard let offset = try valueOffset(key) else {
+            if let defaulting = T.self as? any AbsentFieldDefaulting.Type,
+                let value = defaulting.absentFieldValue as? T
+            {
+                return value
+            }
+            return try payload.decodeValue(type, at: try require(key), basePath: codingPath, key: key, depth: depth)
+        }
+        return try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: depth)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let offset = try valueOffset(key), try !payload.decodeNil(at: offset) else { return nil }
+        return try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: depth)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        try ValueDecoder(payload, offset: try require(key), basePath: codingPath, key: key, depth: depth + 1)
+            .container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try ValueDecoder(payload, offset: try require(key), basePath: codingPath, key: key, depth: depth + 1)
+            .unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        try superDecoder(key: SuperKey())
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        try superDecoder(key: key)
+    }
+
+    private func superDecoder(key: any CodingKey) throws -> any Decoder {
+        guard let number = payload.number(of: key.stringValue), let offset = try offset(ofField: number) else {
+            throw ObjectStoreError(
+                .missingField, "stored object has no field \"\(key.stringValue)\"", typeName: payload.type.name,
+                field: CodingPath.describe(codingPath + [key]), objectID: payload.objectID)
+        }
+        return ValueDecoder(payload, offset: offset, basePath: codingPath, key: key, depth: depth + 1)
+    }
+}

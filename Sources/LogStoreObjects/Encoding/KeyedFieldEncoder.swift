@@ -1,0 +1,113 @@
+/// The keyed container of the payload encoder: writes `fieldNumber value` pairs into one frame.
+struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    private let encoder: PayloadEncoder
+    private let frame: Int
+    let codingPath: [any CodingKey]
+
+    init(_ encoder: PayloadEncoder, frame: Int, codingPath: [any CodingKey]) {
+        self.encoder = encoder
+        self.frame = frame
+        self.codingPath = codingPath
+    }
+
+    private func begin(_ key: Key) throws {
+        try encoder.prepareWrite(into: frame, path: codingPath + [key])
+        encoder.writeKey(key)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws {
+        try begin(key)
+        encoder.writeNil()
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        try begin(key)
+        encoder.writeBool(value)
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        try begin(key)
+        encoder.writeString(value)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        try begin(key)
+        encoder.writeDouble(value)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        try begin(key)
+        encoder.writeFloat(value)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try encodeSigned(Int64(value), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeSigned(Int64(value), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeSigned(Int64(value), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeSigned(Int64(value), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeSigned(value, key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeUnsigned(UInt64(value), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeUnsigned(UInt64(value), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeUnsigned(UInt64(value), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeUnsigned(UInt64(value), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeUnsigned(value, key) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try begin(key)
+        try encoder.encodeValue(value, parent: frame, basePath: codingPath, key: key)
+    }
+
+    private func encodeSigned(_ value: Int64, _ key: Key) throws {
+        try begin(key)
+        encoder.writeSigned(value)
+    }
+    private func encodeUnsigned(_ value: UInt64, _ key: Key) throws {
+        try begin(key)
+        encoder.writeUnsigned(value)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        do {
+            try begin(key)
+            let serial = encoder.pushFrame(.keyed)
+            return KeyedEncodingContainer(
+                KeyedFieldEncoder<NestedKey>(encoder, frame: serial, codingPath: codingPath + [key]))
+        } catch {
+            encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: codingPath + [key])
+            return KeyedEncodingContainer(KeyedFieldEncoder<NestedKey>(encoder, frame: -1, codingPath: codingPath))
+        }
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        do {
+            try begin(key)
+            let serial = encoder.pushFrame(.unkeyed)
+            return UnkeyedElementEncoder(encoder, frame: serial, codingPath: codingPath + [key])
+        } catch {
+            encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: codingPath + [key])
+            return UnkeyedElementEncoder(encoder, frame: -1, codingPath: codingPath)
+        }
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        SlotEncoder(encoder, parent: frame, basePath: codingPath, key: SuperKey(), pendingKey: SuperKey())
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        SlotEncoder(encoder, parent: frame, basePath: codingPath, key: key, pendingKey: key)
+    }
+}
+
+/// The key `super`, used by `superEncoder()` and `superDecoder()`.
+struct SuperKey: CodingKey {
+    var stringValue: String { "super" }
+    var intValue: Int? { nil }
+    init() {}
+    init?(stringValue: String) { if stringValue != "super" { return nil } }
+    init?(intValue: Int) { nil }
+}
+
+/// A position in an array, for coding paths.
+struct IndexKey: CodingKey {
+    let intValue: Int?
+    var stringValue: String { "\(intValue ?? 0)" }
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
+}

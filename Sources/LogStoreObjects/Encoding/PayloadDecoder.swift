@@ -1,0 +1,256 @@
+import LogStore
+
+/// Decodes one stored object's payload (`Documentation/Objects.md`) for the context.
+///
+/// Values are read in place from the payload bytes; every read is bounds-checked and a bad byte is a
+/// `corruptPayload` error naming the object. References are resolved through the ``LoadSession``.
+final class PayloadDecoder {
+    var reader: ByteReader
+    let references: [ObjectID]
+    /// References at or past this index are lazy.
+    let eagerCount: Int
+    let objectID: ObjectID
+    let type: RegisteredType
+    let session: LoadSession
+    private(set) var keys: KeyCatalog.Snapshot
+
+    /// Reads the payload header; the root value starts at ``rootOffset``.
+    init(
+        payload: [UInt8], references: [ObjectID], objectID: ObjectID, type: RegisteredType, session: LoadSession
+    ) throws(ObjectStoreError) {
+        self.reader = ByteReader(payload, objectID: objectID, typeName: type.name)
+        self.references = references
+        self.objectID = objectID
+        self.type = type
+        self.session = session
+        self.keys = session.keys
+        let version = try reader.readByte()
+        switch version {
+        case ObjectFormat.versionAllEager:
+            eagerCount = references.count
+        case ObjectFormat.versionWithLazy:
+            let count = try reader.readCount()
+            guard count <= references.count else { throw reader.corrupt("eager reference count \(count)") }
+            eagerCount = count
+        default:
+            throw ObjectStoreError(
+                .corruptPayload, "unknown object payload version \(version)", typeName: type.name, objectID: objectID)
+        }
+        rootOffset = reader.offset
+    }
+
+    /// Where the object's own value starts.
+    private(set) var rootOffset = 0
+
+    /// Decodes the object: calls its class's `init(from:)`.
+    func decodeObject() throws(ObjectStoreError) -> any PersistentObject {
+        do {
+            return try type.type.init(from: ValueDecoder(self, offset: rootOffset, basePath: [], key: nil, depth: 0))
+        } catch {
+            throw wrap(error, path: [])
+        }
+    }
+
+    func wrap(_ error: any Error, path: [any CodingKey]) -> ObjectStoreError {
+        if let error = error as? ObjectStoreError { return error }
+        if let error = error as? LogStoreError { return ObjectStoreError(error) }
+        var field = CodingPath.describe(path)
+        if let error = error as? DecodingError {
+            switch error {
+            case .keyNotFound(let key, let context):
+                field = CodingPath.describe(context.codingPath + [key])
+                return ObjectStoreError(
+                    .missingField, "stored object has no field \"\(key.stringValue)\"", typeName: type.name,
+                    field: field, objectID: objectID)
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                field = CodingPath.describe(context.codingPath)
+                return ObjectStoreError(
+                    .typeMismatch, context.debugDescription, typeName: type.name, field: field, objectID: objectID)
+            @unknown default:
+                break
+            }
+        }
+        return ObjectStoreError(
+            .typeMismatch, "\(error)", typeName: type.name, field: field, objectID: objectID,
+            underlying: SendableDescription(error))
+    }
+
+    /// The number of a field name, looking again in the catalog when this snapshot predates it.
+    func number(of name: String) -> Int? {
+        if let number = keys.numbers[name] { return number }
+        keys = session.refreshKeys()
+        return keys.numbers[name]
+    }
+
+    func name(of number: Int) -> String? {
+        if number < keys.names.count { return keys.names[number] }
+        keys = session.refreshKeys()
+        return number < keys.names.count ? keys.names[number] : nil
+    }
+
+    // MARK: Reading values
+
+    func tag(at offset: Int) throws(ObjectStoreError) -> ObjectFormat.Tag {
+        reader.offset = offset
+        let raw = try reader.readByte()
+        guard let tag = ObjectFormat.Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
+        return tag
+    }
+
+    /// The offset just past the value at `offset`.
+    func end(ofValueAt offset: Int) throws(ObjectStoreError) -> Int {
+        reader.offset = offset
+        try reader.skipValue()
+        return reader.offset
+    }
+
+    func mismatch(_ found: ObjectFormat.Tag, expected: String, path: @autoclosure () -> [any CodingKey])
+        -> ObjectStoreError
+    {
+        ObjectStoreError(
+            .typeMismatch, "stored value is \(found), expected \(expected)", typeName: type.name,
+            field: CodingPath.describe(path()), objectID: objectID)
+    }
+
+    func decodeNil(at offset: Int) throws(ObjectStoreError) -> Bool {
+        try tag(at: offset) == .null
+    }
+
+    func decodeBool(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) -> Bool {
+        switch try tag(at: offset) {
+        case .trueValue: return true
+        case .falseValue: return false
+        case let other: throw mismatch(other, expected: "Bool", path: path())
+        }
+    }
+
+    func decodeInteger<T: FixedWidthInteger>(
+        _: T.Type, at offset: Int, path: @autoclosure () -> [any CodingKey]
+    ) throws(ObjectStoreError) -> T {
+        let found = try tag(at: offset)
+        let value: T?
+        switch found {
+        case .signed: value = T(exactly: try reader.readSigned())
+        case .unsigned: value = T(exactly: try reader.readVarint())
+        default: throw mismatch(found, expected: "\(T.self)", path: path())
+        }
+        guard let value else {
+            throw ObjectStoreError(
+                .typeMismatch, "stored integer does not fit in \(T.self)", typeName: type.name,
+                field: CodingPath.describe(path()), objectID: objectID)
+        }
+        return value
+    }
+
+    func decodeDouble(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) -> Double {
+        let found = try tag(at: offset)
+        switch found {
+        case .double: return Double(bitPattern: try reader.readFixed64())
+        case .float: return Double(Float(bitPattern: try reader.readFixed32()))
+        case .signed: return Double(try reader.readSigned())
+        case .unsigned: return Double(try reader.readVarint())
+        default: throw mismatch(found, expected: "Double", path: path())
+        }
+    }
+
+    func decodeFloat(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) -> Float {
+        Float(try decodeDouble(at: offset, path: path()))
+    }
+
+    func decodeString(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) -> String {
+        let found = try tag(at: offset)
+        guard found == .string else { throw mismatch(found, expected: "String", path: path()) }
+        return try reader.readString()
+    }
+
+    /// The object id of the (eager or lazy) reference at `offset`.
+    func decodeReferenceID(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError)
+        -> ObjectID
+    {
+        let found = try tag(at: offset)
+        switch found {
+        case .reference:
+            let index = try reader.readVarint()
+            guard index < UInt64(references.count) else {
+                throw reader.corrupt("reference index \(index) of \(references.count)")
+            }
+            return references[Int(index)]
+        case .lazyReference:
+            return ObjectID(try reader.readVarint())
+        default:
+            throw mismatch(found, expected: "a reference", path: path())
+        }
+    }
+
+    /// The object referenced at `offset`, decoded as `T`.
+    func decodeReference<T>(_: T.Type, at offset: Int, path: @autoclosure () -> [any CodingKey])
+        throws(ObjectStoreError) -> T
+    {
+        let id = try decodeReferenceID(at: offset, path: path())
+        guard let object = try session.resolve(id, referencedBy: self, path: path()) else {
+            throw ObjectStoreError(
+                .cyclicReference,
+                "object \(id) is part of a reference cycle through a plain field; declare the field "
+                    + "@ObjectRef, @ObjectList or LazyRef",
+                typeName: type.name, field: CodingPath.describe(path()), objectID: objectID)
+        }
+        guard let typed = object as? T else {
+            throw ObjectStoreError(
+                .typeMismatch,
+                "object \(id) is a \(Swift.type(of: object).typeName), expected \(T.self)",
+                typeName: type.name, field: CodingPath.describe(path()), objectID: objectID)
+        }
+        return typed
+    }
+
+    /// Decodes a value of any `Decodable` type at `offset`.
+    func decodeValue<T: Decodable>(
+        _: T.Type, at offset: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int
+    ) throws -> T {
+        func path() -> [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
+        if let value = try decodePrimitive(T.self, at: offset, path: path()) { return value }
+        if T.self is any PersistentObject.Type {
+            return try decodeReference(T.self, at: offset, path: path())
+        }
+        if let special = T.self as? any SpecialFieldDecodable.Type {
+            let value = try special.decodeField(from: self, at: offset, path: path(), depth: depth + 1)
+            guard let typed = value as? T else { throw mismatch(.null, expected: "\(T.self)", path: path()) }
+            return typed
+        }
+        guard depth < ObjectFormat.maximumDepth else { throw reader.corrupt("values nest too deeply") }
+        return try T(from: ValueDecoder(self, offset: offset, basePath: basePath, key: key, depth: depth + 1))
+    }
+
+    /// Reads the standard library's scalar types directly; nil for any other type.
+    ///
+    /// Each branch compares metatypes first, so `unsafeBitCast` only reinterprets a value as its own type.
+    private func decodePrimitive<T>(_: T.Type, at offset: Int, path: @autoclosure () -> [any CodingKey])
+        throws(ObjectStoreError) -> T?
+    {
+        switch T.self {
+        case is String.Type: return unsafeBitCast(try decodeString(at: offset, path: path()), to: T.self)
+        case is Int.Type: return unsafeBitCast(try decodeInteger(Int.self, at: offset, path: path()), to: T.self)
+        case is Double.Type: return unsafeBitCast(try decodeDouble(at: offset, path: path()), to: T.self)
+        case is Bool.Type: return unsafeBitCast(try decodeBool(at: offset, path: path()), to: T.self)
+        case is Int64.Type: return unsafeBitCast(try decodeInteger(Int64.self, at: offset, path: path()), to: T.self)
+        case is Int32.Type: return unsafeBitCast(try decodeInteger(Int32.self, at: offset, path: path()), to: T.self)
+        case is Int16.Type: return unsafeBitCast(try decodeInteger(Int16.self, at: offset, path: path()), to: T.self)
+        case is Int8.Type: return unsafeBitCast(try decodeInteger(Int8.self, at: offset, path: path()), to: T.self)
+        case is UInt.Type: return unsafeBitCast(try decodeInteger(UInt.self, at: offset, path: path()), to: T.self)
+        case is UInt64.Type: return unsafeBitCast(try decodeInteger(UInt64.self, at: offset, path: path()), to: T.self)
+        case is UInt32.Type: return unsafeBitCast(try decodeInteger(UInt32.self, at: offset, path: path()), to: T.self)
+        case is UInt16.Type: return unsafeBitCast(try decodeInteger(UInt16.self, at: offset, path: path()), to: T.self)
+        case is UInt8.Type: return unsafeBitCast(try decodeInteger(UInt8.self, at: offset, path: path()), to: T.self)
+        case is Float.Type: return unsafeBitCast(try decodeFloat(at: offset, path: path()), to: T.self)
+        default: return nil
+        }
+    }
+}
+
+/// A value that decodes itself directly from the object format (references, dictionaries, `Data`,
+/// `UUID`, `URL`).
+protocol SpecialFieldDecodable {
+    /// Reads the value at `offset` of `decoder`'s payload.
+    static func decodeField(from decoder: PayloadDecoder, at offset: Int, path: [any CodingKey], depth: Int) throws
+        -> Self
+}

@@ -1,0 +1,280 @@
+import LogStore
+
+/// Encodes objects, one at a time, into payloads of the object format (`Documentation/Objects.md`).
+///
+/// Streaming: values are written in the order the object's `encode(to:)` produces them. Containers are
+/// tracked on a stack of open frames; writing to an outer container closes the inner ones (writes their
+/// end byte). A container used after it was closed, or a write to an outer container while an inner value
+/// is still being encoded, is an `encodingFailed` error, never corrupt bytes.
+final class PayloadEncoder {
+    /// Turns a referenced object into its id (the context numbers new objects and queues them).
+    typealias ReferenceResolver = (any PersistentObject) throws(ObjectStoreError) -> ObjectID
+
+    private(set) var writer = ByteWriter(capacity: 256)
+    private var eagerReferences: [ObjectID] = []
+    private var eagerIndex: [ObjectID: Int] = [:]
+    private var lazyReferences: [ObjectID] = []
+    private let catalog: KeyCatalog
+    private var keys: KeyCatalog.Snapshot
+    private let resolveReference: ReferenceResolver
+
+    /// Serial numbers of the open containers, outermost first; serial 0 is the object itself.
+    private var openFrames: [Int] = [0]
+    private var nextSerial = 1
+    /// Writes must go to frames above this stack position (the innermost value being encoded).
+    private var floor = 0
+    /// An error found where the `Encoder` API cannot throw (container creation), thrown at the end.
+    var deferredError: ObjectStoreError?
+    /// The type being encoded, for error messages.
+    private(set) var typeName = ""
+
+    init(catalog: KeyCatalog, resolveReference: @escaping ReferenceResolver) {
+        self.catalog = catalog
+        self.keys = catalog.snapshot()
+        self.resolveReference = resolveReference
+    }
+
+    /// The payload and reference list of `object`.
+    func encode(_ object: any PersistentObject, typeName: String) throws(ObjectStoreError) -> (
+        payload: [UInt8], references: [ObjectID]
+    ) {
+        self.typeName = typeName
+        writer.bytes.removeAll(keepingCapacity: true)
+        eagerReferences.removeAll(keepingCapacity: true)
+        eagerIndex.removeAll(keepingCapacity: true)
+        lazyReferences.removeAll(keepingCapacity: true)
+        openFrames = [0]
+        floor = 0
+        deferredError = nil
+        writer.write(ObjectFormat.versionAllEager)
+        let slot = SlotEncoder(self, parent: 0, basePath: [], key: nil)
+        do {
+            try object.encode(to: slot)
+        } catch {
+            throw wrap(error, path: [])
+        }
+        if let deferredError { throw deferredError }
+        if !slot.hasValue {
+            writer.write(.keyed)
+            writer.write(.end)
+        }
+        closeFrames(above: 0)
+        var references = eagerReferences
+        if !lazyReferences.isEmpty {
+            var header = ByteWriter(capacity: 4)
+            header.writeVarint(UInt64(eagerReferences.count))
+            writer.bytes[0] = ObjectFormat.versionWithLazy
+            writer.bytes.insert(contentsOf: header.bytes, at: 1)
+            var seen = Set(eagerReferences)
+            for id in lazyReferences where seen.insert(id).inserted { references.append(id) }
+        }
+        return (writer.bytes, references)
+    }
+
+    func wrap(_ error: any Error, path: [any CodingKey]) -> ObjectStoreError {
+        if let error = error as? ObjectStoreError { return error }
+        if let error = error as? LogStoreError { return ObjectStoreError(error) }
+        return ObjectStoreError(
+            .encodingFailed, "\(error)", typeName: typeName, field: CodingPath.describe(path),
+            underlying: SendableDescription(error))
+    }
+
+    // MARK: Frames
+
+    /// Opens a new container frame at the current position; returns its serial.
+    func pushFrame(_ tag: ObjectFormat.Tag) -> Int {
+        writer.write(tag)
+        let serial = nextSerial
+        nextSerial += 1
+        openFrames.append(serial)
+        return serial
+    }
+
+    /// Makes frame `serial` the innermost open one (closing those inside it), so a value can be written
+    /// into it.
+    func prepareWrite(into serial: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) {
+        if openFrames.last == serial { return }
+        guard let position = openFrames.lastIndex(of: serial) else {
+            throw ObjectStoreError(
+                .encodingFailed, "a container was written to after its parent went on to other values",
+                typeName: typeName, field: CodingPath.describe(path()))
+        }
+        guard position >= floor else {
+            throw ObjectStoreError(
+                .encodingFailed, "a container was written to while one of its values was still being encoded",
+                typeName: typeName, field: CodingPath.describe(path()))
+        }
+        closeFrames(above: position)
+    }
+
+    private func closeFrames(above position: Int) {
+        while openFrames.count > position + 1 {
+            openFrames.removeLast()
+            writer.write(.end)
+        }
+    }
+
+    func writeKey(_ key: any CodingKey) {
+        let name = key.stringValue
+        if let number = keys.numbers[name] {
+            writer.writeVarint(UInt64(number))
+        } else {
+            let (number, snapshot) = catalog.number(for: name)
+            keys = snapshot
+            writer.writeVarint(UInt64(number))
+        }
+    }
+
+    // MARK: Values
+
+    /// Writes `value` (its tag and body) at the current position, inside frame `parent`; `basePath` and
+    /// `key` make its coding path.
+    func encodeValue<T: Encodable>(_ value: T, parent: Int, basePath: [any CodingKey], key: (any CodingKey)?) throws {
+        if try encodePrimitive(value) { return }
+        if let object = value as? any PersistentObject {
+            writeReference(try reference(to: object, basePath: basePath, key: key))
+            return
+        }
+        if let special = value as? any SpecialFieldEncodable {
+            try special.encodeField(into: self, parent: parent, path: key.map { basePath + [$0] } ?? basePath)
+            return
+        }
+        let parentPosition = openFrames.count - 1
+        let savedFloor = floor
+        floor = parentPosition + 1
+        defer { floor = savedFloor }
+        let slot = SlotEncoder(self, parent: parent, basePath: basePath, key: key)
+        try value.encode(to: slot)
+        if let deferredError { throw deferredError }
+        if !slot.hasValue { writer.write(.null) }
+        closeFrames(above: parentPosition)
+    }
+
+    /// Writes the standard library's scalar types directly; false for anything else.
+    ///
+    /// Each branch compares metatypes first, so `unsafeBitCast` only ever reinterprets a value as its own
+    /// type.
+    private func encodePrimitive<T>(_ value: T) throws -> Bool {
+        switch T.self {
+        case is String.Type: writeString(unsafeBitCast(value, to: String.self))
+        case is Int.Type: writeSigned(Int64(unsafeBitCast(value, to: Int.self)))
+        case is Double.Type: writeDouble(unsafeBitCast(value, to: Double.self))
+        case is Bool.Type: writeBool(unsafeBitCast(value, to: Bool.self))
+        case is Int64.Type: writeSigned(unsafeBitCast(value, to: Int64.self))
+        case is Int32.Type: writeSigned(Int64(unsafeBitCast(value, to: Int32.self)))
+        case is Int16.Type: writeSigned(Int64(unsafeBitCast(value, to: Int16.self)))
+        case is Int8.Type: writeSigned(Int64(unsafeBitCast(value, to: Int8.self)))
+        case is UInt.Type: writeUnsigned(UInt64(unsafeBitCast(value, to: UInt.self)))
+        case is UInt64.Type: writeUnsigned(unsafeBitCast(value, to: UInt64.self))
+        case is UInt32.Type: writeUnsigned(UInt64(unsafeBitCast(value, to: UInt32.self)))
+        case is UInt16.Type: writeUnsigned(UInt64(unsafeBitCast(value, to: UInt16.self)))
+        case is UInt8.Type: writeUnsigned(UInt64(unsafeBitCast(value, to: UInt8.self)))
+        case is Float.Type: writeFloat(unsafeBitCast(value, to: Float.self))
+        default: return false
+        }
+        return true
+    }
+
+    func writeNil() { writer.write(.null) }
+    func writeBool(_ value: Bool) { writer.write(value ? .trueValue : .falseValue) }
+    func writeSigned(_ value: Int64) {
+        writer.write(.signed)
+        writer.writeSigned(value)
+    }
+    func writeUnsigned(_ value: UInt64) {
+        writer.write(.unsigned)
+        writer.writeVarint(value)
+    }
+    func writeDouble(_ value: Double) {
+        writer.write(.double)
+        writer.writeFixed64(value.bitPattern)
+    }
+    func writeFloat(_ value: Float) {
+        writer.write(.float)
+        writer.writeFixed32(value.bitPattern)
+    }
+    func writeString(_ value: String) {
+        writer.write(.string)
+        writer.writeString(value)
+    }
+    func writeBytes<C: Collection<UInt8>>(_ bytes: C) {
+        writer.write(.bytes)
+        writer.writeVarint(UInt64(bytes.count))
+        writer.bytes.append(contentsOf: bytes)
+    }
+    func writeUUIDBytes(_ bytes: [UInt8]) {
+        writer.write(.uuid)
+        writer.bytes.append(contentsOf: bytes)
+    }
+
+    /// Writes an eager reference to `id` (an index into the record's reference list).
+    func writeReference(_ id: ObjectID) {
+        let index: Int
+        if let known = eagerIndex[id] {
+            index = known
+        } else {
+            index = eagerReferences.count
+            eagerReferences.append(id)
+            eagerIndex[id] = index
+        }
+        writer.write(.reference)
+        writer.writeVarint(UInt64(index))
+    }
+
+    /// Writes a lazy reference to `id` (the id itself; it joins the record's reference list too).
+    func writeLazyReference(_ id: ObjectID) {
+        lazyReferences.append(id)
+        writer.write(.lazyReference)
+        writer.writeVarint(id.rawValue)
+    }
+
+    /// Resolves `object` to its id through the context; an error names the field at `path`.
+    func reference(to object: any PersistentObject, path: [any CodingKey]) throws(ObjectStoreError) -> ObjectID {
+        try reference(to: object, basePath: path, key: nil)
+    }
+
+    /// Resolves `object` to its id through the context; an error names the field.
+    func reference(
+        to object: any PersistentObject, basePath: [any CodingKey], key: (any CodingKey)?
+    ) throws(ObjectStoreError) -> ObjectID {
+        do {
+            return try resolveReference(object)
+        } catch {
+            var error = error
+            if error.field == nil {
+                error.field = CodingPath.describe(key.map { basePath + [$0] } ?? basePath)
+                error.typeName = error.typeName ?? typeName
+            }
+            throw error
+        }
+    }
+}
+
+/// A value that encodes itself directly in the object format rather than through `Encoder` containers
+/// (references, dictionaries, `Data`, `UUID`, `URL`).
+protocol SpecialFieldEncodable {
+    /// Writes the value's tag and body at the current position of `encoder`, inside frame `parent`.
+    func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws
+}
+
+/// Formats coding paths for error messages: `layers[2].shapes`.
+enum CodingPath {
+    static func describe(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == "\(index)" {
+                text += "[\(index)]"
+            } else {
+                if !text.isEmpty { text += "." }
+                text += key.stringValue
+            }
+        }
+        return text
+    }
+}
+
+/// The description of a non-Sendable error, kept as the underlying cause.
+struct SendableDescription: Error, Sendable, CustomStringConvertible {
+    let description: String
+    init(_ error: any Error) { description = "\(error)" }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+// Foundation values and dictionaries get compact encodings of their own instead of going through
+// their `Codable` conformances (which would store `Data` as a list of numbers and `UUID` as a string).
+
+extension Data: SpecialFieldEncodable, SpecialFieldDecodable {
+    func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
+        encoder.writeBytes(self)
+    }
+
+    static func decodeField(from decoder: PayloadDecoder, at offset: Int, path: [any CodingKey], depth: Int) throws
+        -> Data
+    {
+        let found = try decoder.tag(at: offset)
+        guard found == .bytes else { throw decoder.mismatch(found, expected: "Data", path: path) }
+        return Data(try decoder.reader.readBytes(try decoder.reader.readCount()))
+    }
+}
+
+extension UUID: SpecialFieldEncodable, SpecialFieldDecodable {
+    func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
+        encoder.writeUUIDBytes(withUnsafeBytes(of: uuid) { Array($0) })
+    }
+
+    static func decodeField(from decoder: PayloadDecoder, at offset: Int, path: [any CodingKey], depth: Int) throws
+        -> UUID
+    {
+        let found = try decoder.tag(at: offset)
+        switch found {
+        case .uuid:
+            let bytes = Array(try decoder.reader.readBytes(16))
+            return UUID(
+                uuid: (
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                    bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                ))
+        case .string:
+            guard let uuid = UUID(uuidString: try decoder.reader.readString()) else {
+                throw decoder.mismatch(found, expected: "a UUID", path: path)
+            }
+            return uuid
+        default:
+            throw decoder.mismatch(found, expected: "UUID", path: path)
+        }
+    }
+}
+
+extension URL: SpecialFieldEncodable, SpecialFieldDecodable {
+    func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
+        encoder.writeString(absoluteString)
+    }
+
+    static func decodeField(from decoder: PayloadDecoder, at offset: Int, path: [any CodingKey], depth: Int) throws
+        -> URL
+    {
+        let text = try decoder.decodeString(at: offset, path: path)
+        guard let url = URL(string: text) else {
+            throw ObjectStoreError(
+                .typeMismatch, "stored string \"\(text)\" is not a URL", typeName: decoder.type.name,
+                field: CodingPath.describe(path), objectID: decoder.objectID)
+        }
+        return url
+    }
+}
+
+extension Dictionary: SpecialFieldEncodable where Key: Encodable, Value: Encodable {
+    /// A map container: key, value, key, value… String keys are sorted so equal dictionaries encode
+    /// to equal bytes (the context compares encodings to find changed objects).
+    func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
+        let frame = encoder.pushFrame(.map)
+        var entries = Array(self)
+        if let strings = entries.map(\.key) as? [String] {
+            let order = strings.indices.sorted { strings[$0] < strings[$1] }
+            entries = order.map { entries[$0] }
+        }
+        for (index, entry) in entries.enumerated() {
+            try encoder.prepareWrite(into: frame, path: path)
+            try encoder.encodeValue(entry.key, parent: frame, basePath: path, key: IndexKey(2 * index))
+            try encoder.prepareWrite(into: frame, path: path)
+            try encoder.encodeValue(entry.value, parent: frame, basePath: path, key: IndexKey(2 * index + 1))
+        }
+        try encoder.prepareWrite(into: parent, path: path)
+    }
+}
+
+extension Dictionary: SpecialFieldDecodable where Key: Decodable, Value: Decodable {
+    static func decodeField(from decoder: PayloadDecoder, at offset: Int, path: [any CodingKey], depth: Int) throws
+        -> [Key: Value]
+    {
+        let found = try decoder.tag(at: offset)
+        guard found == .map else { throw decoder.mismatch(found, expected: "a dictionary", path: path) }
+        var result: [Key: Value] = [:]
+        var position = offset + 1
+        var index = 0
+        while try decoder.tag(at: position) != .end {
+            let key = try decoder.decodeValue(
+                Key.self, at: position, basePath: path, key: IndexKey(index), depth: depth)
+            position = try decoder.end(ofValueAt: position)
+            guard try decoder.tag(at: position) != .end else {
+                throw decoder.reader.corrupt("dictionary key without a value")
+            }
+            let value = try decoder.decodeValue(
+                Value.self, at: position, basePath: path, key: IndexKey(index + 1), depth: depth)
+            position = try decoder.end(ofValueAt: position)
+            result[key] = value
+            index += 2
+        }
+        return result
+    }
+}

@@ -1,0 +1,87 @@
+import LogStore
+
+/// An error of the object layer: what went wrong, and which type, field and object it concerns.
+///
+/// Codes grow over time; match on ``code``. Engine errors arrive as code `store` with the
+/// ``LogStoreError`` as ``underlying``.
+public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
+    /// What kind of error this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, e.g. `typeMismatch`.
+        public let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// A stored object's type tag names no registered class (its type name is given when a
+        /// field-name record knows it).
+        public static let unregisteredType = Code("unregisteredType")
+        /// The object is of another type than the one asked for (e.g. a `Rectangle` asked for as a
+        /// `Circle`), or a field holds a value of another kind than the one decoded.
+        public static let typeMismatch = Code("typeMismatch")
+        /// A field that has no default is absent from the stored object (and from its old names).
+        public static let missingField = Code("missingField")
+        /// A stored reference names an object that is no longer live (deleted or collected), or an
+        /// object asked for by id does not exist.
+        public static let danglingReference = Code("danglingReference")
+        /// A plain (non-lazy, non-wrapper) field is part of a reference cycle; such fields must be
+        /// ``ObjectRef``, ``ObjectList`` or ``LazyRef``.
+        public static let cyclicReference = Code("cyclicReference")
+        /// A stored payload is not valid LogStore object encoding.
+        public static let corruptPayload = Code("corruptPayload")
+        /// A class could not be registered: duplicate or reserved type name, or a tag collision.
+        public static let invalidRegistration = Code("invalidRegistration")
+        /// An object of an unregistered class was saved or referenced.
+        public static let unregisteredClass = Code("unregisteredClass")
+        /// An object's `encode(to:)` failed or used the encoder in a way the format cannot store.
+        public static let encodingFailed = Code("encodingFailed")
+        /// The object was deleted in this context (or is about to be) and cannot be used.
+        public static let deletedObject = Code("deletedObject")
+        /// `begin()` inside a transaction, `save()` inside one, or `commit()`/`rollback()` outside one.
+        public static let transactionState = Code("transactionState")
+        /// The engine failed; see ``underlying``.
+        public static let store = Code("store")
+
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// What kind of error this is.
+    public var code: Code
+    /// A sentence saying what happened.
+    public var message: String
+    /// The persistent type concerned, when known.
+    public var typeName: String?
+    /// The field concerned (a coding path such as `layers[2].shapes`), when known.
+    public var field: String?
+    /// The object concerned, when known.
+    public var objectID: ObjectID?
+    /// The error that caused this one (a ``LogStoreError`` for code `store`).
+    public var underlying: (any Error & Sendable)?
+
+    /// Creates an error.
+    public init(
+        _ code: Code, _ message: String, typeName: String? = nil, field: String? = nil, objectID: ObjectID? = nil,
+        underlying: (any Error & Sendable)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.typeName = typeName
+        self.field = field
+        self.objectID = objectID
+        self.underlying = underlying
+    }
+
+    /// Wraps an engine error.
+    init(_ error: LogStoreError) {
+        self.init(.store, error.description, underlying: error)
+    }
+
+    /// `code: message [type T, field f, object n]`.
+    public var description: String {
+        var context: [String] = []
+        if let typeName { context.append("type \(typeName)") }
+        if let field, !field.isEmpty { context.append("field \(field)") }
+        if let objectID { context.append("object \(objectID)") }
+        let suffix = context.isEmpty ? "" : " [" + context.joined(separator: ", ") + "]"
+        return "\(code): \(message)\(suffix)"
+    }
+}

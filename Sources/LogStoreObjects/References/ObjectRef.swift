@@ -1,0 +1,191 @@
+import LogStore
+
+/// A field holding one persistent object (or nil) of a protocol or class type, stored as its id.
+///
+/// Plain fields of a persistent class type (`var left: Circle`) are references already; use
+/// `@ObjectRef` for protocol existentials (`any Shape`) and for fields that close a reference cycle.
+/// A field added later decodes to nil in objects stored before it existed. For example:
+///
+/// ```swift
+/// final class Frame: PersistentObject {
+///     static let typeName = "Frame"
+///     @ObjectRef var content: (any Shape)?
+/// }
+/// ```
+@propertyWrapper
+public struct ObjectRef<Element>: Codable, AbsentFieldDefaulting {
+    /// The box is a class so the context can fill the field in after its owner was created (when the
+    /// owner and the target are part of one reference cycle).
+    private let box: ReferenceBox<Element?>
+
+    /// The referenced object.
+    public var wrappedValue: Element? {
+        get { box.value }
+        nonmutating set { box.value = newValue }
+    }
+
+    /// A field referring to `wrappedValue`.
+    public init(wrappedValue: Element?) {
+        box = ReferenceBox(wrappedValue)
+    }
+
+    static var absentFieldValue: ObjectRef<Element> { ObjectRef(wrappedValue: nil) }
+
+    /// Only the object context's decoder can decode references.
+    /// - throws: `DecodingError` for any other decoder.
+    public init(from decoder: any Decoder) throws {
+        throw DecodingError.dataCorrupted(
+            .init(codingPath: decoder.codingPath, debugDescription: "ObjectRef decodes only in an ObjectContext"))
+    }
+
+    /// Only the object context's encoder can encode references.
+    /// - throws: `EncodingError` for any other encoder.
+    public func encode(to encoder: any Encoder) throws {
+        throw EncodingError.invalidValue(
+            self, .init(codingPath: encoder.codingPath, debugDescription: "ObjectRef encodes only in an ObjectContext"))
+    }
+}
+
+extension ObjectRef: SpecialFieldEncodable {
+    func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
+        guard let value = box.value else { return encoder.writeNil() }
+        encoder.writeReference(try encoder.reference(to: try persistentObject(value, encoder, path), path: path))
+    }
+}
+
+extension ObjectRef: SpecialFieldDecodable {
+    static func decodeField(from decoder: PayloadDecoder, at offset: Int, path: [any CodingKey], depth: Int) throws
+        -> ObjectRef<Element>
+    {
+        let field = ObjectRef(wrappedValue: nil)
+        if try decoder.decodeNil(at: offset) { return field }
+        let id = try decoder.decodeReferenceID(at: offset, path: path)
+        let box = field.box
+        try decoder.session.resolveLater(id, referencedBy: decoder, path: path) { object throws(ObjectStoreError) in
+            box.value = try typed(object, as: Element.self, id: id, decoder: decoder, path: path)
+        }
+        return field
+    }
+}
+
+/// A field holding persistent objects of a protocol or class type, stored as their ids in order.
+///
+/// Use it for polymorphic collections such as `[any Shape]` (an array of a concrete persistent class,
+/// `[Layer]`, needs no wrapper). A field added later decodes to an empty array. For example:
+///
+/// ```swift
+/// final class Layer: PersistentObject {
+///     static let typeName = "Layer"
+///     @ObjectList var shapes: [any Shape]
+/// }
+/// ```
+@propertyWrapper
+public struct ObjectList<Element>: Codable, AbsentFieldDefaulting {
+    private let box: ReferenceBox<[Element]>
+
+    /// The referenced objects.
+    public var wrappedValue: [Element] {
+        get { box.value }
+        nonmutating set { box.value = newValue }
+    }
+
+    /// A field referring to `wrappedValue`.
+    public init(wrappedValue: [Element] = []) {
+        box = ReferenceBox(wrappedValue)
+    }
+
+    static var absentFieldValue: ObjectList<Element> { ObjectList(wrappedValue: []) }
+
+    /// Only the object context's decoder can decode references.
+    /// - throws: `DecodingError` for any other decoder.
+    public init(from decoder: any Decoder) throws {
+        throw DecodingError.dataCorrupted(
+            .init(codingPath: decoder.codingPath, debugDescription: "ObjectList decodes only in an ObjectContext"))
+    }
+
+    /// Only the object context's encoder can encode references.
+    /// - throws: `EncodingError` for any other encoder.
+    public func encode(to encoder: any Encoder) throws {
+        throw EncodingError.invalidValue(
+            self,
+            .init(codingPath: encoder.codingPath, debugDescription: "ObjectList encodes only in an ObjectContext"))
+    }
+}
+
+extension ObjectList: SpecialFieldEncodable {
+    func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
+        let frame = encoder.pushFrame(.unkeyed)
+        for (index, value) in box.value.enumerated() {
+            let elementPath = path + [IndexKey(index)]
+            let id = try encoder.reference(to: try persistentObject(value, encoder, elementPath), path: elementPath)
+            try encoder.prepareWrite(into: frame, path: elementPath)
+            encoder.writeReference(id)
+        }
+        try encoder.prepareWrite(into: parent, path: path)
+    }
+}
+
+extension ObjectList: SpecialFieldDecodable {
+    static func decodeField(from decoder: PayloadDecoder, at offset: Int, path: [any CodingKey], depth: Int) throws
+        -> ObjectList<Element>
+    {
+        let found = try decoder.tag(at: offset)
+        guard found == .unkeyed else { throw decoder.mismatch(found, expected: "a list of references", path: path) }
+        var ids: [ObjectID] = []
+        var position = offset + 1
+        while try decoder.tag(at: position) != .end {
+            ids.append(try decoder.decodeReferenceID(at: position, path: path + [IndexKey(ids.count)]))
+            position = try decoder.end(ofValueAt: position)
+        }
+        let field = ObjectList(wrappedValue: [])
+        let box = field.box
+        var elements: [Element?] = Array(repeating: nil, count: ids.count)
+        var remaining = ids.count
+        for (index, id) in ids.enumerated() {
+            let elementPath = path + [IndexKey(index)]
+            try decoder.session.resolveLater(id, referencedBy: decoder, path: elementPath) {
+                object throws(ObjectStoreError) in
+                elements[index] = try typed(object, as: Element.self, id: id, decoder: decoder, path: elementPath)
+                remaining -= 1
+                if remaining == 0 { box.value = elements.compactMap { $0 } }
+            }
+        }
+        return field
+    }
+}
+
+/// Mutable storage shared by a reference field and the context that fills it in.
+final class ReferenceBox<Value> {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// A field type that has a value of its own when the stored object lacks the field (schema evolution).
+protocol AbsentFieldDefaulting {
+    /// The value of the field in objects stored before it existed.
+    static var absentFieldValue: Self { get }
+}
+
+/// `value` as a persistent object, or an `encodingFailed` error naming the field.
+func persistentObject(_ value: Any, _ encoder: PayloadEncoder, _ path: [any CodingKey]) throws(ObjectStoreError)
+    -> any PersistentObject
+{
+    guard let object = value as? any PersistentObject else {
+        throw ObjectStoreError(
+            .encodingFailed, "\(type(of: value)) is not a PersistentObject class", typeName: encoder.typeName,
+            field: CodingPath.describe(path))
+    }
+    return object
+}
+
+/// `object` as `T`, or a `typeMismatch` error naming the referring field.
+func typed<T>(
+    _ object: any PersistentObject, as _: T.Type, id: ObjectID, decoder: PayloadDecoder, path: [any CodingKey]
+) throws(ObjectStoreError) -> T {
+    guard let value = object as? T else {
+        throw ObjectStoreError(
+            .typeMismatch, "object \(id) is a \(type(of: object).typeName), expected \(T.self)",
+            typeName: decoder.type.name, field: CodingPath.describe(path), objectID: decoder.objectID)
+    }
+    return value
+}

@@ -1,0 +1,64 @@
+import LogStore
+
+/// A class whose instances an ``ObjectContext`` stores and loads.
+///
+/// A persistent class is `Codable` and names itself with a stable ``typeName``; the context encodes
+/// its fields in LogStore's compact binary format (see `Documentation/Objects.md`). Fields holding
+/// other persistent objects are stored as references (object ids), not copies. For example:
+///
+/// ```swift
+/// final class Circle: PersistentObject {
+///     static let typeName = "Circle"
+///     var center: Point
+///     var radius: Double
+///     init(center: Point, radius: Double) { self.center = center; self.radius = radius }
+/// }
+/// ```
+///
+/// Subclasses override ``typeName`` with `override class var typeName`, and their `encode(to:)` and
+/// `init(from:)` call `super` with the same encoder or decoder.
+public protocol PersistentObject: AnyObject, Codable, SendableMetatype {
+    /// The name the type is stored under. Never change it once objects are stored; register the old
+    /// name in ``typeAliases`` when renaming the class.
+    static var typeName: String { get }
+
+    /// Earlier type names whose stored objects decode as this type (for a renamed type).
+    static var typeAliases: [String] { get }
+
+    /// Earlier field names, by current field name: a field missing from a stored object is read under
+    /// its old names, in order. For example `["firstName": ["name"]]`.
+    static var fieldAliases: [String: [String]] { get }
+}
+
+extension PersistentObject {
+    /// No earlier type names.
+    public static var typeAliases: [String] { [] }
+
+    /// No renamed fields.
+    public static var fieldAliases: [String: [String]] { [:] }
+}
+
+/// Stable type tags for persistent type names.
+public enum TypeNames {
+    /// The 32-bit FNV-1a hash of `name`'s UTF-8 bytes: the engine type tag for that type name.
+    ///
+    /// For example, `TypeNames.tag(for: "Circle")` is the same number on every run.
+    public static func tag(for name: String) -> UInt32 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in name.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        return hash
+    }
+
+    /// The type name under which the object layer stores its field-name records.
+    static let keyRecordTypeName = "logstore.keys"
+
+    /// The engine type tag of the field-name records.
+    static let keyRecordTag = tag(for: keyRecordTypeName)
+
+    /// Type names are remembered in the field-name catalog as `@type:` + name, so an error about an
+    /// unregistered tag can name the type.
+    static let catalogTypePrefix = "@type:"
+}

@@ -1,0 +1,74 @@
+import LogStore
+
+/// The persistent classes an ``ObjectStore`` can load, by type name, alias and engine tag.
+///
+/// Built once when the object store opens; immutable afterwards, so any thread may read it.
+struct TypeRegistry: Sendable {
+    private(set) var types: [RegisteredType] = []
+    private var byTag: [UInt32: Int] = [:]
+    private var byClass: [ObjectIdentifier: Int] = [:]
+
+    /// Registers `types`, in order.
+    /// - throws: ``ObjectStoreError`` `invalidRegistration` for a duplicate name, a name whose tag
+    ///   collides with another's, or a reserved name.
+    init(_ types: [any PersistentObject.Type]) throws(ObjectStoreError) {
+        for type in types { try register(type) }
+    }
+
+    private mutating func register(_ type: any PersistentObject.Type) throws(ObjectStoreError) {
+        let name = type.typeName
+        if byClass[ObjectIdentifier(type)] != nil { return }
+        var tags: [UInt32] = []
+        for candidate in [name] + type.typeAliases {
+            let tag = TypeNames.tag(for: candidate)
+            if candidate.isEmpty || candidate == TypeNames.keyRecordTypeName {
+                throw ObjectStoreError(.invalidRegistration, "type name \"\(candidate)\" is reserved", typeName: name)
+            }
+            if let other = byTag[tag] {
+                throw ObjectStoreError(
+                    .invalidRegistration,
+                    "type name \"\(candidate)\" of \(type) is already used by \(types[other].type) "
+                        + "(\"\(types[other].name)\"); each class needs its own typeName "
+                        + "(subclasses override `class var typeName`)",
+                    typeName: name)
+            }
+            if tag == TypeNames.keyRecordTag {
+                throw ObjectStoreError(.invalidRegistration, "type name \"\(candidate)\" is reserved", typeName: name)
+            }
+            tags.append(tag)
+        }
+        let index = types.count
+        types.append(
+            RegisteredType(
+                type: type, name: name, tag: tags[0], allTags: tags, fieldAliases: type.fieldAliases))
+        for tag in tags { byTag[tag] = index }
+        byClass[ObjectIdentifier(type)] = index
+    }
+
+    /// The registered type stored under `tag` (its current name or an alias).
+    func type(forTag tag: UInt32) -> RegisteredType? {
+        byTag[tag].map { types[$0] }
+    }
+
+    /// The registration of `object`'s dynamic class.
+    func type(of object: any PersistentObject) -> RegisteredType? {
+        byClass[ObjectIdentifier(Swift.type(of: object))].map { types[$0] }
+    }
+
+    /// The registration of the class `type`.
+    func registration(of type: any PersistentObject.Type) -> RegisteredType? {
+        byClass[ObjectIdentifier(type)].map { types[$0] }
+    }
+
+    /// The tags of every registered class that is `T` or a subclass of it (or conforms to it).
+    func tags<T>(matching _: T.Type, includingSubclasses: Bool) -> [UInt32] {
+        var tags: [UInt32] = []
+        for registered in types {
+            let matches =
+                includingSubclasses
+                ? registered.type is T.Type : ObjectIdentifier(registered.type) == ObjectIdentifier(T.self)
+            if matches { tags.append(contentsOf: registered.allTags) }
+        }
+        return tags
+    }
+}
