@@ -33,6 +33,8 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         public static let unregisteredClass = Code("unregisteredClass")
         /// An object's `encode(to:)` failed or used the encoder in a way the format cannot store.
         public static let encodingFailed = Code("encodingFailed")
+        /// A delete was refused because a live object (named in the message) still refers to the object.
+        public static let stillReferenced = Code("stillReferenced")
         /// The object was deleted in this context (or is about to be) and cannot be used.
         public static let deletedObject = Code("deletedObject")
         /// `begin()` inside a transaction, `save()` inside one, or `commit()`/`rollback()` outside one.

@@ -43,7 +43,7 @@ extension ObjectContext {
             do {
                 try store.write(batch)
             } catch {
-                throw ObjectStoreError(error)
+                throw describe(error)
             }
         }
         let report = SaveReport(
@@ -71,6 +71,37 @@ public struct SaveReport: Sendable, Equatable {
     public var rootChanges: Int
 }
 
+extension ObjectContext {
+    /// The engine's error, with the type names of the objects it mentions when it is about references.
+    func describe(_ error: LogStoreError) -> ObjectStoreError {
+        guard error.code == .stillReferenced || error.code == .danglingReference else { return ObjectStoreError(error) }
+        var message = ""
+        var first: ObjectID?
+        var rest = Substring(error.message)
+        while let range = rest.range(of: "object ") {
+            message += rest[..<range.upperBound]
+            rest = rest[range.upperBound...]
+            let digits = rest.prefix { $0.isNumber }
+            rest = rest.dropFirst(digits.count)
+            message += digits
+            if let raw = UInt64(digits) {
+                let id = ObjectID(raw)
+                first = first ?? id
+                if let header = try? store.header(of: id), let name = objectStore.typeName(forTag: header.typeTag) {
+                    message += " (\(name))"
+                }
+            }
+        }
+        message += rest
+        let code: ObjectStoreError.Code = error.code == .stillReferenced ? .stillReferenced : .danglingReference
+        var typeName: String?
+        if let first, let header = try? store.header(of: first) {
+            typeName = objectStore.typeName(forTag: header.typeTag)
+        }
+        return ObjectStoreError(code, message, typeName: typeName, objectID: first, underlying: error)
+    }
+}
+
 /// The objects one save encodes, and the records it writes.
 final class SaveSession {
     private unowned let context: ObjectContext
@@ -85,8 +116,8 @@ final class SaveSession {
     var unchangedCount: Int { unchanged.count }
     private lazy var encoder = PayloadEncoder(catalog: context.objectStore.catalog) {
         [unowned self] object throws(ObjectStoreError) in
-        let id = try self.context.assignID(object, pinned: false)
-        self.enqueue(id, object)
+        let id = try self.context.assignID(object, pinned: false, allowDeleted: true)
+        if !self.context.pendingDeletes.contains(id) { self.enqueue(id, object) }
         return id
     }
 
@@ -122,6 +153,12 @@ final class SaveSession {
             if entry?.storedHash == hash {
                 unchanged[id] = record
             } else {
+                if let deleted = references.first(where: { context.pendingDeletes.contains($0) }) {
+                    throw ObjectStoreError(
+                        .stillReferenced,
+                        "object \(deleted) is deleted in this context, but \(registered.name) \(id) refers to it",
+                        typeName: context.cachedObject(deleted).map { context.typeName(of: $0) }, objectID: deleted)
+                }
                 append(record, hash: hash)
             }
         }

@@ -35,8 +35,19 @@ extension ObjectContext {
     /// - throws: ``ObjectStoreError`` `transactionState` without an open transaction.
     public func rollback() throws(ObjectStoreError) {
         guard let start = transactionStart else { throw ObjectStoreError(.transactionState, "no transaction is open") }
-        pendingRoots = start.roots
-        pendingDeletes = start.deletes
+        revert(roots: start.roots, deletes: start.deletes)
+    }
+
+    /// Forgets every unsaved change of this context, like ``rollback()`` back to the last save (and
+    /// closes a transaction if one is open): root changes and deletes, new objects, and changed objects
+    /// (dropped from the identity cache).
+    public func discardChanges() {
+        revert(roots: [], deletes: [])
+    }
+
+    private func revert(roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>) {
+        pendingRoots = roots
+        pendingDeletes = deletes
         let encoder = PayloadEncoder(catalog: objectStore.catalog) { [unowned self] object in
             self.cache.id(of: object) ?? ObjectID(0)
         }

@@ -60,9 +60,11 @@ public final class ObjectContext {
     }
 
     /// The id of `object`, numbering it (as a new, unsaved object) when the context does not know it.
-    func assignID(_ object: any PersistentObject, pinned: Bool) throws(ObjectStoreError) -> ObjectID {
+    func assignID(_ object: any PersistentObject, pinned: Bool, allowDeleted: Bool = false) throws(ObjectStoreError)
+        -> ObjectID
+    {
         if let id = cache.id(of: object) {
-            if pendingDeletes.contains(id) {
+            if pendingDeletes.contains(id) && !allowDeleted {
                 throw ObjectStoreError(
                     .deletedObject, "object \(id) is deleted in this context", typeName: typeName(of: object),
                     objectID: id)

@@ -175,6 +175,27 @@ final class PayloadEncoder {
         return true
     }
 
+    /// Closes the frames inside `serial` and returns the current length: where the next entry of that
+    /// frame will start.
+    func entryBoundary(in serial: Int, path: [any CodingKey]) throws(ObjectStoreError) -> Int {
+        try prepareWrite(into: serial, path: path)
+        return writer.bytes.count
+    }
+
+    /// Reorders the adjacent encoded entries `ranges` (each `start..<end`, sorted by their first
+    /// `keyLength` bytes) so that equal collections encode to equal bytes whatever their iteration order.
+    func sortEntries(_ ranges: [(start: Int, keyEnd: Int, end: Int)]) {
+        guard ranges.count > 1, let first = ranges.first?.start, let last = ranges.last?.end else { return }
+        let bytes = writer.bytes
+        let sorted = ranges.sorted { lhs, rhs in
+            bytes[lhs.start..<lhs.keyEnd].lexicographicallyPrecedes(bytes[rhs.start..<rhs.keyEnd])
+        }
+        var reordered: [UInt8] = []
+        reordered.reserveCapacity(last - first)
+        for range in sorted { reordered += bytes[range.start..<range.end] }
+        writer.bytes.replaceSubrange(first..<last, with: reordered)
+    }
+
     func writeNil() { writer.write(.null) }
     func writeBool(_ value: Bool) { writer.write(value ? .trueValue : .falseValue) }
     func writeSigned(_ value: Int64) {

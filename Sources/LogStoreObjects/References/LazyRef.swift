@@ -17,7 +17,7 @@ import LogStore
 /// A `LazyRef` belongs to the context that loaded it; using it after that context is gone throws.
 public final class LazyRef<Target: PersistentObject>: Codable {
     private var target: Target?
-    private let storedID: ObjectID?
+    private var storedID: ObjectID?
     private weak var context: ObjectContext?
 
     /// A reference to `target`.
@@ -78,7 +78,9 @@ public final class LazyRef<Target: PersistentObject>: Codable {
 extension LazyRef: SpecialFieldEncodable {
     func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
         if let target {
-            encoder.writeLazyReference(try encoder.reference(to: target, path: path))
+            let id = try encoder.reference(to: target, path: path)
+            storedID = id
+            encoder.writeLazyReference(id)
         } else if let storedID {
             encoder.writeLazyReference(storedID)
         } else {
