@@ -35,16 +35,21 @@ let package = Package(
             name: "logstore-tool",
             dependencies: [
                 "LogStore",
+                "LogStoreObjects",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "LogStoreObjectsTests",
-            dependencies: ["LogStoreObjects", "LogStore"]
+            dependencies: ["LogStoreObjects", "LogStore", "TestSupport", "logstore-tool"]
         ),
         .testTarget(
             name: "LogStoreTests",
-            dependencies: ["LogStore", "logstore-tool"]
+            dependencies: ["LogStore", "TestSupport", "logstore-tool"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -9,6 +9,7 @@ struct LogStoreTool: ParsableCommand {
         abstract: "Inspect, verify and maintain LogStore stores.",
         subcommands: [
             Demo.self,
+            EngineDemo.self,
             Stats.self,
             Verify.self,
             Compact.self,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import LogStore
 
 /// The store directory argument that every subcommand working on an existing store takes.
@@ -35,4 +36,17 @@ func writableOptions(segmentSize: Int? = nil, createIfMissing: Bool = true) -> S
     if let segmentSize { options.segmentSize = segmentSize }
     options.compaction.background = false
     return options
+}
+
+/// A new, empty folder under the system's temporary folder (`mkdtemp`).
+func makeTemporaryDirectory() throws -> String {
+    let base = FileManager.default.temporaryDirectory.path
+    var template = Array((base + "/logstore-demo-XXXXXX").utf8CString)
+    let created = template.withUnsafeMutableBufferPointer { buffer in
+        buffer.baseAddress.flatMap { mkdtemp($0) }
+    }
+    guard let created else {
+        throw ToolError("cannot create a temporary folder in \(base)")
+    }
+    return String(cString: created)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -10,7 +11,7 @@ import Testing
     @Test func demoWritesReadsReopensAndVerifiesAStore() throws {
         let directory = TemporaryDirectory("tool-demo")
         let path = directory.path + "/demo"
-        let result = try ToolRunner.run(["demo", path])
+        let result = try ToolRunner.run(["engine-demo", path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.stdout.contains("demo passed"))
         #expect(result.stdout.contains("verify: sound"))
@@ -36,12 +37,12 @@ import Testing
         try store.close()
 
         // A second run on the same store adds to it and still passes.
-        let again = try ToolRunner.run(["demo", path])
+        let again = try ToolRunner.run(["engine-demo", path])
         #expect(again.status == 0, "\(again.output)")
     }
 
     @Test func demoWithoutADirectoryUsesANewTemporaryFolder() throws {
-        let result = try ToolRunner.run(["demo"])
+        let result = try ToolRunner.run(["engine-demo"])
         #expect(result.status == 0, "\(result.output)")
         let firstLine = result.stdout.split(separator: "\n").first.map(String.init) ?? ""
         let marker = "store at "

@@ -53,10 +53,10 @@ public enum TypeNames {
     }
 
     /// The type name under which the object layer stores its field-name records.
-    static let keyRecordTypeName = "logstore.keys"
+    public static let keyRecordTypeName = "logstore.keys"
 
-    /// The engine type tag of the field-name records.
-    static let keyRecordTag = tag(for: keyRecordTypeName)
+    /// The engine type tag of the field-name records (pinned records holding the store's field names).
+    public static let keyRecordTag = tag(for: keyRecordTypeName)
 
     /// Type names are remembered in the field-name catalog as `@type:` + name, so an error about an
     /// unregistered tag can name the type.

@@ -8,22 +8,22 @@ import Testing
 #endif
 
 /// How a run of `logstore-tool` ended and what it printed.
-struct ToolResult: Sendable {
+package struct ToolResult: Sendable {
     /// The exit code, or the signal number when ``signal`` is true.
-    var status: Int32
+    package var status: Int32
     /// Whether the process was ended by a signal.
-    var signaled: Bool
-    var stdout: String
-    var stderr: String
+    package var signaled: Bool
+    package var stdout: String
+    package var stderr: String
 
     /// Standard output and standard error together.
-    var output: String { stdout + "\n" + stderr }
+    package var output: String { stdout + "\n" + stderr }
 }
 
 /// Finds and runs the `logstore-tool` binary that the test target depends on.
-enum ToolRunner {
+package enum ToolRunner {
     /// The binary: next to the test bundle (`<scratch>/debug/`), else in a `.build*/debug/` of the package.
-    static let executable: String? = locate()
+    package static let executable: String? = locate()
 
     private static func locate() -> String? {
         let fileManager = FileManager.default
@@ -40,7 +40,7 @@ enum ToolRunner {
                 directory = directory.deletingLastPathComponent()
             }
         }
-        // The package root is three levels above this file (Tests/LogStoreTests/ToolRunner.swift).
+        // The package root is three levels above this file (Tests/TestSupport/ToolRunner.swift).
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let scratches = ((try? fileManager.contentsOfDirectory(atPath: root.path)) ?? [])
@@ -64,7 +64,7 @@ enum ToolRunner {
     /// Runs the tool to its end with `arguments`, feeding `input` on standard input (none when nil).
     ///
     /// A run that takes longer than `timeout` seconds is killed and recorded as an issue.
-    static func run(_ arguments: [String], input: Data? = nil, timeout: Double = 120) throws -> ToolResult {
+    package static func run(_ arguments: [String], input: Data? = nil, timeout: Double = 120) throws -> ToolResult {
         let child = try RunningTool(arguments, input: input)
         if !child.waitForExit(timeout: timeout) {
             Issue.record("logstore-tool \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
@@ -75,7 +75,7 @@ enum ToolRunner {
 }
 
 /// A running `logstore-tool` process whose standard output and error are read as they come.
-final class RunningTool {
+package final class RunningTool {
     private let process = Process()
     private let stdout: PipeReader
     private let stderr: PipeReader
@@ -84,7 +84,7 @@ final class RunningTool {
     private let pipes: [Pipe]
 
     /// Starts the tool with `arguments`.
-    init(_ arguments: [String], input: Data? = nil) throws {
+    package init(_ arguments: [String], input: Data? = nil) throws {
         guard let executable = ToolRunner.executable else {
             throw ToolRunnerError("logstore-tool binary not found; build it (swift build) or set LOGSTORE_TOOL")
         }
@@ -113,27 +113,27 @@ final class RunningTool {
     }
 
     /// The process id.
-    var pid: Int32 { process.processIdentifier }
+    package var pid: Int32 { process.processIdentifier }
 
     /// Waits until standard output holds a complete line or is closed, at most `timeout` seconds.
-    func waitForFirstLine(timeout: Double) -> Bool {
+    package func waitForFirstLine(timeout: Double) -> Bool {
         stdout.wait(timeout: timeout) { data, closed in closed || data.contains(UInt8(ascii: "\n")) }
     }
 
     /// Sends SIGKILL.
-    func killNow() {
+    package func killNow() {
         _ = kill(process.processIdentifier, SIGKILL)
     }
 
     /// Waits for the process to end, at most `timeout` seconds; false when it is still running.
-    func waitForExit(timeout: Double) -> Bool {
+    package func waitForExit(timeout: Double) -> Bool {
         if hasExited { return true }
         hasExited = exited.wait(timeout: .now() + timeout) == .success
         return hasExited
     }
 
     /// Waits for the end of the process and of its output, and returns how it ended.
-    func finish() -> ToolResult {
+    package func finish() -> ToolResult {
         if !hasExited {
             exited.wait()
             hasExited = true
@@ -146,9 +146,9 @@ final class RunningTool {
     }
 }
 
-struct ToolRunnerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct ToolRunnerError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Reads a pipe on its own thread until end of file, so the writer never blocks on a full pipe.

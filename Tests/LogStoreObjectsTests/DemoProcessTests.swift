@@ -1,0 +1,38 @@
+import LogStore
+import LogStoreObjects
+import TestSupport
+import Testing
+
+/// Use case 1 across processes: `logstore-tool demo` saves the drawing in its own process; this process
+/// reads it with its own classes (same type and field names), changes it, and the tool verifies it.
+@Suite struct DemoProcessTests {
+    @Test func drawingSavedByTheToolReadsBackHere() throws {
+        let directory = TemporaryDirectory("demo-process")
+        let path = directory.path + "/demo"
+        let result = try ToolRunner.run(["demo", path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stdout.contains("demo passed"))
+        #expect(result.stdout.contains("(shared: the same instance)"))
+
+        let objects = try ObjectStore.open(at: path, types: drawingTypes)
+        let context = objects.makeContext()
+        let contents = try #require(try context.root(named: "main", as: Contents.self))
+        #expect(contents.pages.map(\.title) == ["one", "two"])
+        let background = contents.pages[0].layers[0]
+        #expect(background === contents.pages[1].layers[0])
+        #expect(background.shapes.count == 2, "the demo dropped the first circle")
+        #expect((background.shapes[0] as? Circle)?.radius == 0.5)
+        #expect((background.shapes[1] as? Rectangle)?.size == Size(width: 10, height: 20))
+        #expect(try context.count(of: Rectangle.self) == 2 && context.count(of: Circle.self) == 2)
+        #expect(try context.save().written == 0, "this process encodes the tool's objects to the same bytes")
+        background.name = "changed here"
+        try context.save()
+        try objects.close()
+
+        // Another process verifies the store and, running the demo again, replaces the drawing.
+        let verify = try ToolRunner.run(["verify", path])
+        #expect(verify.status == 0, "\(verify.output)")
+        let again = try ToolRunner.run(["demo", path])
+        #expect(again.status == 0 && again.stdout.contains("demo passed"), "\(again.output)")
+    }
+}
