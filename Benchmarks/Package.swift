@@ -53,6 +53,16 @@ let package = Package(
             ],
             path: "Sources/LogStoreGCFigures"
         ),
+        // The object layer: the drawing model scaled up, through LogStoreObjects (and GRDB for comparison).
+        .executableTarget(
+            name: "ObjectFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreObjects", package: "LogStore"),
+            ],
+            path: "Sources/ObjectFigures"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,67 +1,99 @@
 import LogStore
 
-/// One context's map between object ids and live instances, held weakly, with what the context knows of
-/// each stored record.
-struct IdentityCache {
-    struct Entry {
-        weak var object: (any PersistentObject)?
-        /// The content hash of the stored record (type, pin, references, payload); nil when the object
-        /// was never saved.
-        var storedHash: UInt64?
-        /// Whether the object is (to be) stored pinned, a root of its own.
-        var pinned: Bool
-    }
+/// What a context knows of one object id: its live instance (held weakly) and its stored record.
+final class CacheSlot {
+    let id: ObjectID
+    /// The instance, while anything outside the cache holds it.
+    weak var object: (any PersistentObject)?
+    /// The instance held strongly until the next save: new objects, root targets, changed pins.
+    var strongHold: (any PersistentObject)?
+    /// The content hash of the stored record (type, pin, references, payload); nil when the object was
+    /// never saved.
+    var storedHash: UInt64?
+    /// Whether the object is (to be) stored pinned, a root of its own.
+    var pinned: Bool
+    /// Set while a load has read the record but not decoded it yet.
+    var isLoading = false
+    /// The save generation that queued this object for encoding / wrote it (see `SaveSession`).
+    var queuedIn = 0
+    var writtenIn = 0
+    /// During a save: the encoding of an unchanged object, kept in case it must be written after all.
+    var unchangedRecord: Record?
 
-    private(set) var entries: [ObjectID: Entry] = [:]
-    private var ids: [ObjectIdentifier: ObjectID] = [:]
-    private var purgeThreshold = 1024
+    init(id: ObjectID, object: (any PersistentObject)?, storedHash: UInt64?, pinned: Bool) {
+        self.id = id
+        self.object = object
+        self.storedHash = storedHash
+        self.pinned = pinned
+    }
+}
+
+/// One context's map between object ids and live instances: one slot per id, found by id or by instance.
+///
+/// Instances are held weakly (strongly only while unsaved); slots whose instances are gone are purged
+/// from time to time, so the cache does not grow with every object ever loaded.
+final class IdentityCache {
+    private(set) var slots: [ObjectID: CacheSlot] = [:]
+    private var byObject: [ObjectIdentifier: CacheSlot] = [:]
+    private var held: [CacheSlot] = []
+    private var purgeThreshold = 4096
+
+    func slot(_ id: ObjectID) -> CacheSlot? { slots[id] }
+
+    /// The slot of `object`, when this context knows it (the instance, not just its address).
+    func slot(of object: any PersistentObject) -> CacheSlot? {
+        guard let slot = byObject[ObjectIdentifier(object)], slot.object === object else { return nil }
+        return slot
+    }
 
     /// The live instance of `id`.
-    func object(_ id: ObjectID) -> (any PersistentObject)? {
-        entries[id]?.object
+    func object(_ id: ObjectID) -> (any PersistentObject)? { slots[id]?.object }
+
+    /// Adds (or replaces) the slot of `id`.
+    @discardableResult
+    func insert(_ object: (any PersistentObject)?, id: ObjectID, storedHash: UInt64?, pinned: Bool) -> CacheSlot {
+        if slots.count >= purgeThreshold { purge() }
+        let slot = CacheSlot(id: id, object: object, storedHash: storedHash, pinned: pinned)
+        slots[id] = slot
+        if let object { byObject[ObjectIdentifier(object)] = slot }
+        return slot
     }
 
-    /// The id of `object`, when this context knows it.
-    func id(of object: any PersistentObject) -> ObjectID? {
-        guard let id = ids[ObjectIdentifier(object)], let entry = entries[id], entry.object === object else {
-            return nil
+    /// Sets the instance of a slot inserted without one (a load in progress).
+    func attach(_ object: any PersistentObject, to slot: CacheSlot) {
+        slot.object = object
+        byObject[ObjectIdentifier(object)] = slot
+    }
+
+    /// Keeps `object` alive until ``releaseHolds()``.
+    func hold(_ slot: CacheSlot, _ object: any PersistentObject) {
+        if slot.strongHold == nil { held.append(slot) }
+        slot.strongHold = object
+    }
+
+    /// Lets go of every strongly held instance (after a save).
+    func releaseHolds() {
+        for slot in held { slot.strongHold = nil }
+        held.removeAll()
+    }
+
+    func remove(_ id: ObjectID) {
+        guard let slot = slots.removeValue(forKey: id) else { return }
+        slot.strongHold = nil
+        if let object = slot.object, byObject[ObjectIdentifier(object)] === slot {
+            byObject.removeValue(forKey: ObjectIdentifier(object))
         }
-        return id
     }
 
-    func entry(_ id: ObjectID) -> Entry? { entries[id] }
-
-    mutating func insert(_ object: any PersistentObject, id: ObjectID, storedHash: UInt64?, pinned: Bool) {
-        entries[id] = Entry(object: object, storedHash: storedHash, pinned: pinned)
-        ids[ObjectIdentifier(object)] = id
-        if entries.count > purgeThreshold { purge() }
+    /// The slots with live instances.
+    var liveSlots: [(CacheSlot, any PersistentObject)] {
+        slots.values.compactMap { slot in slot.object.map { (slot, $0) } }
     }
 
-    mutating func update(_ id: ObjectID, _ change: (inout Entry) -> Void) {
-        guard var entry = entries[id] else { return }
-        change(&entry)
-        entries[id] = entry
-    }
-
-    mutating func remove(_ id: ObjectID) {
-        guard let entry = entries.removeValue(forKey: id) else { return }
-        if let object = entry.object { ids.removeValue(forKey: ObjectIdentifier(object)) }
-    }
-
-    mutating func removeAll() {
-        entries.removeAll()
-        ids.removeAll()
-    }
-
-    /// The live instances, with their ids.
-    var liveObjects: [(ObjectID, any PersistentObject)] {
-        entries.compactMap { id, entry in entry.object.map { (id, $0) } }
-    }
-
-    /// Drops the entries of deallocated objects (and their reverse mappings).
-    private mutating func purge() {
-        entries = entries.filter { $0.value.object != nil }
-        ids = ids.filter { entries[$0.value]?.object != nil }
-        purgeThreshold = max(1024, entries.count * 2)
+    /// Drops the slots of deallocated objects (and their reverse mappings).
+    private func purge() {
+        slots = slots.filter { $0.value.object != nil || $0.value.isLoading }
+        byObject = byObject.filter { $0.value.object != nil }
+        purgeThreshold = max(4096, slots.count * 2)
     }
 }

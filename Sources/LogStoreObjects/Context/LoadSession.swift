@@ -13,15 +13,15 @@ final class LoadSession {
     private let registry: TypeRegistry
     private let objectStore: ObjectStore
     private(set) var keys: KeyCatalog.Snapshot
-    /// Objects whose records were read but not decoded yet.
-    private var inProgress: Set<ObjectID> = []
     /// Everything decoded in this session, held until it finishes.
     private var loaded: [any PersistentObject] = []
+    /// The ids whose records this session read (decoded or not): forgotten when the load fails.
     private(set) var loadedIDs: [ObjectID] = []
     /// Wrapper fields to fill in at the end, with the ids they wait for.
     private var fixups: [(ObjectID, (any PersistentObject) throws(ObjectStoreError) -> Void)] = []
 
     private struct Pending {
+        let slot: CacheSlot
         let record: Record
         let type: RegisteredType
         let eagerCount: Int
@@ -43,10 +43,12 @@ final class LoadSession {
     /// Loads `id` and its eager references; nil when `id` is not live.
     func load(_ id: ObjectID) throws(ObjectStoreError) -> (any PersistentObject)? {
         guard let context else { return nil }
-        if let object = context.cachedObject(id) { return object }
-        if inProgress.contains(id) { return nil }
+        if let slot = context.cache.slot(id) {
+            if let object = slot.object { return object }
+            if slot.isLoading { return nil }
+        }
         var stack: [Pending] = []
-        guard let first = try read(id) else { return nil }
+        guard let first = try read(id, context) else { return nil }
         stack.append(first)
         var result: (any PersistentObject)?
         while !stack.isEmpty {
@@ -54,8 +56,8 @@ final class LoadSession {
             if stack[top].next < stack[top].eagerCount {
                 let child = stack[top].record.references[stack[top].next]
                 stack[top].next += 1
-                if context.cachedObject(child) != nil || inProgress.contains(child) { continue }
-                if let pending = try read(child) { stack.append(pending) }
+                if let slot = context.cache.slot(child), slot.isLoading || slot.object != nil { continue }
+                if let pending = try read(child, context) { stack.append(pending) }
                 continue
             }
             let pending = stack.removeLast()
@@ -66,7 +68,7 @@ final class LoadSession {
     }
 
     /// Reads `id`'s record and marks it in progress; nil when it is not live.
-    private func read(_ id: ObjectID) throws(ObjectStoreError) -> Pending? {
+    private func read(_ id: ObjectID, _ context: ObjectContext) throws(ObjectStoreError) -> Pending? {
         let record: Record?
         do {
             record = try objectStore.store.get(id)
@@ -82,8 +84,11 @@ final class LoadSession {
                     ?? "type tag \(record.typeTag) names no registered type (and no stored type name)",
                 typeName: name, objectID: id)
         }
-        inProgress.insert(id)
-        return Pending(record: record, type: type, eagerCount: try eagerCount(of: record, type: type))
+        let eagerCount = try eagerCount(of: record, type: type)
+        let slot = context.cache.insert(nil, id: id, storedHash: nil, pinned: record.isPinned)
+        slot.isLoading = true
+        loadedIDs.append(id)
+        return Pending(slot: slot, record: record, type: type, eagerCount: eagerCount)
     }
 
     private func eagerCount(of record: Record, type: RegisteredType) throws(ObjectStoreError) -> Int {
@@ -103,11 +108,11 @@ final class LoadSession {
             payload: record.payload, references: record.references, objectID: record.id, type: pending.type,
             session: self)
         let object = try decoder.decodeObject()
-        context.cache.insert(
-            object, id: record.id, storedHash: ContentHash.of(record), pinned: record.isPinned)
-        inProgress.remove(record.id)
+        let slot = pending.slot
+        slot.storedHash = ContentHash.of(record)
+        slot.isLoading = false
+        context.cache.attach(object, to: slot)
         loaded.append(object)
-        loadedIDs.append(record.id)
         return object
     }
 
@@ -117,8 +122,10 @@ final class LoadSession {
     func resolve(_ id: ObjectID, referencedBy decoder: PayloadDecoder, path: @autoclosure () -> [any CodingKey])
         throws(ObjectStoreError) -> (any PersistentObject)?
     {
-        if let object = context?.cachedObject(id) { return object }
-        if inProgress.contains(id) { return nil }
+        if let slot = context?.cache.slot(id) {
+            if let object = slot.object { return object }
+            if slot.isLoading { return nil }
+        }
         guard let object = try load(id) else { throw dangling(id, decoder, path()) }
         return object
     }

@@ -73,14 +73,11 @@ extension ObjectContext {
         } catch {
             throw ObjectStoreError(error)
         }
-        for (id, entry) in cache.entries where entry.storedHash == nil {
-            cache.remove(id)
-            strongHolds[id] = nil
-        }
+        for (id, slot) in cache.slots where slot.storedHash == nil { cache.remove(id) }
     }
 
     func markDeleted(_ id: ObjectID) {
-        strongHolds[id] = nil
+        cache.slot(id)?.strongHold = nil
         pendingDeletes.insert(id)
     }
 }

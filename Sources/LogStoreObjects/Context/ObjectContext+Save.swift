@@ -22,12 +22,13 @@ extension ObjectContext {
     /// Encodes, compares and writes; on success updates what the cache knows of the stored records.
     func writeChanges() throws(ObjectStoreError) -> SaveReport {
         let session = SaveSession(self)
-        for (id, object) in cache.liveObjects where !pendingDeletes.contains(id) {
-            session.enqueue(id, object)
+        for (slot, object) in cache.liveSlots where pendingDeletes.isEmpty || !pendingDeletes.contains(slot.id) {
+            session.enqueue(slot, object)
         }
         try session.encodeAll()
         try session.rewriteReferencedButGone()
         var batch = WriteBatch()
+        batch.reserveCapacity(session.records.count + pendingRoots.count + pendingDeletes.count + 1)
         for record in session.records { batch.put(record) }
         for (name, id) in pendingRoots {
             if let id { batch.setRoot(name, to: id) } else { batch.removeRoot(name) }
@@ -50,11 +51,11 @@ extension ObjectContext {
             written: session.records.count, unchanged: session.unchangedCount, deleted: pendingDeletes.count,
             rootChanges: pendingRoots.count)
         if let keyRecord { objectStore.catalog.markCommitted(keyRecord.numbers) }
-        for (id, hash) in session.writtenHashes { cache.update(id) { $0.storedHash = hash } }
+        session.commit()
         for id in pendingDeletes { cache.remove(id) }
         pendingDeletes.removeAll()
         pendingRoots.removeAll()
-        strongHolds.removeAll()
+        cache.releaseHolds()
         return report
     }
 }
@@ -103,71 +104,89 @@ extension ObjectContext {
 }
 
 /// The objects one save encodes, and the records it writes.
+///
+/// Bookkeeping lives on the cache slots (marked with this save's generation number), so a save costs no
+/// hashing per object beyond the identity cache's own lookups.
 final class SaveSession {
     private unowned let context: ObjectContext
-    private var queue: [(ObjectID, any PersistentObject)] = []
-    private var queued: Set<ObjectID> = []
+    private var queue: [(CacheSlot, any PersistentObject)] = []
     private(set) var records: [Record] = []
-    private(set) var writtenHashes: [(ObjectID, UInt64)] = []
-    private var written: Set<ObjectID> = []
-    /// Stored objects that were not rewritten, with their encodings' references (checked for liveness).
-    private var unchanged: [ObjectID: Record] = [:]
-    private var announcedTypes: Set<UInt32> = []
-    var unchangedCount: Int { unchanged.count }
+    private var writtenSlots: [(CacheSlot, UInt64)] = []
+    private(set) var unchangedCount = 0
+    private var unchangedSlots: [CacheSlot] = []
+    private let generation: Int
+    private var lastType: (ObjectIdentifier, RegisteredType)?
     private lazy var encoder = PayloadEncoder(catalog: context.objectStore.catalog) {
         [unowned self] object throws(ObjectStoreError) in
-        let id = try self.context.assignID(object, pinned: false, allowDeleted: true)
-        if !self.context.pendingDeletes.contains(id) { self.enqueue(id, object) }
-        return id
+        let slot = try self.context.assignID(object, pinned: false, allowDeleted: true)
+        if self.context.pendingDeletes.isEmpty || !self.context.pendingDeletes.contains(slot.id) {
+            self.enqueue(slot, object)
+        }
+        return slot.id
     }
+
+    private static let generations = GenerationCounter()
 
     init(_ context: ObjectContext) {
         self.context = context
+        self.generation = Self.generations.next()
     }
 
-    func enqueue(_ id: ObjectID, _ object: any PersistentObject) {
-        if queued.insert(id).inserted { queue.append((id, object)) }
+    func enqueue(_ slot: CacheSlot, _ object: any PersistentObject) {
+        guard slot.queuedIn != generation else { return }
+        slot.queuedIn = generation
+        queue.append((slot, object))
+    }
+
+    private func registration(of object: any PersistentObject) throws(ObjectStoreError) -> RegisteredType {
+        let key = ObjectIdentifier(type(of: object))
+        if let lastType, lastType.0 == key { return lastType.1 }
+        guard let registered = context.registry.type(of: object) else {
+            throw ObjectStoreError(
+                .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
+                typeName: "\(type(of: object))")
+        }
+        _ = context.objectStore.catalog.number(for: TypeNames.catalogTypePrefix + registered.name)
+        lastType = (key, registered)
+        return registered
     }
 
     /// Encodes every queued object (the queue grows as new referenced objects are found); keeps the records
     /// that differ from what is stored.
     func encodeAll() throws(ObjectStoreError) {
         var index = 0
+        records.reserveCapacity(queue.count)
         while index < queue.count {
-            let (id, object) = queue[index]
+            let (slot, object) = queue[index]
             index += 1
-            guard let registered = context.registry.type(of: object) else {
-                throw ObjectStoreError(
-                    .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
-                    typeName: "\(type(of: object))", objectID: id)
-            }
-            if announcedTypes.insert(registered.tag).inserted {
-                _ = context.objectStore.catalog.number(for: TypeNames.catalogTypePrefix + registered.name)
-            }
+            let registered = try registration(of: object)
             let (payload, references) = try encoder.encode(object, typeName: registered.name)
-            let entry = context.cache.entry(id)
-            let pinned = entry?.pinned ?? false
-            let hash = ContentHash.of(typeTag: registered.tag, pinned: pinned, references: references, payload: payload)
+            let hash = ContentHash.of(
+                typeTag: registered.tag, pinned: slot.pinned, references: references, payload: payload)
             let record = Record(
-                id: id, typeTag: registered.tag, references: references, payload: payload, isPinned: pinned)
-            if entry?.storedHash == hash {
-                unchanged[id] = record
+                id: slot.id, typeTag: registered.tag, references: references, payload: payload, isPinned: slot.pinned)
+            if slot.storedHash == hash {
+                slot.unchangedRecord = record
+                unchangedSlots.append(slot)
+                unchangedCount += 1
             } else {
-                if let deleted = references.first(where: { context.pendingDeletes.contains($0) }) {
+                let pendingDeletes = context.pendingDeletes
+                if !pendingDeletes.isEmpty, let deleted = references.first(where: { pendingDeletes.contains($0) }) {
                     throw ObjectStoreError(
                         .stillReferenced,
-                        "object \(deleted) is deleted in this context, but \(registered.name) \(id) refers to it",
+                        "object \(deleted) is deleted in this context, but \(registered.name) \(slot.id) refers to it",
                         typeName: context.cachedObject(deleted).map { context.typeName(of: $0) }, objectID: deleted)
                 }
-                append(record, hash: hash)
+                append(record, hash: hash, slot: slot)
             }
         }
+        queue.removeAll()
     }
 
-    private func append(_ record: Record, hash: UInt64) {
+    private func append(_ record: Record, hash: UInt64, slot: CacheSlot) {
         records.append(record)
-        writtenHashes.append((record.id, hash))
-        written.insert(record.id)
+        writtenSlots.append((slot, hash))
+        slot.writtenIn = generation
     }
 
     /// A record this save writes may reference an unchanged object that is no longer stored (the collector
@@ -176,6 +195,7 @@ final class SaveSession {
         for (_, id) in context.pendingRoots {
             if let id { try rewriteIfGone(id) }
         }
+        guard !unchangedSlots.isEmpty else { return }
         var index = 0
         while index < records.count {
             for reference in records[index].references { try rewriteIfGone(reference) }
@@ -184,7 +204,8 @@ final class SaveSession {
     }
 
     private func rewriteIfGone(_ id: ObjectID) throws(ObjectStoreError) {
-        guard !written.contains(id), let record = unchanged[id] else { return }
+        guard let slot = context.cache.slot(id), slot.writtenIn != generation, let record = slot.unchangedRecord
+        else { return }
         let live: Bool
         do {
             live = try context.store.contains(id)
@@ -192,8 +213,30 @@ final class SaveSession {
             throw ObjectStoreError(error)
         }
         if !live {
-            unchanged[id] = nil
-            append(record, hash: ContentHash.of(record))
+            slot.unchangedRecord = nil
+            unchangedCount -= 1
+            append(record, hash: ContentHash.of(record), slot: slot)
+        }
+    }
+
+    /// After the batch was written: the written records are now the stored ones.
+    func commit() {
+        for (slot, hash) in writtenSlots { slot.storedHash = hash }
+        for slot in unchangedSlots { slot.unchangedRecord = nil }
+    }
+
+    deinit {
+        for slot in unchangedSlots { slot.unchangedRecord = nil }
+    }
+}
+
+/// Hands out increasing numbers (save generations), from any thread.
+final class GenerationCounter: Sendable {
+    private let value = ConditionLock(0)
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
         }
     }
 }

@@ -49,29 +49,23 @@ extension ObjectContext {
         pendingRoots = roots
         pendingDeletes = deletes
         let encoder = PayloadEncoder(catalog: objectStore.catalog) { [unowned self] object in
-            self.cache.id(of: object) ?? ObjectID(0)
+            self.cache.slot(of: object)?.id ?? ObjectID(0)
         }
-        for (id, object) in cache.liveObjects {
-            guard let entry = cache.entry(id), let storedHash = entry.storedHash,
-                let registered = registry.type(of: object)
-            else {
-                forget(id)
+        for (slot, object) in cache.liveSlots {
+            guard let storedHash = slot.storedHash, let registered = registry.type(of: object) else {
+                cache.remove(slot.id)
                 continue
             }
             let encoded = try? encoder.encode(object, typeName: registered.name)
             let hash = encoded.map {
                 ContentHash.of(
-                    typeTag: registered.tag, pinned: entry.pinned, references: $0.references, payload: $0.payload)
+                    typeTag: registered.tag, pinned: slot.pinned, references: $0.references, payload: $0.payload)
             }
-            if hash != storedHash { forget(id) }
+            if hash != storedHash { cache.remove(slot.id) }
         }
-        for (id, entry) in cache.entries where entry.storedHash == nil { forget(id) }
+        for (id, slot) in cache.slots where slot.storedHash == nil { cache.remove(id) }
+        cache.releaseHolds()
         transactionStart = nil
-    }
-
-    private func forget(_ id: ObjectID) {
-        cache.remove(id)
-        strongHolds[id] = nil
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it (or the commit) throws,

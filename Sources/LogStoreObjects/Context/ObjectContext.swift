@@ -23,9 +23,7 @@ import LogStore
 public final class ObjectContext {
     /// The object store this context reads and writes.
     public let objectStore: ObjectStore
-    var cache = IdentityCache()
-    /// New objects and root targets, held strongly until they are saved.
-    var strongHolds: [ObjectID: any PersistentObject] = [:]
+    let cache = IdentityCache()
     /// Root changes not yet saved, in order: a name and its new target (nil: removed).
     var pendingRoots: [(name: String, id: ObjectID?)] = []
     /// Objects to delete on save.
@@ -47,7 +45,7 @@ public final class ObjectContext {
     /// The id of `object` in this context: set when it was loaded, inserted, or reached by a save; nil
     /// for an object this context has never seen.
     public func id(of object: any PersistentObject) -> ObjectID? {
-        cache.id(of: object)
+        cache.slot(of: object)?.id
     }
 
     /// Whether an instance of `id` is in memory in this context (loaded or inserted, and still alive).
@@ -59,27 +57,26 @@ public final class ObjectContext {
         cache.object(id)
     }
 
-    /// The id of `object`, numbering it (as a new, unsaved object) when the context does not know it.
+    /// The slot of `object`, numbering it (as a new, unsaved object) when the context does not know it.
     func assignID(_ object: any PersistentObject, pinned: Bool, allowDeleted: Bool = false) throws(ObjectStoreError)
-        -> ObjectID
+        -> CacheSlot
     {
-        if let id = cache.id(of: object) {
-            if pendingDeletes.contains(id) && !allowDeleted {
+        if let slot = cache.slot(of: object) {
+            if !allowDeleted && !pendingDeletes.isEmpty && pendingDeletes.contains(slot.id) {
                 throw ObjectStoreError(
-                    .deletedObject, "object \(id) is deleted in this context", typeName: typeName(of: object),
-                    objectID: id)
+                    .deletedObject, "object \(slot.id) is deleted in this context", typeName: typeName(of: object),
+                    objectID: slot.id)
             }
-            return id
+            return slot
         }
         guard registry.type(of: object) != nil else {
             throw ObjectStoreError(
                 .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
                 typeName: typeName(of: object))
         }
-        let id = store.newID()
-        cache.insert(object, id: id, storedHash: nil, pinned: pinned)
-        strongHolds[id] = object
-        return id
+        let slot = cache.insert(object, id: store.newID(), storedHash: nil, pinned: pinned)
+        cache.hold(slot, object)
+        return slot
     }
 
     func typeName(of object: any PersistentObject) -> String {
@@ -94,27 +91,27 @@ public final class ObjectContext {
     /// - throws: ``ObjectStoreError`` `unregisteredClass`, or `deletedObject`.
     @discardableResult
     public func insert(_ object: any PersistentObject) throws(ObjectStoreError) -> ObjectID {
-        let id = try assignID(object, pinned: true)
-        cache.update(id) { $0.pinned = true }
-        strongHolds[id] = object
-        return id
+        let slot = try assignID(object, pinned: true)
+        slot.pinned = true
+        cache.hold(slot, object)
+        return slot.id
     }
 
     /// Stops `object` from being a root of its own: once nothing references it (and no named root names
     /// it) the collector removes it. Takes effect on ``save()``.
     public func unpin(_ object: any PersistentObject) {
-        guard let id = cache.id(of: object) else { return }
-        cache.update(id) { $0.pinned = false }
-        strongHolds[id] = object
+        guard let slot = cache.slot(of: object) else { return }
+        slot.pinned = false
+        cache.hold(slot, object)
     }
 
     /// Names `object` as the root `name` (replacing what the name held before); written by ``save()``.
     /// The object need not be inserted: the name keeps it alive.
     /// - throws: ``ObjectStoreError`` `unregisteredClass`, or `deletedObject`.
     public func setRoot(_ object: any PersistentObject, named name: String) throws(ObjectStoreError) {
-        let id = try assignID(object, pinned: false)
-        strongHolds[id] = object
-        pendingRoots.append((name, id))
+        let slot = try assignID(object, pinned: false)
+        cache.hold(slot, object)
+        pendingRoots.append((name, slot.id))
     }
 
     /// Removes the root `name` (on ``save()``); its object becomes garbage unless pinned or referenced.
@@ -144,14 +141,13 @@ public final class ObjectContext {
     /// Deletes `object` on ``save()``. The save fails with code `store` (the engine's `stillReferenced`)
     /// when a live object still references it.
     public func delete(_ object: any PersistentObject) {
-        guard let id = cache.id(of: object) else { return }
-        if cache.entry(id)?.storedHash == nil {
-            cache.remove(id)
-            strongHolds[id] = nil
+        guard let slot = cache.slot(of: object) else { return }
+        if slot.storedHash == nil {
+            cache.remove(slot.id)
             return
         }
-        strongHolds[id] = nil
-        pendingDeletes.insert(id)
+        slot.strongHold = nil
+        pendingDeletes.insert(slot.id)
     }
 
     // MARK: Loading

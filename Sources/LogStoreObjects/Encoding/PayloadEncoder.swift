@@ -39,10 +39,12 @@ final class PayloadEncoder {
         payload: [UInt8], references: [ObjectID]
     ) {
         self.typeName = typeName
-        writer.bytes.removeAll(keepingCapacity: true)
-        eagerReferences.removeAll(keepingCapacity: true)
-        eagerIndex.removeAll(keepingCapacity: true)
-        lazyReferences.removeAll(keepingCapacity: true)
+        // Fresh buffers per object: the previous ones were handed out with the previous payload (keeping
+        // their capacity would copy them, and one large object would make every later one large).
+        writer = ByteWriter(capacity: 64)
+        eagerReferences = []
+        eagerIndex = [:]
+        lazyReferences = []
         openFrames = [0]
         floor = 0
         deferredError = nil
@@ -231,15 +233,27 @@ final class PayloadEncoder {
     /// Writes an eager reference to `id` (an index into the record's reference list).
     func writeReference(_ id: ObjectID) {
         let index: Int
-        if let known = eagerIndex[id] {
+        if let known = indexOfEagerReference(id) {
             index = known
         } else {
             index = eagerReferences.count
             eagerReferences.append(id)
-            eagerIndex[id] = index
+            if !eagerIndex.isEmpty {
+                eagerIndex[id] = index
+            } else if eagerReferences.count == Self.linearSearchLimit {
+                for (position, reference) in eagerReferences.enumerated() { eagerIndex[reference] = position }
+            }
         }
         writer.write(.reference)
         writer.writeVarint(UInt64(index))
+    }
+
+    /// Up to this many references are searched linearly; beyond, through `eagerIndex`.
+    private static let linearSearchLimit = 16
+
+    private func indexOfEagerReference(_ id: ObjectID) -> Int? {
+        if eagerIndex.isEmpty { return eagerReferences.firstIndex(of: id) }
+        return eagerIndex[id]
     }
 
     /// Writes a lazy reference to `id` (the id itself; it joins the record's reference list too).

@@ -1,0 +1,124 @@
+// Figures for the object layer (issue 4): the drawing model scaled up, saved and loaded through
+// LogStoreObjects, and the same model stored as GRDB Codable records. Run:
+//   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3]
+import BenchmarkSupport
+import Foundation
+import LogStore
+import LogStoreObjects
+
+let arguments = CommandLine.arguments
+func option(_ name: String, _ fallback: Int) -> Int {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
+    return Int(arguments[index + 1]) ?? fallback
+}
+let pages = option("--pages", 1_000)
+let runs = option("--runs", 3)
+let randomLoads = 10_000
+
+func seconds(since start: UInt64) -> Double { Double(nanoseconds() - start) / 1e9 }
+func rate(_ count: Int, _ seconds: Double) -> String {
+    String(format: "%8.0f objects/s  (%.3f s)", Double(count) / seconds, seconds)
+}
+func line(_ label: String, _ value: String, _ floor: String = "") {
+    print(label.padding(toLength: 52, withPad: " ", startingAt: 0) + value + (floor.isEmpty ? "" : "   [\(floor)]"))
+}
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+/// Resident anonymous memory of this process, from /proc/self/status.
+func residentAnonymousBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("RssAnon:") {
+        let digits = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return digits * 1024
+    }
+    return 0
+}
+
+print("Object layer figures: drawing of \(pages) pages × 10 layers × 20 shapes, \(runs) runs, median shown")
+
+// MARK: LogStoreObjects
+
+var saveTimes: [Double] = []
+var loadTimes: [Double] = []
+var openAndLoadTimes: [Double] = []
+var randomTimes: [Double] = []
+var countTimes: [Double] = []
+var objectCount = 0
+var loadMemory = 0
+var diskBytes = 0
+for run in 0..<runs {
+    let directory = TemporaryDirectory(prefix: "logstore-objects-bench")
+    defer { directory.remove() }
+    let path = directory.child("store")
+    do {
+        var options = StoreOptions()
+        options.compaction.background = false
+        let drawing = ScaledDrawing(pages: pages, layersPerPage: 10, shapesPerLayer: 20)
+        objectCount = drawing.objectCount
+        let objects = try ObjectStore.open(at: path, options: options, types: drawingTypes)
+        let context = objects.makeContext()
+        try context.setRoot(drawing.contents, named: "main")
+        let start = nanoseconds()
+        let report = try context.save()
+        saveTimes.append(seconds(since: start))
+        precondition(report.written == drawing.objectCount, "saved \(report.written) of \(drawing.objectCount)")
+        try objects.close()
+        diskBytes = directorySize(path).logical
+
+        // Cold: a fresh object store (open included in the second figure) and a fresh context.
+        let memoryBefore = residentAnonymousBytes()
+        let openStart = nanoseconds()
+        let reopened = try ObjectStore.open(at: path, options: options, types: drawingTypes)
+        let fresh = reopened.makeContext()
+        let loadStart = nanoseconds()
+        let contents = try fresh.root(named: "main", as: Contents.self)
+        loadTimes.append(seconds(since: loadStart))
+        openAndLoadTimes.append(seconds(since: openStart))
+        loadMemory = residentAnonymousBytes() - memoryBefore
+        var reached = 1
+        var seenLayers = Set<ObjectIdentifier>()
+        for page in contents?.pages ?? [] {
+            reached += 1
+            for layer in page.layers where seenLayers.insert(ObjectIdentifier(layer)).inserted {
+                reached += 1 + layer.shapes.count
+            }
+        }
+        precondition(reached == drawing.objectCount, "loaded \(reached) of \(drawing.objectCount)")
+
+        // Random loads by id in another fresh context.
+        let ids = try reopened.store.ids().filter { id in
+            (try? reopened.store.header(of: id)?.typeTag) != TypeNames.keyRecordTag
+        }
+        var generator = SystemRandomNumberGenerator()
+        let sample = (0..<randomLoads).map { _ in ids[Int(generator.next() % UInt64(ids.count))] }
+        let randomContext = reopened.makeContext()
+        var held: [any PersistentObject] = []
+        held.reserveCapacity(randomLoads)
+        let randomStart = nanoseconds()
+        for id in sample {
+            if let object = try randomContext.object(id: id, as: (any PersistentObject).self) { held.append(object) }
+        }
+        randomTimes.append(seconds(since: randomStart))
+        _ = run
+
+        let countStart = nanoseconds()
+        var counts: [Int] = []
+        for type in drawingTypes { counts.append(try fresh.count(of: type)) }
+        countTimes.append(seconds(since: countStart))
+        precondition(counts.reduce(0, +) == drawing.objectCount)
+        withExtendedLifetime(contents) {}
+        try reopened.close()
+    } catch {
+        print("failed: \(error)")
+        exit(1)
+    }
+}
+print("\nLogStoreObjects (\(objectCount) objects, \(diskBytes / 1_000_000) MB on disk)")
+line("save the whole graph (one save, fsync .always)", rate(objectCount, median(saveTimes)), "floor ≥ 400,000/s")
+line("cold full load through the root (fresh context)", rate(objectCount, median(loadTimes)), "floor ≥ 600,000/s")
+line("  … including ObjectStore.open", rate(objectCount, median(openAndLoadTimes)))
+line(
+    "  memory of the loaded graph (RssAnon delta)",
+    String(format: "%.0f B/object", Double(loadMemory) / Double(objectCount)))
+line("load 10,000 random objects by id (fresh context)", rate(randomLoads, median(randomTimes)))
+line("count per type (5 types)", String(format: "%.1f µs", median(countTimes) * 1e6))
