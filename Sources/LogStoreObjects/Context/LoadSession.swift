@@ -8,17 +8,24 @@ import LogStore
 /// target in the cache. A reference that closes a cycle points at an object still being loaded; wrapper
 /// fields (``ObjectRef``, ``ObjectList``) are filled in when the load finishes, plain fields report
 /// `cyclicReference`.
+///
+/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
+/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
+/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
 final class LoadSession {
     private(set) weak var context: ObjectContext?
     private let registry: TypeRegistry
     private let objectStore: ObjectStore
-    private(set) var keys: KeyCatalog.Snapshot
+    @exclusivity(unchecked) private(set) var keys: KeyCatalog.Snapshot
+    /// How values of each type decode (reference, special, plain), found once per type.
+    @exclusivity(unchecked) var kinds = ValueKinds()
     /// Everything decoded in this session, held until it finishes.
-    private var loaded: [any PersistentObject] = []
+    @exclusivity(unchecked) private var loaded: [any PersistentObject] = []
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.
-    private(set) var loadedIDs: [ObjectID] = []
+    @exclusivity(unchecked) private(set) var loadedIDs: [ObjectID] = []
     /// Wrapper fields to fill in at the end, with the ids they wait for.
-    private var fixups: [(ObjectID, (any PersistentObject) throws(ObjectStoreError) -> Void)] = []
+    @exclusivity(unchecked) private var fixups: [(ObjectID, (any PersistentObject) throws(ObjectStoreError) -> Void)] =
+        []
 
     private struct Pending {
         let slot: CacheSlot

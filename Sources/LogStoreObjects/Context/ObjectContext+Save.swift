@@ -22,6 +22,8 @@ extension ObjectContext {
     /// Encodes, compares and writes; on success updates what the cache knows of the stored records.
     func writeChanges() throws(ObjectStoreError) -> SaveReport {
         let session = SaveSession(self)
+        cache.suspendPurge = true
+        defer { cache.suspendPurge = false }
         for (slot, object) in cache.liveSlots where pendingDeletes.isEmpty || !pendingDeletes.contains(slot.id) {
             session.enqueue(slot, object)
         }
@@ -107,15 +109,21 @@ extension ObjectContext {
 ///
 /// Bookkeeping lives on the cache slots (marked with this save's generation number), so a save costs no
 /// hashing per object beyond the identity cache's own lookups.
+///
+/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
+/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
+/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
 final class SaveSession {
     private unowned let context: ObjectContext
-    private var queue: [(CacheSlot, any PersistentObject)] = []
-    private(set) var records: [Record] = []
-    private var writtenSlots: [(CacheSlot, UInt64)] = []
-    private(set) var unchangedCount = 0
-    private var unchangedSlots: [CacheSlot] = []
+    @exclusivity(unchecked) private var queue: [(CacheSlot, any PersistentObject)] = []
+    @exclusivity(unchecked) private(set) var records: [Record] = []
+    @exclusivity(unchecked) private var writtenSlots: [(CacheSlot, UInt64)] = []
+    @exclusivity(unchecked) private(set) var unchangedCount = 0
+    @exclusivity(unchecked) private var unchangedSlots: [CacheSlot] = []
     private let generation: Int
-    private var lastType: (ObjectIdentifier, RegisteredType)?
+    @exclusivity(unchecked) private var lastType: (ObjectIdentifier, RegisteredType)?
+    /// The registrations met in this save, by class (each type name announced to the catalog once).
+    @exclusivity(unchecked) private var seenTypes: [ObjectIdentifier: RegisteredType] = [:]
     private lazy var encoder = PayloadEncoder(catalog: context.objectStore.catalog) {
         [unowned self] object throws(ObjectStoreError) in
         let slot = try self.context.assignID(object, pinned: false, allowDeleted: true)
@@ -141,6 +149,10 @@ final class SaveSession {
     private func registration(of object: any PersistentObject) throws(ObjectStoreError) -> RegisteredType {
         let key = ObjectIdentifier(type(of: object))
         if let lastType, lastType.0 == key { return lastType.1 }
+        if let registered = seenTypes[key] {
+            lastType = (key, registered)
+            return registered
+        }
         guard let registered = context.registry.type(of: object) else {
             throw ObjectStoreError(
                 .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
@@ -148,6 +160,7 @@ final class SaveSession {
         }
         _ = context.objectStore.catalog.number(for: TypeNames.catalogTypePrefix + registered.name)
         lastType = (key, registered)
+        seenTypes[key] = registered
         return registered
     }
 

@@ -61,18 +61,16 @@ struct ByteReader {
 
     mutating func readFixed64() throws(ObjectStoreError) -> UInt64 {
         guard bytes.count - offset >= 8 else { throw corrupt("payload ends inside an 8-byte value") }
-        var value: UInt64 = 0
-        for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
+        let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
         offset += 8
-        return value
+        return UInt64(littleEndian: value)
     }
 
     mutating func readFixed32() throws(ObjectStoreError) -> UInt32 {
         guard bytes.count - offset >= 4 else { throw corrupt("payload ends inside a 4-byte value") }
-        var value: UInt32 = 0
-        for index in 0..<4 { value |= UInt32(bytes[offset + index]) << (8 * UInt32(index)) }
+        let value = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
         offset += 4
-        return value
+        return UInt32(littleEndian: value)
     }
 
     mutating func readBytes(_ count: Int) throws(ObjectStoreError) -> ArraySlice<UInt8> {

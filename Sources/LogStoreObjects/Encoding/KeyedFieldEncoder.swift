@@ -2,12 +2,16 @@
 struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     private let encoder: PayloadEncoder
     private let frame: Int
-    let codingPath: [any CodingKey]
+    private let basePath: [any CodingKey]
+    private let key: (any CodingKey)?
+    /// Built when needed only (errors, nested values), to keep encoding free of allocations.
+    var codingPath: [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
 
-    init(_ encoder: PayloadEncoder, frame: Int, codingPath: [any CodingKey]) {
+    init(_ encoder: PayloadEncoder, frame: Int, basePath: [any CodingKey], key: (any CodingKey)?) {
         self.encoder = encoder
         self.frame = frame
-        self.codingPath = codingPath
+        self.basePath = basePath
+        self.key = key
     }
 
     private func begin(_ key: Key) throws {
@@ -67,10 +71,11 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             try begin(key)
             let serial = encoder.pushFrame(.keyed)
             return KeyedEncodingContainer(
-                KeyedFieldEncoder<NestedKey>(encoder, frame: serial, codingPath: codingPath + [key]))
+                KeyedFieldEncoder<NestedKey>(encoder, frame: serial, basePath: codingPath, key: key))
         } catch {
             encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: codingPath + [key])
-            return KeyedEncodingContainer(KeyedFieldEncoder<NestedKey>(encoder, frame: -1, codingPath: codingPath))
+            return KeyedEncodingContainer(
+                KeyedFieldEncoder<NestedKey>(encoder, frame: -1, basePath: codingPath, key: nil))
         }
     }
 

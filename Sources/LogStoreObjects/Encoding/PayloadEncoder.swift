@@ -6,27 +6,35 @@ import LogStore
 /// tracked on a stack of open frames; writing to an outer container closes the inner ones (writes their
 /// end byte). A container used after it was closed, or a write to an outer container while an inner value
 /// is still being encoded, is an `encodingFailed` error, never corrupt bytes.
+///
+/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
+/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
+/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
 final class PayloadEncoder {
     /// Turns a referenced object into its id (the context numbers new objects and queues them).
     typealias ReferenceResolver = (any PersistentObject) throws(ObjectStoreError) -> ObjectID
 
-    private(set) var writer = ByteWriter(capacity: 256)
-    private var eagerReferences: [ObjectID] = []
-    private var eagerIndex: [ObjectID: Int] = [:]
-    private var lazyReferences: [ObjectID] = []
+    @exclusivity(unchecked) private(set) var writer = ByteWriter(capacity: 256)
+    @exclusivity(unchecked) private var eagerReferences: [ObjectID] = []
+    @exclusivity(unchecked) private var eagerIndex: [ObjectID: Int] = [:]
+    @exclusivity(unchecked) private var lazyReferences: [ObjectID] = []
     private let catalog: KeyCatalog
-    private var keys: KeyCatalog.Snapshot
+    @exclusivity(unchecked) private var keys: KeyCatalog.Snapshot
+    /// The field number written last, and for each number the one that followed it last time.
+    @exclusivity(unchecked) private var lastKeyNumber = 0
+    @exclusivity(unchecked) private var predictedNext: [Int] = []
     private let resolveReference: ReferenceResolver
+    @exclusivity(unchecked) private var kinds = ValueKinds()
 
     /// Serial numbers of the open containers, outermost first; serial 0 is the object itself.
-    private var openFrames: [Int] = [0]
-    private var nextSerial = 1
+    @exclusivity(unchecked) private var openFrames: [Int] = [0]
+    @exclusivity(unchecked) private var nextSerial = 1
     /// Writes must go to frames above this stack position (the innermost value being encoded).
-    private var floor = 0
+    @exclusivity(unchecked) private var floor = 0
     /// An error found where the `Encoder` API cannot throw (container creation), thrown at the end.
-    var deferredError: ObjectStoreError?
+    @exclusivity(unchecked) var deferredError: ObjectStoreError?
     /// The type being encoded, for error messages.
-    private(set) var typeName = ""
+    @exclusivity(unchecked) private(set) var typeName = ""
 
     init(catalog: KeyCatalog, resolveReference: @escaping ReferenceResolver) {
         self.catalog = catalog
@@ -116,15 +124,35 @@ final class PayloadEncoder {
         }
     }
 
+    /// Writes the number of `key`'s name.
+    ///
+    /// Objects of one class write their fields in the same order every time, so the number that followed
+    /// the previous one last time is tried first (a comparison of names, no hashing).
     func writeKey(_ key: any CodingKey) {
         let name = key.stringValue
-        if let number = keys.numbers[name] {
-            writer.writeVarint(UInt64(number))
-        } else {
-            let (number, snapshot) = catalog.number(for: name)
-            keys = snapshot
-            writer.writeVarint(UInt64(number))
+        let previous = lastKeyNumber
+        if previous < predictedNext.count {
+            let guess = predictedNext[previous]
+            if guess > 0 && guess < keys.names.count && keys.names[guess] == name {
+                writer.writeVarint(UInt64(guess))
+                lastKeyNumber = guess
+                return
+            }
         }
+        let number: Int
+        if let known = keys.numbers[name] {
+            number = known
+        } else {
+            let (assigned, snapshot) = catalog.number(for: name)
+            keys = snapshot
+            number = assigned
+        }
+        writer.writeVarint(UInt64(number))
+        if previous >= predictedNext.count {
+            predictedNext += Array(repeating: 0, count: previous + 1 - predictedNext.count)
+        }
+        predictedNext[previous] = number
+        lastKeyNumber = number
     }
 
     // MARK: Values
@@ -133,13 +161,19 @@ final class PayloadEncoder {
     /// `key` make its coding path.
     func encodeValue<T: Encodable>(_ value: T, parent: Int, basePath: [any CodingKey], key: (any CodingKey)?) throws {
         if try encodePrimitive(value) { return }
-        if let object = value as? any PersistentObject {
-            writeReference(try reference(to: object, basePath: basePath, key: key))
-            return
-        }
-        if let special = value as? any SpecialFieldEncodable {
-            try special.encodeField(into: self, parent: parent, path: key.map { basePath + [$0] } ?? basePath)
-            return
+        switch kinds.kind(of: T.self) {
+        case .persistent:
+            if let object = value as? any PersistentObject {
+                writeReference(try reference(to: object, basePath: basePath, key: key))
+                return
+            }
+        case .special:
+            if let special = value as? any SpecialFieldEncodable {
+                try special.encodeField(into: self, parent: parent, path: key.map { basePath + [$0] } ?? basePath)
+                return
+            }
+        case .plain:
+            break
         }
         let parentPosition = openFrames.count - 1
         let savedFloor = floor
@@ -157,22 +191,37 @@ final class PayloadEncoder {
     /// Each branch compares metatypes first, so `unsafeBitCast` only ever reinterprets a value as its own
     /// type.
     private func encodePrimitive<T>(_ value: T) throws -> Bool {
-        switch T.self {
-        case is String.Type: writeString(unsafeBitCast(value, to: String.self))
-        case is Int.Type: writeSigned(Int64(unsafeBitCast(value, to: Int.self)))
-        case is Double.Type: writeDouble(unsafeBitCast(value, to: Double.self))
-        case is Bool.Type: writeBool(unsafeBitCast(value, to: Bool.self))
-        case is Int64.Type: writeSigned(unsafeBitCast(value, to: Int64.self))
-        case is Int32.Type: writeSigned(Int64(unsafeBitCast(value, to: Int32.self)))
-        case is Int16.Type: writeSigned(Int64(unsafeBitCast(value, to: Int16.self)))
-        case is Int8.Type: writeSigned(Int64(unsafeBitCast(value, to: Int8.self)))
-        case is UInt.Type: writeUnsigned(UInt64(unsafeBitCast(value, to: UInt.self)))
-        case is UInt64.Type: writeUnsigned(unsafeBitCast(value, to: UInt64.self))
-        case is UInt32.Type: writeUnsigned(UInt64(unsafeBitCast(value, to: UInt32.self)))
-        case is UInt16.Type: writeUnsigned(UInt64(unsafeBitCast(value, to: UInt16.self)))
-        case is UInt8.Type: writeUnsigned(UInt64(unsafeBitCast(value, to: UInt8.self)))
-        case is Float.Type: writeFloat(unsafeBitCast(value, to: Float.self))
-        default: return false
+        let type = ObjectIdentifier(T.self)
+        if type == ObjectIdentifier(String.self) {
+            writeString(unsafeBitCast(value, to: String.self))
+        } else if type == ObjectIdentifier(Int.self) {
+            writeSigned(Int64(unsafeBitCast(value, to: Int.self)))
+        } else if type == ObjectIdentifier(Double.self) {
+            writeDouble(unsafeBitCast(value, to: Double.self))
+        } else if type == ObjectIdentifier(Bool.self) {
+            writeBool(unsafeBitCast(value, to: Bool.self))
+        } else if type == ObjectIdentifier(Int64.self) {
+            writeSigned(unsafeBitCast(value, to: Int64.self))
+        } else if type == ObjectIdentifier(Int32.self) {
+            writeSigned(Int64(unsafeBitCast(value, to: Int32.self)))
+        } else if type == ObjectIdentifier(Int16.self) {
+            writeSigned(Int64(unsafeBitCast(value, to: Int16.self)))
+        } else if type == ObjectIdentifier(Int8.self) {
+            writeSigned(Int64(unsafeBitCast(value, to: Int8.self)))
+        } else if type == ObjectIdentifier(UInt.self) {
+            writeUnsigned(UInt64(unsafeBitCast(value, to: UInt.self)))
+        } else if type == ObjectIdentifier(UInt64.self) {
+            writeUnsigned(unsafeBitCast(value, to: UInt64.self))
+        } else if type == ObjectIdentifier(UInt32.self) {
+            writeUnsigned(UInt64(unsafeBitCast(value, to: UInt32.self)))
+        } else if type == ObjectIdentifier(UInt16.self) {
+            writeUnsigned(UInt64(unsafeBitCast(value, to: UInt16.self)))
+        } else if type == ObjectIdentifier(UInt8.self) {
+            writeUnsigned(UInt64(unsafeBitCast(value, to: UInt8.self)))
+        } else if type == ObjectIdentifier(Float.self) {
+            writeFloat(unsafeBitCast(value, to: Float.self))
+        } else {
+            return false
         }
         return true
     }

@@ -2,6 +2,10 @@
 ///
 /// The value's tag is written when it asks for its first container (or writes a single value), so a
 /// super-encoder that is never used writes nothing.
+///
+/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
+/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
+/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
 final class SlotEncoder: Encoder {
     private let encoder: PayloadEncoder
     /// The frame this value belongs to.
@@ -19,7 +23,7 @@ final class SlotEncoder: Encoder {
         case unkeyed(Int)
         case single
     }
-    private var state = State.empty
+    @exclusivity(unchecked) private var state = State.empty
 
     var hasValue: Bool {
         if case .empty = state { return false }
@@ -53,20 +57,21 @@ final class SlotEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         switch state {
         case .keyed(let serial):
-            return KeyedEncodingContainer(KeyedFieldEncoder<Key>(encoder, frame: serial, codingPath: codingPath))
+            return KeyedEncodingContainer(KeyedFieldEncoder<Key>(encoder, frame: serial, basePath: basePath, key: key))
         case .empty:
             do {
                 try begin()
                 let serial = encoder.pushFrame(.keyed)
                 state = .keyed(serial)
-                return KeyedEncodingContainer(KeyedFieldEncoder<Key>(encoder, frame: serial, codingPath: codingPath))
+                return KeyedEncodingContainer(
+                    KeyedFieldEncoder<Key>(encoder, frame: serial, basePath: basePath, key: key))
             } catch {
                 encoder.deferredError = encoder.deferredError ?? error
             }
         case .unkeyed, .single:
             fail("a value asked for a keyed container after writing another kind of value")
         }
-        return KeyedEncodingContainer(KeyedFieldEncoder<Key>(encoder, frame: -1, codingPath: codingPath))
+        return KeyedEncodingContainer(KeyedFieldEncoder<Key>(encoder, frame: -1, basePath: basePath, key: key))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

@@ -7,10 +7,11 @@ struct UnkeyedElementDecoder: UnkeyedDecodingContainer {
     private var position: Int
     private(set) var currentIndex = 0
 
-    init(_ payload: PayloadDecoder, elementsAt start: Int, codingPath: [any CodingKey], depth: Int) {
+    init(_ payload: PayloadDecoder, elementsAt start: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int)
+    {
         self.payload = payload
         self.position = start
-        self.codingPath = codingPath
+        self.codingPath = key.map { basePath + [$0] } ?? basePath
         self.depth = depth
     }
 

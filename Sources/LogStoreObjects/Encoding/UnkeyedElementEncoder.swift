@@ -69,10 +69,11 @@ struct UnkeyedElementEncoder: UnkeyedEncodingContainer {
         do {
             try begin()
             let serial = encoder.pushFrame(.keyed)
-            return KeyedEncodingContainer(KeyedFieldEncoder<NestedKey>(encoder, frame: serial, codingPath: path))
+            return KeyedEncodingContainer(
+                KeyedFieldEncoder<NestedKey>(encoder, frame: serial, basePath: path, key: nil))
         } catch {
             encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: path)
-            return KeyedEncodingContainer(KeyedFieldEncoder<NestedKey>(encoder, frame: -1, codingPath: path))
+            return KeyedEncodingContainer(KeyedFieldEncoder<NestedKey>(encoder, frame: -1, basePath: path, key: nil))
         }
     }
 

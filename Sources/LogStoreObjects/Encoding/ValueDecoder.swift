@@ -22,13 +22,13 @@ final class ValueDecoder: Decoder {
             throw payload.mismatch(found, expected: "fields of \(Key.self)", path: codingPath)
         }
         return KeyedDecodingContainer(
-            KeyedFieldDecoder<Key>(payload, entriesAt: offset + 1, codingPath: codingPath, depth: depth))
+            KeyedFieldDecoder<Key>(payload, entriesAt: offset + 1, basePath: basePath, key: key, depth: depth))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let found = try payload.tag(at: offset)
         guard found == .unkeyed else { throw payload.mismatch(found, expected: "a list", path: codingPath) }
-        return UnkeyedElementDecoder(payload, elementsAt: offset + 1, codingPath: codingPath, depth: depth)
+        return UnkeyedElementDecoder(payload, elementsAt: offset + 1, basePath: basePath, key: key, depth: depth)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
