@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(name: "LogStore", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Shared by both executables: the deterministic payload generator and temporary stores.
@@ -60,6 +61,7 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "LogStore", package: "LogStore"),
                 .product(name: "LogStoreObjects", package: "LogStore"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/ObjectFigures"
         ),

@@ -3,6 +3,7 @@
 //   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3]
 import BenchmarkSupport
 import Foundation
+import GRDB
 import LogStore
 import LogStoreObjects
 
@@ -124,3 +125,56 @@ line(
     String(format: "%.0f B/object", Double(loadMemory) / Double(objectCount)))
 line("load 10,000 random objects by id (fresh context)", rate(randomLoads, median(randomTimes)))
 line("count per type (5 types)", String(format: "%.1f µs", median(countTimes) * 1e6))
+
+// MARK: GRDB
+
+var grdbSave: [Double] = []
+var grdbLoad: [Double] = []
+var grdbRandom: [Double] = []
+var grdbCount: [Double] = []
+var grdbObjects = 0
+var grdbDisk = 0
+for _ in 0..<runs {
+    let directory = TemporaryDirectory(prefix: "logstore-objects-grdb")
+    defer { directory.remove() }
+    let path = directory.child("drawing.sqlite")
+    do {
+        let drawing = ScaledDrawing(pages: pages, layersPerPage: 10, shapesPerLayer: 20)
+        var queue: DatabaseQueue? = try DatabaseQueue(path: path)
+        try queue?.write { try GRDBDrawing.createSchema($0) }
+        let start = nanoseconds()
+        grdbObjects = try queue.map { try GRDBDrawing.save(drawing.contents, in: $0) } ?? 0
+        grdbSave.append(seconds(since: start))
+        queue = nil
+        grdbDisk = directorySize(directory.path).logical
+
+        let reopened = try DatabaseQueue(path: path)
+        let loadStart = nanoseconds()
+        let (contents, built) = try GRDBDrawing.load(from: reopened)
+        grdbLoad.append(seconds(since: loadStart))
+        precondition(built == grdbObjects && contents.pages.count == pages, "GRDB loaded \(built) of \(grdbObjects)")
+
+        let all = try GRDBDrawing.allObjects(in: reopened)
+        var generator = SplitMix64(seed: 0x5EED)
+        let sample = (0..<randomLoads).map { _ in all[Int(generator.next() % UInt64(all.count))] }
+        let randomStart = nanoseconds()
+        let found = try GRDBDrawing.loadRandom(sample, from: reopened)
+        grdbRandom.append(seconds(since: randomStart))
+        precondition(found == randomLoads)
+
+        let countStart = nanoseconds()
+        let counts = try GRDBDrawing.counts(in: reopened)
+        grdbCount.append(seconds(since: countStart))
+        precondition(counts.reduce(0, +) == grdbObjects)
+    } catch {
+        print("GRDB failed: \(error)")
+        exit(1)
+    }
+}
+print(
+    "\nGRDB \(GRDB.Database.sqliteLibVersionNumber) Codable records, same model (\(grdbObjects) objects, \(grdbDisk / 1_000_000) MB on disk)"
+)
+line("save the whole graph (one transaction)", rate(grdbObjects, median(grdbSave)))
+line("full load, rebuilding the graph", rate(grdbObjects, median(grdbLoad)))
+line("load 10,000 random rows by primary key", rate(randomLoads, median(grdbRandom)))
+line("count per table (5 tables, SELECT COUNT(*))", String(format: "%.1f µs", median(grdbCount) * 1e6))
