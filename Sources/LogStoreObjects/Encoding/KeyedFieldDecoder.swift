@@ -136,15 +136,18 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard let offset = try valueOffset(key) else {
-            if let defaulting = T.self as? any AbsentFieldDefaulting.Type,
-                let value = defaulting.absentFieldValue as? T
-            {
-                return value
-            }
-            return try payload.decodeValue(type, at: try require(key), basePath: codingPath, key: key, depth: depth)
-        }
+        guard let offset = try valueOffset(key) else { return try absentValue(type, key) }
         return try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: depth)
+    }
+
+    /// The value of a field the stored object lacks: the field type's own default, or `missingField`.
+    /// (Out of line: it needs `T?`, whose metadata would otherwise be looked up on every decode.)
+    @inline(never)
+    private func absentValue<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
+        if let defaulting = T.self as? any AbsentFieldDefaulting.Type, let value = defaulting.absentFieldValue as? T {
+            return value
+        }
+        return try payload.decodeValue(type, at: try require(key), basePath: codingPath, key: key, depth: depth)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {

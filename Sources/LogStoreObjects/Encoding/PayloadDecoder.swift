@@ -212,16 +212,13 @@ final class PayloadDecoder {
         _: T.Type, at offset: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int
     ) throws -> T {
         func path() -> [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
-        if let value = try decodePrimitive(T.self, at: offset, path: path()) { return value }
         switch session.kinds.kind(of: T.self) {
+        case .primitive:
+            return try decodePrimitive(T.self, at: offset, path: path())
         case .persistent:
             return try decodeReference(T.self, at: offset, path: path())
         case .special:
-            if let special = T.self as? any SpecialFieldDecodable.Type {
-                let value = try special.decodeField(from: self, at: offset, path: path(), depth: depth + 1)
-                guard let typed = value as? T else { throw mismatch(.null, expected: "\(T.self)", path: path()) }
-                return typed
-            }
+            return try decodeSpecial(T.self, at: offset, path: path(), depth: depth)
         case .plain:
             break
         }
@@ -229,11 +226,21 @@ final class PayloadDecoder {
         return try T(from: ValueDecoder(self, offset: offset, basePath: basePath, key: key, depth: depth + 1))
     }
 
-    /// Reads the standard library's scalar types directly; nil for any other type.
+    /// Decodes a ``SpecialFieldDecodable`` value. (Out of line, like every use of `T?` here.)
+    @inline(never)
+    private func decodeSpecial<T>(_: T.Type, at offset: Int, path: [any CodingKey], depth: Int) throws -> T {
+        guard let special = T.self as? any SpecialFieldDecodable.Type,
+            let typed = try special.decodeField(from: self, at: offset, path: path, depth: depth + 1) as? T
+        else { throw mismatch(try tag(at: offset), expected: "\(T.self)", path: path) }
+        return typed
+    }
+
+    /// Reads one of the standard library's scalar types (``ValueKinds/Kind/primitive``) directly.
     ///
     /// Each branch compares metatypes first, so `unsafeBitCast` only reinterprets a value as its own type.
+    /// (It returns `T`, not `T?`: an optional of an unspecialized `T` costs a metadata lookup per call.)
     private func decodePrimitive<T>(_: T.Type, at offset: Int, path: @autoclosure () -> [any CodingKey])
-        throws(ObjectStoreError) -> T?
+        throws(ObjectStoreError) -> T
     {
         let type = ObjectIdentifier(T.self)
         if type == ObjectIdentifier(String.self) {
@@ -265,7 +272,7 @@ final class PayloadDecoder {
         } else if type == ObjectIdentifier(Float.self) {
             return unsafeBitCast(try decodeFloat(at: offset, path: path()), to: T.self)
         }
-        return nil
+        throw mismatch(try tag(at: offset), expected: "\(T.self)", path: path())
     }
 }
 

@@ -172,7 +172,7 @@ final class PayloadEncoder {
                 try special.encodeField(into: self, parent: parent, path: key.map { basePath + [$0] } ?? basePath)
                 return
             }
-        case .plain:
+        case .plain, .primitive:
             break
         }
         let parentPosition = openFrames.count - 1

@@ -2,6 +2,8 @@
 /// up by the type's identity.
 struct ValueKinds {
     enum Kind {
+        /// One of the standard library's integer, floating-point, `Bool` or `String` types.
+        case primitive
         /// A persistent class: stored as a reference.
         case persistent
         /// A type with an encoding of its own (`SpecialFieldEncodable` / `SpecialFieldDecodable`).
@@ -12,11 +14,21 @@ struct ValueKinds {
 
     private var known: [ObjectIdentifier: Kind] = [:]
 
+    private static let primitives: Set<ObjectIdentifier> = [
+        ObjectIdentifier(String.self), ObjectIdentifier(Bool.self), ObjectIdentifier(Double.self),
+        ObjectIdentifier(Float.self), ObjectIdentifier(Int.self), ObjectIdentifier(Int8.self),
+        ObjectIdentifier(Int16.self), ObjectIdentifier(Int32.self), ObjectIdentifier(Int64.self),
+        ObjectIdentifier(UInt.self), ObjectIdentifier(UInt8.self), ObjectIdentifier(UInt16.self),
+        ObjectIdentifier(UInt32.self), ObjectIdentifier(UInt64.self),
+    ]
+
     mutating func kind<T>(of type: T.Type) -> Kind {
         let key = ObjectIdentifier(type)
         if let kind = known[key] { return kind }
         let kind: Kind
-        if type is any PersistentObject.Type {
+        if Self.primitives.contains(key) {
+            kind = .primitive
+        } else if type is any PersistentObject.Type {
             kind = .persistent
         } else if type is any SpecialFieldEncodable.Type || type is any SpecialFieldDecodable.Type {
             kind = .special
