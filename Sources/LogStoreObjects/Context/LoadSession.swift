@@ -18,7 +18,7 @@ final class LoadSession {
     private let objectStore: ObjectStore
     @exclusivity(unchecked) private(set) var keys: KeyCatalog.Snapshot
     /// How values of each type decode (reference, special, plain), found once per type.
-    @exclusivity(unchecked) var kinds = ValueKinds()
+    @exclusivity(unchecked) var kinds = ValueKinds(decoding: true)
     /// Everything decoded in this session, held until it finishes.
     @exclusivity(unchecked) private var loaded: [any PersistentObject] = []
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.

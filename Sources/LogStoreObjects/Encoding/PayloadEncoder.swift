@@ -24,7 +24,7 @@ final class PayloadEncoder {
     @exclusivity(unchecked) private var lastKeyNumber = 0
     @exclusivity(unchecked) private var predictedNext: [Int] = []
     private let resolveReference: ReferenceResolver
-    @exclusivity(unchecked) private var kinds = ValueKinds()
+    @exclusivity(unchecked) private var kinds = ValueKinds(decoding: false)
 
     /// Serial numbers of the open containers, outermost first; serial 0 is the object itself.
     @exclusivity(unchecked) private var openFrames: [Int] = [0]

@@ -13,6 +13,13 @@ struct ValueKinds {
     }
 
     private var known: [ObjectIdentifier: Kind] = [:]
+    /// Whether the kinds are for decoding (`SpecialFieldDecodable`) or encoding (`SpecialFieldEncodable`):
+    /// a type may have a special encoding only one way (`Set` decodes through its own `Decodable`).
+    private let decoding: Bool
+
+    init(decoding: Bool) {
+        self.decoding = decoding
+    }
 
     private static let primitives: Set<ObjectIdentifier> = [
         ObjectIdentifier(String.self), ObjectIdentifier(Bool.self), ObjectIdentifier(Double.self),
@@ -30,7 +37,7 @@ struct ValueKinds {
             kind = .primitive
         } else if type is any PersistentObject.Type {
             kind = .persistent
-        } else if type is any SpecialFieldEncodable.Type || type is any SpecialFieldDecodable.Type {
+        } else if decoding ? type is any SpecialFieldDecodable.Type : type is any SpecialFieldEncodable.Type {
             kind = .special
         } else {
             kind = .plain
