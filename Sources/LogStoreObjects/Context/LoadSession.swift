@@ -21,6 +21,8 @@ final class LoadSession {
     @exclusivity(unchecked) var kinds = ValueKinds(decoding: true)
     /// Everything decoded in this session, held until it finishes.
     @exclusivity(unchecked) private var loaded: [any PersistentObject] = []
+    /// The decoder reused for each object (unless a nested load needs one while it is busy).
+    @exclusivity(unchecked) private var reusable: PayloadDecoder?
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.
     @exclusivity(unchecked) private(set) var loadedIDs: [ObjectID] = []
     /// Wrapper fields to fill in at the end, with the ids they wait for.
@@ -111,9 +113,17 @@ final class LoadSession {
     private func decode(_ pending: Pending, in context: ObjectContext) throws(ObjectStoreError) -> any PersistentObject
     {
         let record = pending.record
-        let decoder = try PayloadDecoder(
-            payload: record.payload, references: record.references, objectID: record.id, type: pending.type,
-            session: self)
+        let decoder: PayloadDecoder
+        if let reusable, !reusable.isBusy {
+            try reusable.reset(
+                payload: record.payload, references: record.references, objectID: record.id, type: pending.type)
+            decoder = reusable
+        } else {
+            decoder = try PayloadDecoder(
+                payload: record.payload, references: record.references, objectID: record.id, type: pending.type,
+                session: self)
+            if reusable == nil { reusable = decoder }
+        }
         let object = try decoder.decodeObject()
         let slot = pending.slot
         slot.storedHash = ContentHash.of(record)

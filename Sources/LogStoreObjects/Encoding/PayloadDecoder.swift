@@ -8,15 +8,23 @@ import LogStore
 /// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
 /// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
 /// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
+///
+/// It is also the `Decoder` of the values it decodes: ``current`` says which value, and is set around each
+/// nested `init(from:)` (and restored after it), so decoding a struct field allocates no decoder.
+/// One instance is reused for every object of a load (``reset(payload:references:objectID:type:)``).
 final class PayloadDecoder {
     @exclusivity(unchecked) var reader: ByteReader
-    let references: [ObjectID]
+    @exclusivity(unchecked) private(set) var references: [ObjectID]
     /// References at or past this index are lazy.
-    let eagerCount: Int
-    let objectID: ObjectID
-    let type: RegisteredType
-    let session: LoadSession
+    @exclusivity(unchecked) private(set) var eagerCount = 0
+    @exclusivity(unchecked) private(set) var objectID: ObjectID
+    @exclusivity(unchecked) private(set) var type: RegisteredType
+    unowned let session: LoadSession
     @exclusivity(unchecked) private(set) var keys: KeyCatalog.Snapshot
+    /// The value the `Decoder` API stands on.
+    @exclusivity(unchecked) private var current = ValuePosition(offset: 0, basePath: [], key: nil, depth: 0)
+    /// Set while an object is being decoded (a nested load then needs a decoder of its own).
+    @exclusivity(unchecked) private(set) var isBusy = false
 
     /// Reads the payload header; the root value starts at ``rootOffset``.
     init(
@@ -28,6 +36,21 @@ final class PayloadDecoder {
         self.type = type
         self.session = session
         self.keys = session.keys
+        try readHeader()
+    }
+
+    /// Points this decoder at another object.
+    func reset(payload: [UInt8], references: [ObjectID], objectID: ObjectID, type: RegisteredType)
+        throws(ObjectStoreError)
+    {
+        reader = ByteReader(payload, objectID: objectID, typeName: type.name)
+        self.references = references
+        self.objectID = objectID
+        self.type = type
+        try readHeader()
+    }
+
+    private func readHeader() throws(ObjectStoreError) {
         let version = try reader.readByte()
         switch version {
         case ObjectFormat.versionAllEager:
@@ -48,8 +71,11 @@ final class PayloadDecoder {
 
     /// Decodes the object: calls its class's `init(from:)`.
     func decodeObject() throws(ObjectStoreError) -> any PersistentObject {
+        isBusy = true
+        defer { isBusy = false }
+        current = ValuePosition(offset: rootOffset, basePath: [], key: nil, depth: 0)
         do {
-            return try type.type.init(from: ValueDecoder(self, offset: rootOffset, basePath: [], key: nil, depth: 0))
+            return try type.type.init(from: self)
         } catch {
             throw wrap(error, path: [])
         }
@@ -223,7 +249,10 @@ final class PayloadDecoder {
             break
         }
         guard depth < ObjectFormat.maximumDepth else { throw reader.corrupt("values nest too deeply") }
-        return try T(from: ValueDecoder(self, offset: offset, basePath: basePath, key: key, depth: depth + 1))
+        let saved = current
+        current = ValuePosition(offset: offset, basePath: basePath, key: key, depth: depth + 1)
+        defer { current = saved }
+        return try T(from: self)
     }
 
     /// Decodes a ``SpecialFieldDecodable`` value. (Out of line, like every use of `T?` here.)
@@ -273,6 +302,23 @@ final class PayloadDecoder {
             return unsafeBitCast(try decodeFloat(at: offset, path: path()), to: T.self)
         }
         throw mismatch(try tag(at: offset), expected: "\(T.self)", path: path())
+    }
+}
+
+extension PayloadDecoder: Decoder {
+    var codingPath: [any CodingKey] { current.codingPath }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        try keyedContainer(Key.self, at: current)
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try unkeyedContainer(at: current)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        SingleValueDecoder(self, current)
     }
 }
 
