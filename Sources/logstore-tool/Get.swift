@@ -1,11 +1,15 @@
 import ArgumentParser
 import LogStore
+import LogStoreObjects
 
 /// `get DIR ID`: prints one record.
 struct Get: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print one object: id, type tag, whether it is pinned, references and payload.",
-        discussion: "The payload is printed as text when it is printable UTF-8, else as a hex dump."
+        discussion: """
+            An object saved through LogStoreObjects is shown with its type name and its fields by name; \
+            other payloads are printed as text when they are printable UTF-8, else as a hex dump.
+            """
     )
 
     @OptionGroup var store: StoreDirectory
@@ -23,13 +27,17 @@ struct Get: ParsableCommand {
             throw ToolError("object \(id) not found in \(store.directory)")
         }
         print("id: \(record.id)")
-        print("type: \(record.typeTag)")
+        let typeName = (try? ObjectInspector.typeNames(in: opened))?[record.typeTag]
+        print("type: \(record.typeTag)" + (typeName.map { " (\($0))" } ?? ""))
         print("pinned: \(record.isPinned ? "yes" : "no (lives while a live object or a named root refers to it)")")
         print(
             "references: "
                 + (record.references.isEmpty ? "none" : record.references.map(\.description).joined(separator: " ")))
         let size = "\(record.payload.count) byte\(record.payload.count == 1 ? "" : "s")"
-        if record.payload.isEmpty {
+        if !hex, typeName != nil, let object = try? ObjectInspector.describe(record, in: opened) {
+            print("payload: \(size), object:")
+            print(object)
+        } else if record.payload.isEmpty {
             print("payload: \(size)")
         } else if !hex, let text = printableText(record.payload) {
             print("payload: \(size), text:")

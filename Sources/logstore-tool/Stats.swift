@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LogStore
+import LogStoreObjects
 
 /// `stats DIR [--json]`: segments (live and garbage bytes, active or compaction output), objects,
 /// reachable objects, types, bytes, roots and index memory of a store.
@@ -30,9 +31,11 @@ struct Stats: ParsableCommand {
         let roots = try opened.roots()
         let reachable = try opened.reachableObjectCount()
         let recovery = opened.recovery
+        let typeNames = (try? ObjectInspector.typeNames(in: opened)) ?? [:]
         try opened.close()
         let report = StatsReport(
-            directory: store.directory, statistics: statistics, reachable: reachable, roots: roots, recovery: recovery)
+            directory: store.directory, statistics: statistics, reachable: reachable, roots: roots, recovery: recovery,
+            typeNames: typeNames)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -72,7 +75,7 @@ struct Stats: ParsableCommand {
             }
         }
         let types = report.countsByType.sorted { (UInt32($0.key) ?? 0) < (UInt32($1.key) ?? 0) }
-            .map { "type \($0.key): \($0.value)" }
+            .map { "type \($0.key)\(report.typeNames[$0.key].map { " \($0)" } ?? ""): \($0.value)" }
         print("live objects: \(report.liveObjects)" + (types.isEmpty ? "" : " (\(types.joined(separator: ", ")))"))
         let unreachable = report.liveObjects - report.reachableObjects
         print(
@@ -114,6 +117,8 @@ private struct StatsReport: Encodable {
     var reachableObjects: Int
     /// Live objects per type tag, the tag in decimal.
     var countsByType: [String: Int]
+    /// The type names of the tags, for objects saved through LogStoreObjects (from its field-name records).
+    var typeNames: [String: String]
     var totalBytes: UInt64
     var liveBytes: UInt64
     var garbageBytes: UInt64
@@ -126,7 +131,7 @@ private struct StatsReport: Encodable {
 
     init(
         directory: String, statistics: StoreStatistics, reachable: Int, roots: [String: ObjectID],
-        recovery: RecoveryReport?
+        recovery: RecoveryReport?, typeNames: [UInt32: String]
     ) {
         self.directory = directory
         segments = statistics.segments.map { segment in
@@ -138,6 +143,10 @@ private struct StatsReport: Encodable {
         liveObjects = statistics.liveObjects
         reachableObjects = reachable
         countsByType = Dictionary(uniqueKeysWithValues: statistics.countsByType.map { (String($0.key), $0.value) })
+        self.typeNames = Dictionary(
+            uniqueKeysWithValues: typeNames.filter { statistics.countsByType[$0.key] != nil }.map {
+                (String($0.key), $0.value)
+            })
         totalBytes = statistics.totalBytes
         liveBytes = statistics.liveBytes
         garbageBytes = statistics.garbageBytes

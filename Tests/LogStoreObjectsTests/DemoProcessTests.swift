@@ -27,6 +27,19 @@ import Testing
         #expect(try context.save().written == 0, "this process encodes the tool's objects to the same bytes")
         background.name = "changed here"
         try context.save()
+
+        // The tool names the types and prints objects by field name.
+        let circle = try #require(background.shapes[0] as? Circle)
+        let circleID = try #require(context.id(of: circle))
+        let layerID = try #require(context.id(of: background))
+        let stats = try ToolRunner.run(["stats", path])
+        #expect(stats.stdout.contains("Circle: 2") && stats.stdout.contains("Layer: 3"), "\(stats.output)")
+        let get = try ToolRunner.run(["get", path, "\(circleID)"])
+        #expect(
+            get.stdout.contains("Circle {center: {x: -4.0, y: 5.5}, radius: 0.5}"), "\(get.output)")
+        let getLayer = try ToolRunner.run(["get", path, "\(layerID)"])
+        #expect(getLayer.stdout.contains("Layer {name: \"changed here\", shapes: [→ #"), "\(getLayer.output)")
+
         try objects.close()
 
         // Another process verifies the store and, running the demo again, replaces the drawing.
