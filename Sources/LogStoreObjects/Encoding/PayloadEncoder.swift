@@ -298,11 +298,15 @@ final class PayloadEncoder {
     }
 
     /// Up to this many references are searched linearly; beyond, through `eagerIndex`.
-    private static let linearSearchLimit = 16
+    private static let linearSearchLimit = 64
 
     private func indexOfEagerReference(_ id: ObjectID) -> Int? {
-        if eagerIndex.isEmpty { return eagerReferences.firstIndex(of: id) }
-        return eagerIndex[id]
+        guard eagerIndex.isEmpty else { return eagerIndex[id] }
+        let raw = id.rawValue
+        return eagerReferences.withUnsafeBufferPointer { references in
+            for index in references.indices where references[index].rawValue == raw { return index }
+            return nil
+        }
     }
 
     /// Writes a lazy reference to `id` (the id itself; it joins the record's reference list too).
