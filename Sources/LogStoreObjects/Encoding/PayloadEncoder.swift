@@ -93,6 +93,12 @@ final class PayloadEncoder {
 
     /// Opens a new container frame at the current position; returns its serial.
     func pushFrame(_ tag: ObjectFormat.Tag) -> Int {
+        if openFrames.count >= ObjectFormat.maximumDepth && deferredError == nil {
+            // Readers refuse deeper nesting (a bound against stack exhaustion): never write what cannot be read.
+            deferredError = ObjectStoreError(
+                .encodingFailed, "values nest more than \(ObjectFormat.maximumDepth) containers deep",
+                typeName: typeName)
+        }
         writer.write(tag)
         let serial = nextSerial
         nextSerial += 1
@@ -169,7 +175,11 @@ final class PayloadEncoder {
             }
         case .special:
             if let special = value as? any SpecialFieldEncodable {
+                // The parent is the innermost open frame here; the special value may open frames of its own,
+                // which are closed again before returning (whatever the current floor).
+                let parentPosition = openFrames.count - 1
                 try special.encodeField(into: self, parent: parent, path: key.map { basePath + [$0] } ?? basePath)
+                closeFrames(above: parentPosition)
                 return
             }
         case .plain, .primitive:

@@ -77,7 +77,6 @@ extension Dictionary: SpecialFieldEncodable where Key: Encodable, Value: Encodab
             ranges.append((start, keyEnd, try encoder.entryBoundary(in: frame, path: path)))
         }
         encoder.sortEntries(ranges)
-        try encoder.prepareWrite(into: parent, path: path)
     }
 }
 
@@ -94,7 +93,6 @@ extension Set: SpecialFieldEncodable where Element: Encodable {
             ranges.append((start, end, end))
         }
         encoder.sortEntries(ranges)
-        try encoder.prepareWrite(into: parent, path: path)
     }
 }
 

@@ -89,9 +89,16 @@ struct UnkeyedElementEncoder: UnkeyedEncodingContainer {
         }
     }
 
+    /// Not supported in lists: the element's place would be taken by whatever is encoded before the
+    /// returned encoder is used. Fails the encoding with `encodingFailed` rather than store elements out of
+    /// order.
     mutating func superEncoder() -> any Encoder {
         let index = IndexKey(count)
-        count += 1
-        return SlotEncoder(encoder, parent: frame, basePath: codingPath, key: index)
+        if encoder.deferredError == nil {
+            encoder.deferredError = ObjectStoreError(
+                .encodingFailed, "superEncoder() of an unkeyed container is not supported",
+                typeName: encoder.typeName, field: CodingPath.describe(codingPath + [index]))
+        }
+        return SlotEncoder(encoder, parent: -1, basePath: codingPath, key: index)
     }
 }

@@ -121,7 +121,6 @@ extension ObjectList: SpecialFieldEncodable {
             try encoder.prepareWrite(into: frame, path: path + [IndexKey(index)])
             encoder.writeReference(id)
         }
-        try encoder.prepareWrite(into: parent, path: path)
     }
 }
 
