@@ -57,7 +57,44 @@ final class StrictHuman: PersistentObject {
     var birthday: Double
 }
 
+/// An old class, later renamed `Mammal` (a class with a subclass).
+final class AnimalV1: PersistentObject {
+    static let typeName = "Animal"
+    var name: String
+    init(name: String) { self.name = name }
+}
+
+/// The renamed class of a hierarchy: its subclass inherits `typeAliases` and must not claim them.
+class Mammal: PersistentObject {
+    class var typeName: String { "Mammal" }
+    class var typeAliases: [String] { ["Animal"] }
+    var name: String
+    init(name: String) { self.name = name }
+}
+
+final class Dog: Mammal {
+    override class var typeName: String { "Dog" }
+}
+
 @Suite struct EvolutionTests {
+    @Test func renamedSuperclassKeepsItsOldNameAndSubclassesRegister() throws {
+        let directory = TemporaryDirectory("hierarchy-rename")
+        let id = try withObjects(directory, types: [AnimalV1.self]) { objects in
+            let context = objects.makeContext()
+            let id = try context.insert(AnimalV1(name: "Rex"))
+            try context.save()
+            return id
+        }
+        for order in [[Mammal.self, Dog.self], [Dog.self, Mammal.self]] as [[any PersistentObject.Type]] {
+            try withObjects(directory, types: order) { objects in
+                let context = objects.makeContext()
+                let rex = try #require(try context.object(id: id, as: Mammal.self))
+                #expect(rex.name == "Rex" && !(rex is Dog))
+                #expect(try context.count(of: Mammal.self) == 1 && context.count(of: Dog.self) == 0)
+            }
+        }
+    }
+
     @Test func oldRecordsDecodeWithRenamedTypeAndFieldsAndDefaults() throws {
         let directory = TemporaryDirectory("evolution")
         let id = try withObjects(directory, types: [PersonV1.self]) { objects in

@@ -165,3 +165,52 @@ import Testing
         }
     }
 }
+
+/// Rollback details found in review: unsaved work from before `begin()` survives, and a changed object's
+/// referrers are dropped with it (so a rolled-back change cannot be saved through them).
+@Suite struct RollbackTests {
+    @Test func unsavedWorkBeforeBeginSurvivesRollback() throws {
+        let directory = TemporaryDirectory("rollback-before")
+        try withObjects(directory) { objects in
+            let context = objects.makeContext()
+            let early = Person(firstName: "Early", lastName: "Bird")
+            try context.put(early, key: "a")
+            try context.begin()
+            try context.put(Person(firstName: "In", lastName: "Transaction"), key: "b")
+            try context.rollback()
+            #expect(context.id(of: early) != nil)
+            try context.save()
+            #expect(try objects.store.roots().keys.sorted() == ["a"])
+            #expect(try objects.makeContext().object(forKey: "a", as: Person.self)?.firstName == "Early")
+        }
+    }
+
+    @Test func rolledBackChangeCannotBeSavedThroughItsReferrer() throws {
+        let directory = TemporaryDirectory("rollback-referrer")
+        try withObjects(directory) { objects in
+            let context = objects.makeContext()
+            try context.setRoot(Drawing().contents, named: "main")
+            try context.save()
+            let fresh = objects.makeContext()
+            let contents = try #require(try fresh.root(named: "main", as: Contents.self))
+            let page = contents.pages[0]
+            try fresh.begin()
+            page.title = "changed in the transaction"
+            try fresh.rollback()
+            #expect(fresh.id(of: page) == nil && fresh.id(of: contents) == nil, "the page and its referrer are dropped")
+            #expect(try fresh.save().written == 0)
+            let reloaded = try #require(try fresh.root(named: "main", as: Contents.self))
+            #expect(reloaded !== contents && reloaded.pages[0].title == "one")
+            // The detached instances cannot come back as new objects.
+            #expect { try fresh.setRoot(page, named: "page") } throws: {
+                ($0 as? ObjectStoreError)?.code == .deletedObject
+            }
+            // Objects only read during a transaction stay.
+            let layer = reloaded.pages[1].layers[1]
+            try fresh.begin()
+            _ = layer.name
+            try fresh.rollback()
+            #expect(fresh.id(of: layer) != nil)
+        }
+    }
+}

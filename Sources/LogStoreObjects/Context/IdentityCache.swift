@@ -72,6 +72,22 @@ final class IdentityCache {
         byObject[ObjectIdentifier(object)] = slot
     }
 
+    /// Instances dropped by a rollback (held weakly, by identity), which must not be saved as new objects.
+    @exclusivity(unchecked) private var detached: [ObjectIdentifier: WeakInstance] = [:]
+
+    /// Marks `object` as dropped by a rollback.
+    func detach(_ object: any PersistentObject) {
+        detached[ObjectIdentifier(object)] = WeakInstance(object)
+    }
+
+    /// Whether `object` (this instance, not just its address) was dropped by a rollback.
+    func isDetached(_ object: any PersistentObject) -> Bool {
+        guard !detached.isEmpty, let entry = detached[ObjectIdentifier(object)] else { return false }
+        if entry.object === object { return true }
+        detached[ObjectIdentifier(object)] = nil
+        return false
+    }
+
     /// Keeps `object` alive until ``releaseHolds()``.
     func hold(_ slot: CacheSlot, _ object: any PersistentObject) {
         if slot.strongHold == nil { held.append(slot) }
@@ -99,8 +115,15 @@ final class IdentityCache {
 
     /// Drops the slots of deallocated objects (and their reverse mappings).
     private func purge() {
+        detached = detached.filter { $0.value.object != nil }
         slots = slots.filter { $0.value.object != nil || $0.value.isLoading }
         byObject = byObject.filter { $0.value.object != nil }
         purgeThreshold = max(4096, slots.count * 2)
     }
+}
+
+/// A weak reference to an instance.
+final class WeakInstance {
+    weak var object: (any PersistentObject)?
+    init(_ object: any PersistentObject) { self.object = object }
 }

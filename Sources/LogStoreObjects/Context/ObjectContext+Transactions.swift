@@ -6,12 +6,20 @@ extension ObjectContext {
 
     /// Opens a transaction: nothing is written until ``commit()``, and ``rollback()`` undoes the
     /// transaction's work in this context.
+    ///
+    /// `begin()` notes the state of every object the context holds (an encoding hash each), so a rollback
+    /// can tell the transaction's changes from unsaved changes made before it.
     /// - throws: ``ObjectStoreError`` `transactionState` when one is already open.
     public func begin() throws(ObjectStoreError) {
         guard transactionStart == nil else {
             throw ObjectStoreError(.transactionState, "a transaction is already open")
         }
-        transactionStart = (pendingRoots, pendingDeletes)
+        var hashes: [ObjectID: UInt64] = [:]
+        let encoder = snapshotEncoder(detached: [])
+        for (slot, object) in cache.liveSlots {
+            if let hash = encodingHash(of: object, slot: slot, encoder) { hashes[slot.id] = hash }
+        }
+        transactionStart = TransactionStart(roots: pendingRoots, deletes: pendingDeletes, hashes: hashes)
     }
 
     /// Writes everything the transaction changed (and any change made before it) in one atomic batch and
@@ -28,44 +36,81 @@ extension ObjectContext {
         return report
     }
 
-    /// Closes the transaction without writing: root changes and deletes made in it are forgotten, new
-    /// objects are dropped from the context, and every object whose fields differ from its stored record
-    /// is dropped from the identity cache (loading its id again gives a fresh instance with the stored
-    /// values; instances you still hold are detached).
+    /// Closes the transaction without writing. Root changes and deletes made in it are forgotten; objects
+    /// new in it are dropped from the context; every object whose fields changed in it is dropped from the
+    /// identity cache, and so is every object that refers to a dropped one. Loading such an id again gives
+    /// a fresh instance with the stored values; instances of stored objects you still hold are detached, and
+    /// saving or referencing them fails with `deletedObject` (new objects may be added again). Unsaved
+    /// changes made before ``begin()`` are kept.
     /// - throws: ``ObjectStoreError`` `transactionState` without an open transaction.
     public func rollback() throws(ObjectStoreError) {
         guard let start = transactionStart else { throw ObjectStoreError(.transactionState, "no transaction is open") }
-        revert(roots: start.roots, deletes: start.deletes)
+        revert(to: start.hashes, roots: start.roots, deletes: start.deletes)
     }
 
-    /// Forgets every unsaved change of this context, like ``rollback()`` back to the last save (and
-    /// closes a transaction if one is open): root changes and deletes, new objects, and changed objects
-    /// (dropped from the identity cache).
+    /// Forgets every unsaved change of this context, like a rollback to the last save (and closes a
+    /// transaction if one is open): root changes and deletes, new objects, and changed objects (dropped
+    /// from the identity cache, with the objects that refer to them).
     public func discardChanges() {
-        revert(roots: [], deletes: [])
+        revert(to: nil, roots: [], deletes: [])
     }
 
-    private func revert(roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>) {
+    /// Drops what changed since `hashes` were taken (nil: since the last save), transitively.
+    private func revert(to hashes: [ObjectID: UInt64]?, roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>)
+    {
         pendingRoots = roots
         pendingDeletes = deletes
-        let encoder = PayloadEncoder(catalog: objectStore.catalog) { [unowned self] object in
-            self.cache.slot(of: object)?.id ?? ObjectID(0)
+        var detached: Set<ObjectIdentifier> = []
+        func detach(_ slot: CacheSlot, _ object: any PersistentObject) {
+            detached.insert(ObjectIdentifier(object))
+            // A stored object's instance must not come back as a new object (a copy under a new id); a new
+            // object's instance has no stored identity and may be added again later.
+            if slot.storedHash != nil { cache.detach(object) }
+            cache.remove(slot.id)
         }
+        let encoder = snapshotEncoder(detached: [])
         for (slot, object) in cache.liveSlots {
-            guard let storedHash = slot.storedHash, let registered = registry.type(of: object) else {
-                cache.remove(slot.id)
+            // Objects loaded during the transaction compare with their stored records.
+            let reference = hashes?[slot.id] ?? slot.storedHash
+            guard let reference, encodingHash(of: object, slot: slot, encoder) == reference else {
+                detach(slot, object)
                 continue
             }
-            let encoded = try? encoder.encode(object, typeName: registered.name)
-            let hash = encoded.map {
-                ContentHash.of(
-                    typeTag: registered.tag, pinned: slot.pinned, references: $0.references, payload: $0.payload)
-            }
-            if hash != storedHash { cache.remove(slot.id) }
         }
-        for (id, slot) in cache.slots where slot.storedHash == nil { cache.remove(id) }
-        cache.releaseHolds()
+        for (id, slot) in cache.slots where slot.object == nil && slot.storedHash == nil { cache.remove(id) }
+        // An object that refers to a dropped instance would save it again under a new id: drop it too.
+        var changed = !detached.isEmpty
+        while changed {
+            changed = false
+            let detachedNow = detached
+            let checker = snapshotEncoder(detached: detachedNow)
+            for (slot, object) in cache.liveSlots where encodingHash(of: object, slot: slot, checker) == nil {
+                detach(slot, object)
+                changed = true
+            }
+        }
+        if hashes == nil { cache.releaseHolds() }
         transactionStart = nil
+    }
+
+    /// An encoder for hashing objects as they are now: known objects become their ids, unknown ones id 0;
+    /// encoding fails (nil hash) when an object refers to one of `detached`.
+    private func snapshotEncoder(detached: Set<ObjectIdentifier>) -> PayloadEncoder {
+        PayloadEncoder(catalog: objectStore.catalog) { [unowned self] object throws(ObjectStoreError) in
+            if detached.contains(ObjectIdentifier(object)) {
+                throw ObjectStoreError(.deletedObject, "refers to a rolled-back instance")
+            }
+            return self.cache.slot(of: object)?.id ?? ObjectID(0)
+        }
+    }
+
+    /// The content hash `object` would be saved with now; nil when it cannot be encoded.
+    private func encodingHash(of object: any PersistentObject, slot: CacheSlot, _ encoder: PayloadEncoder) -> UInt64? {
+        guard let registered = registry.type(of: object),
+            let encoded = try? encoder.encode(object, typeName: registered.name)
+        else { return nil }
+        return ContentHash.of(
+            typeTag: registered.tag, pinned: slot.pinned, references: encoded.references, payload: encoded.payload)
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it (or the commit) throws,

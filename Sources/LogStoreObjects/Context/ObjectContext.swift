@@ -32,8 +32,15 @@ public final class ObjectContext {
     @exclusivity(unchecked) var pendingRoots: [(name: String, id: ObjectID?)] = []
     /// Objects to delete on save.
     @exclusivity(unchecked) var pendingDeletes: Set<ObjectID> = []
-    /// Set while a transaction is open: the unsaved changes at `begin()`.
-    var transactionStart: (roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>)?
+    /// What `begin()` saw: the pending root changes and deletes, and an encoding hash of every object.
+    struct TransactionStart {
+        var roots: [(name: String, id: ObjectID?)]
+        var deletes: Set<ObjectID>
+        var hashes: [ObjectID: UInt64]
+    }
+
+    /// Set while a transaction is open.
+    var transactionStart: TransactionStart?
     /// The load in progress, if any (loads started while one runs join it).
     @exclusivity(unchecked) var activeLoad: LoadSession?
 
@@ -72,6 +79,12 @@ public final class ObjectContext {
                     objectID: slot.id)
             }
             return slot
+        }
+        if cache.isDetached(object) {
+            throw ObjectStoreError(
+                .deletedObject,
+                "this \(typeName(of: object)) instance was dropped by a rollback; load the object again",
+                typeName: typeName(of: object))
         }
         guard registry.type(of: object) != nil else {
             throw ObjectStoreError(

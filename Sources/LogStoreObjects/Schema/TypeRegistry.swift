@@ -19,7 +19,7 @@ struct TypeRegistry: Sendable {
         let name = type.typeName
         if byClass[ObjectIdentifier(type)] != nil { return }
         var tags: [UInt32] = []
-        for candidate in [name] + type.typeAliases {
+        for candidate in [name] + Self.ownAliases(of: type) {
             let tag = TypeNames.tag(for: candidate)
             if candidate.isEmpty || candidate == TypeNames.keyRecordTypeName {
                 throw ObjectStoreError(.invalidRegistration, "type name \"\(candidate)\" is reserved", typeName: name)
@@ -43,6 +43,22 @@ struct TypeRegistry: Sendable {
                 type: type, name: name, tag: tags[0], allTags: tags, fieldAliases: type.fieldAliases))
         for tag in tags { byTag[tag] = index }
         byClass[ObjectIdentifier(type)] = index
+    }
+
+    /// The aliases `type` declares itself. A subclass inherits its superclass's `typeAliases`; an unchanged
+    /// inherited list belongs to the superclass (objects stored under the old name decode as the
+    /// superclass), so the subclass does not claim it.
+    static func ownAliases(of type: any PersistentObject.Type) -> [String] {
+        let aliases = type.typeAliases
+        guard !aliases.isEmpty else { return [] }
+        var current: AnyClass? = _getSuperclass(type)
+        while let superclass = current {
+            if let persistent = superclass as? any PersistentObject.Type, persistent.typeAliases == aliases {
+                return []
+            }
+            current = _getSuperclass(superclass)
+        }
+        return aliases
     }
 
     /// The registered type stored under `tag` (its current name or an alias).
