@@ -22,7 +22,7 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         /// A stored reference names an object that is no longer live (deleted or collected), or an
         /// object asked for by id does not exist.
         public static let danglingReference = Code("danglingReference")
-        /// A plain (non-lazy, non-wrapper) field is part of a reference cycle; such fields must be
+        /// A reference cycle runs through plain fields only; at least one field of each cycle must be
         /// ``ObjectRef``, ``ObjectList`` or ``LazyRef``.
         public static let cyclicReference = Code("cyclicReference")
         /// A stored payload is not valid LogStore object encoding.

@@ -135,3 +135,43 @@ import Testing
         }
     }
 }
+
+/// A parent holding its children in a wrapper field, each child pointing back through a plain field.
+final class Folder: PersistentObject {
+    static let typeName = "test.Folder"
+    var name: String
+    @ObjectList var files: [File]
+    init(name: String) { self.name = name }
+}
+
+final class File: PersistentObject {
+    static let typeName = "test.File"
+    var name: String
+    var folder: Folder
+    init(name: String, folder: Folder) {
+        self.name = name
+        self.folder = folder
+    }
+}
+
+@Suite struct BackPointerTests {
+    @Test func cycleWithPlainBackPointerLoadsFromEitherEnd() throws {
+        let directory = TemporaryDirectory("back-pointer")
+        let types: [any PersistentObject.Type] = [Folder.self, File.self]
+        let ids = try withObjects(directory, types: types) { objects in
+            let context = objects.makeContext()
+            let folder = Folder(name: "docs")
+            folder.files = [File(name: "a", folder: folder), File(name: "b", folder: folder)]
+            try context.setRoot(folder, named: "folder")
+            try context.save()
+            return (folder: try #require(context.id(of: folder)), file: try #require(context.id(of: folder.files[1])))
+        }
+        try withObjects(directory, types: types) { objects in
+            let folder = try #require(try objects.makeContext().object(id: ids.folder, as: Folder.self))
+            #expect(folder.files.map(\.name) == ["a", "b"])
+            #expect(folder.files.allSatisfy { $0.folder === folder })
+            let file = try #require(try objects.makeContext().object(id: ids.file, as: File.self))
+            #expect(file.folder.files.map(\.name) == ["a", "b"] && file.folder.files[1] === file)
+        }
+    }
+}

@@ -59,7 +59,9 @@ final class LoadSession {
         var stack: [Pending] = []
         guard let first = try read(id, context) else { return nil }
         stack.append(first)
-        var result: (any PersistentObject)?
+        // Objects whose plain field referred to an object still being loaded (a cycle): decoded again once
+        // the stack has unwound, when that object exists (its wrapper fields wait for these in fix-ups).
+        var postponed: [(Pending, ObjectStoreError)] = []
         while !stack.isEmpty {
             let top = stack.count - 1
             if stack[top].next < stack[top].eagerCount {
@@ -70,10 +72,25 @@ final class LoadSession {
                 continue
             }
             let pending = stack.removeLast()
-            let object = try decode(pending, in: context)
-            if stack.isEmpty { result = object }
+            do {
+                _ = try decode(pending, in: context)
+            } catch  where error.code == .cyclicReference {
+                postponed.append((pending, error))
+            }
         }
-        return result
+        while !postponed.isEmpty {
+            var stillWaiting: [(Pending, ObjectStoreError)] = []
+            for (pending, _) in postponed {
+                do {
+                    _ = try decode(pending, in: context)
+                } catch  where error.code == .cyclicReference {
+                    stillWaiting.append((pending, error))
+                }
+            }
+            if stillWaiting.count == postponed.count, let (_, error) = stillWaiting.first { throw error }
+            postponed = stillWaiting
+        }
+        return context.cache.slot(id)?.object
     }
 
     /// Reads `id`'s record and marks it in progress; nil when it is not live.
