@@ -61,8 +61,9 @@ extension ObjectRef: SpecialFieldDecodable {
         if try decoder.decodeNil(at: offset) { return field }
         let id = try decoder.decodeReferenceID(at: offset, path: path)
         let box = field.box
+        let referrer = Referrer(decoder)
         try decoder.session.resolveLater(id, referencedBy: decoder, path: path) { object throws(ObjectStoreError) in
-            box.value = try typed(object, as: Element.self, id: id, decoder: decoder, path: path)
+            box.value = try typed(object, as: Element.self, id: id, referrer: referrer, path: path)
         }
         return field
     }
@@ -154,11 +155,12 @@ extension ObjectList: SpecialFieldDecodable {
         let box = field.box
         var pending: [Element?] = Array(repeating: nil, count: ids.count)
         var remaining = ids.count
+        let referrer = Referrer(decoder)
         for (index, id) in ids.enumerated() {
             let elementPath = path + [IndexKey(index)]
             try decoder.session.resolveLater(id, referencedBy: decoder, path: elementPath) {
                 object throws(ObjectStoreError) in
-                pending[index] = try typed(object, as: Element.self, id: id, decoder: decoder, path: elementPath)
+                pending[index] = try typed(object, as: Element.self, id: id, referrer: referrer, path: elementPath)
                 remaining -= 1
                 if remaining == 0 { box.value = pending.compactMap { $0 } }
             }
@@ -200,10 +202,29 @@ func typed<T>(
     _ object: any PersistentObject, as _: T.Type, id: ObjectID, decoder: PayloadDecoder,
     path: @autoclosure () -> [any CodingKey]
 ) throws(ObjectStoreError) -> T {
+    try typed(object, as: T.self, id: id, referrer: Referrer(decoder), path: path())
+}
+
+/// The object holding a reference field, for error messages (taken when the field is decoded: the decoder
+/// moves on to other objects before fix-ups run).
+struct Referrer {
+    let typeName: String
+    let id: ObjectID
+    init(_ decoder: PayloadDecoder) {
+        typeName = decoder.type.name
+        id = decoder.objectID
+    }
+}
+
+/// `object` as `T`, or a `typeMismatch` error naming the referring object and field.
+func typed<T>(
+    _ object: any PersistentObject, as _: T.Type, id: ObjectID, referrer: Referrer,
+    path: @autoclosure () -> [any CodingKey]
+) throws(ObjectStoreError) -> T {
     guard let value = object as? T else {
         throw ObjectStoreError(
             .typeMismatch, "object \(id) is a \(type(of: object).typeName), expected \(T.self)",
-            typeName: decoder.type.name, field: CodingPath.describe(path()), objectID: decoder.objectID)
+            typeName: referrer.typeName, field: CodingPath.describe(path()), objectID: referrer.id)
     }
     return value
 }
