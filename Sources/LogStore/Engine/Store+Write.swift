@@ -177,9 +177,14 @@ extension Store {
         _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], allocatedBelow allocated: UInt64,
         into queue: inout CommitQueue
     ) throws(LogStoreError) -> UInt64 {
-        var tracker = ReferenceTracker(chunks: queue.pending + queue.flushingChunks)
-        try state.withLock { state throws(LogStoreError) in
-            try tracker.apply(operations, collecting: garbage, to: &state)
+        // Batches that only put new objects are checked first and applied after encoding, without an
+        // undo log (``NewObjectsBatch``); every other batch goes through the reference tracker.
+        let newObjects = garbage.isEmpty ? state.withLock { NewObjectsBatch.check(operations, $0.index) } : nil
+        var tracker = ReferenceTracker(chunks: newObjects == nil ? queue.pending + queue.flushingChunks : [])
+        if newObjects == nil {
+            try state.withLock { state throws(LogStoreError) in
+                try tracker.apply(operations, collecting: garbage, to: &state)
+            }
         }
         let collected = tracker.collected
 
@@ -208,6 +213,7 @@ extension Store {
             queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
         }
         var puts: [(id: UInt64, entry: IndexEntry)] = []
+        puts.reserveCapacity(operations.count)
         for operation in operations {
             let start = chunk.buffer.count
             let offset = chunk.startOffset + UInt64(start)
@@ -262,6 +268,14 @@ extension Store {
         FrameEncoder.markCommit(in: chunk.buffer, frameStart: lastFrame.start, length: lastFrame.length)
         queue.tailOffset = chunk.endOffset
         queue.collectedByCount += collected.count - garbage.count
+        if let newObjects {
+            // Checked above under the state lock; nothing can have made an object dead since, because
+            // only `enqueue` (under the queue lock, held throughout) removes entries from the logical
+            // index: publishing and compaction only change entries' flags and locations.
+            state.withLock { newObjects.apply(operations, puts, to: &$0.index) }
+            if queue.markSweepTouched != nil { queue.markSweepTouched?.formUnion(newObjects.touched(operations)) }
+            return sequence
+        }
         if queue.markSweepTouched != nil { queue.markSweepTouched?.formUnion(tracker.touched) }
 
         // The placeholders of the batch's puts get their real locations (the last put of an id wins).
