@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -50,11 +52,13 @@ extension Store {
         } catch {
             failure = error
         }
-        queue.withLock { queue in
+        let wake = queue.withLock { queue -> [DispatchSemaphore] in
             queue.active = nil
             queue.flushing = false
             if let failure { queue.failure = queue.failure ?? failure }
+            return queue.waitersToWake()
         }
+        for semaphore in wake { semaphore.signal() }
         queue.broadcast()
         if let failure { throw failure }
     }
