@@ -76,6 +76,9 @@ final class CompactionOutput {
         return offset
     }
 
+    /// Makes room for `count` moves at once (a growing array touches fresh memory at every doubling).
+    func reserveMoves(_ count: Int) { moves.reserveCapacity(count) }
+
     /// Appends a `reserveIDs` frame, so the id reservation survives the segments it came from.
     func appendReservation(through id: UInt64, sequence: UInt64) throws(SystemError) {
         let encoder = FrameEncoder(compressionMinimumSize: 0)
@@ -90,6 +93,8 @@ final class CompactionOutput {
 
     private func flushBuffer() throws(SystemError) {
         try io.writeAll(fd, buffer.bytes, at: written, path: temporaryPath)
+        // The disk writes this while the next chunk is gathered, so the sync in `finish` waits less.
+        io.startWriteback(fd, offset: written, length: buffer.count)
         written += UInt64(buffer.count)
         buffer.removeAll()
     }

@@ -80,7 +80,7 @@ extension Store {
     {
         let started = ContinuousClock.now
         var report = CompactionReport()
-        let chosen = chooseSegments(garbageRatio: garbageRatio, report: &report)
+        var chosen = chooseSegments(garbageRatio: garbageRatio, report: &report)
         guard !chosen.isEmpty else {
             report.segmentsAfter = report.segmentsBefore
             report.bytesAfter = report.bytesBefore
@@ -93,6 +93,7 @@ extension Store {
         let chosenNumbers = Set(chosen.map(\.file.number))
         let reservation = queue.withLock { ($0.reservedIDs, $0.durableSequence) }
         let indexOnly = liveRecordsOfSegmentsWithoutControlFrames(chosenNumbers)
+        let indexOnlyRecords = indexOnly.values.reduce(0) { $0 + $1.count }
 
         do throws(LogStoreError) {
             for (file, size) in chosen {
@@ -108,6 +109,7 @@ extension Store {
                     if outputs.last.map({ $0.size + UInt64(frame.length) > UInt64(options.segmentSize) }) ?? true {
                         if let full = outputs.last { finished.append((full, try finish(full))) }
                         let output = try startOutput()
+                        output.reserveMoves(min(indexOnlyRecords, options.segmentSize / LogFormat.minimumFrameSize))
                         try step(output.temporaryPath) { () throws(SystemError) in
                             try output.appendReservation(through: reservation.0, sequence: reservation.1)
                         }
@@ -141,10 +143,13 @@ extension Store {
 
         for (output, file) in finished { switchIndex(to: output, file: file) }
         try removeSegments(chosen.map(\.file))
+        let compacted = chosen.count
+        release(chosen.map(\.file))
+        chosen.removeAll()
         for (output, file) in finished where try writeHint(for: file, size: output.size) {
             state.withLock { _ = $0.hinted.insert(output.number) }
         }
-        report.segmentsCompacted = chosen.count
+        report.segmentsCompacted = compacted
         let after = try statistics()
         report.segmentsAfter = after.segments.count
         report.bytesAfter = after.totalBytes
@@ -183,14 +188,37 @@ extension Store {
     /// index in one pass: those segments are compacted without reading their dead records.
     private func liveRecordsOfSegmentsWithoutControlFrames(_ chosen: Set<UInt32>) -> [UInt32: [(UInt64, IndexEntry)]] {
         state.withLock { state in
-            var live: [UInt32: [(UInt64, IndexEntry)]] = [:]
-            for number in chosen where state.controlFrames[number, default: 0] == 0 { live[number] = [] }
-            guard !live.isEmpty else { return live }
-            state.forEachDurable { id, entry in
-                if live[entry.segment] != nil { live[entry.segment]?.append((id, entry)) }
+            let numbers = chosen.filter { state.controlFrames[$0, default: 0] == 0 }.sorted()
+            guard let highest = numbers.last else { return [:] }
+            // Segment number → position in `lists`, in a table when the numbers are small (one array
+            // read per live object instead of a dictionary lookup), in a dictionary otherwise.
+            var lists = [[(UInt64, IndexEntry)]](repeating: [], count: numbers.count)
+            for (index, number) in numbers.enumerated() {
+                lists[index].reserveCapacity(Int(state.liveBytes[number] ?? 0) / LogFormat.minimumFrameSize)
             }
-            return live
+            if highest < 1 << 20 {
+                var position = [Int32](repeating: -1, count: Int(highest) + 1)
+                for (index, number) in numbers.enumerated() { position[Int(number)] = Int32(index) }
+                state.forEachDurable { id, entry in
+                    guard Int(entry.segment) < position.count else { return }
+                    let index = Int(position[Int(entry.segment)])
+                    if index >= 0 { lists[index].append((id, entry)) }
+                }
+            } else {
+                let position = Dictionary(uniqueKeysWithValues: numbers.enumerated().map { ($1, $0) })
+                state.forEachDurable { id, entry in
+                    if let index = position[entry.segment] { lists[index].append((id, entry)) }
+                }
+            }
+            return Dictionary(uniqueKeysWithValues: zip(numbers, lists))
         }
+    }
+
+    /// Lets go of compacted segments on another thread: the last reference closes a file the directory
+    /// no longer names, and the kernel then frees its cached pages, which takes a while for big
+    /// segments (about 0.3 s per GiB here) and need not delay the pass. Readers still holding one keep it.
+    private func release(_ files: [SegmentFile]) {
+        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(files) {} }
     }
 
     /// The frames to copy for `records` (the live records of one segment), read by their offsets.
