@@ -12,7 +12,11 @@ final class CompactionOutput {
     let temporaryPath: String
     private let fd: Int32
     private let io: SystemIO
-    private let buffer = WriteBuffer(capacity: 1 << 20)
+    /// Bytes gathered before each write.
+    static let chunkSize = 1 << 20
+    private let buffer = WriteBuffer(capacity: chunkSize)
+    /// Bytes gathered and not yet written.
+    var bufferedBytes: Int { buffer.count }
     /// Bytes in the file, header included, plus what is buffered.
     private(set) var size = UInt64(LogFormat.segmentHeaderSize)
     private var written = UInt64(LogFormat.segmentHeaderSize)
@@ -72,7 +76,7 @@ final class CompactionOutput {
                 segment: number, offset: UInt32(offset), length: UInt32(frame.length), typeTag: move.from.typeTag)
             moves.append((move.id, move.from, entry))
         }
-        if buffer.count >= 1 << 20 { try flushBuffer() }
+        if buffer.count >= Self.chunkSize { try flushBuffer() }
         return offset
     }
 
