@@ -116,7 +116,9 @@ final class CompactionOutput {
         try io.syncData(fd, path: temporaryPath)
         try io.rename(temporaryPath, to: path)
         try io.syncDirectory(directory)
-        return try SegmentFile.open(number: number, path: path, writable: false, capacity: Int(size), io: io)
+        // Populated: readers move to it as soon as the index switches, and should not fault on it then.
+        return try SegmentFile.open(
+            number: number, path: path, writable: false, capacity: Int(size), populate: true, io: io)
     }
 
     /// Removes the unfinished temporary file after a failure.
