@@ -103,7 +103,8 @@ struct SystemIO: Sendable {
 
     #if os(Linux)
         /// glibc's `sync_file_range`, which the Glibc module does not export (it needs `_GNU_SOURCE`),
-        /// looked up once by name; nil when the C library has none.
+        /// looked up once by name; nil when the C library has none. The cast is safe because the type
+        /// is the function's C prototype, `int sync_file_range(int, off64_t, off64_t, unsigned int)`.
         private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
             guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
             return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
