@@ -178,6 +178,62 @@ import Testing
         try store.close()
     }
 
+    /// Batches that only put new objects take a path without an undo log: their counts, refusals and
+    /// the fallback for other orders must match the general path.
+    @Test func batchesOfNewObjectsCountReferencesLikeAnyOtherBatch() throws {
+        let directory = TemporaryDirectory("gc-new-objects")
+        let store = try Store.open(at: directory.path, options: options())
+        let old = try store.put(typeTag: 1, payload: [1])
+        let ids = (0..<4).map { _ in store.newID() }
+        var batch = WriteBatch()
+        // A forward reference, a self-reference, a duplicate reference and an older object.
+        batch.put(ids[0], typeTag: 2, references: [ids[3], old, old], payload: [0], pinned: false)
+        batch.put(ids[1], typeTag: 2, references: [ids[1], ids[0]], payload: [1], pinned: false)
+        batch.put(ids[2], typeTag: 2, references: [ids[1]], payload: [2])
+        batch.put(ids[3], typeTag: 2, payload: [3], pinned: false)
+        try store.write(batch)
+        #expect(store.auditReferenceCounts().isEmpty)
+        #expect(throws: LogStoreError.self) { try store.delete(old) }
+        #expect(throws: LogStoreError.self) { try store.delete(ids[3]) }
+
+        // Refused: a reference to an object that is not live; nothing of the batch is applied.
+        let before = try store.ids()
+        var dangling = WriteBatch()
+        let fresh = store.newID()
+        dangling.put(fresh, typeTag: 2, references: [old], payload: [])
+        dangling.put(store.newID(), typeTag: 2, references: [store.newID()], payload: [])
+        do {
+            try store.write(dangling)
+            Issue.record("a dangling reference was accepted")
+        } catch {
+            #expect(error.code == .danglingReference)
+        }
+        #expect(try store.ids() == before)
+        #expect(store.auditReferenceCounts().isEmpty)
+
+        // Ids out of order, and an id put twice, go the general way and count the same.
+        let (x, y) = (store.newID(), store.newID())
+        var unordered = WriteBatch()
+        unordered.put(y, typeTag: 3, references: [x], payload: [])
+        unordered.put(x, typeTag: 3, references: [old], payload: [])
+        unordered.put(y, typeTag: 3, references: [x, x], payload: [])
+        try store.write(unordered)
+        #expect(store.auditReferenceCounts().isEmpty)
+
+        // Dropping the pinned referrer leaves the self-referencing object to mark-sweep, which frees it
+        // and what only it kept alive.
+        try store.delete(ids[2])
+        #expect(try store.contains(ids[1]))
+        #expect(try store.collectGarbage().collected == 3)
+        #expect(try !store.contains(ids[1]) && !store.contains(ids[0]) && !store.contains(ids[3]))
+        #expect(store.auditReferenceCounts().isEmpty)
+        try store.close()
+        let reopened = try Store.open(at: directory.path, options: options())
+        #expect(reopened.auditReferenceCounts().isEmpty)
+        #expect(try Set(reopened.ids()) == [old, x, y])
+        try reopened.close()
+    }
+
     @Test func countsFreeChainsAtOnceAndMarkSweepFreesCycles() throws {
         let directory = TemporaryDirectory("gc-cycles")
         let store = try Store.open(at: directory.path, options: options())

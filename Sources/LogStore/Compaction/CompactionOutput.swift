@@ -12,7 +12,11 @@ final class CompactionOutput {
     let temporaryPath: String
     private let fd: Int32
     private let io: SystemIO
-    private let buffer = WriteBuffer(capacity: 1 << 20)
+    /// Bytes gathered before each write.
+    static let chunkSize = 1 << 20
+    private let buffer = WriteBuffer(capacity: chunkSize)
+    /// Bytes gathered and not yet written.
+    var bufferedBytes: Int { buffer.count }
     /// Bytes in the file, header included, plus what is buffered.
     private(set) var size = UInt64(LogFormat.segmentHeaderSize)
     private var written = UInt64(LogFormat.segmentHeaderSize)
@@ -72,9 +76,12 @@ final class CompactionOutput {
                 segment: number, offset: UInt32(offset), length: UInt32(frame.length), typeTag: move.from.typeTag)
             moves.append((move.id, move.from, entry))
         }
-        if buffer.count >= 1 << 20 { try flushBuffer() }
+        if buffer.count >= Self.chunkSize { try flushBuffer() }
         return offset
     }
+
+    /// Makes room for `count` moves at once (a growing array touches fresh memory at every doubling).
+    func reserveMoves(_ count: Int) { moves.reserveCapacity(count) }
 
     /// Appends a `reserveIDs` frame, so the id reservation survives the segments it came from.
     func appendReservation(through id: UInt64, sequence: UInt64) throws(SystemError) {
@@ -90,6 +97,8 @@ final class CompactionOutput {
 
     private func flushBuffer() throws(SystemError) {
         try io.writeAll(fd, buffer.bytes, at: written, path: temporaryPath)
+        // The disk writes this while the next chunk is gathered, so the sync in `finish` waits less.
+        io.startWriteback(fd, offset: written, length: buffer.count)
         written += UInt64(buffer.count)
         buffer.removeAll()
     }
@@ -107,7 +116,9 @@ final class CompactionOutput {
         try io.syncData(fd, path: temporaryPath)
         try io.rename(temporaryPath, to: path)
         try io.syncDirectory(directory)
-        return try SegmentFile.open(number: number, path: path, writable: false, capacity: Int(size), io: io)
+        // Populated: readers move to it as soon as the index switches, and should not fault on it then.
+        return try SegmentFile.open(
+            number: number, path: path, writable: false, capacity: Int(size), populate: true, io: io)
     }
 
     /// Removes the unfinished temporary file after a failure.

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Bytes waiting to be written to one segment, starting at `startOffset` of that segment.
 final class PendingChunk {
     let segment: UInt32
@@ -50,9 +52,30 @@ struct CommitQueue {
     var activeSize: UInt64
     /// Whether a leader is writing now.
     var flushing = false
+    /// Committers waiting while a leader writes, each on its own semaphore, so that a leader wakes only
+    /// those its sync served (and one more to lead the next group), not every waiter.
+    var waiters: [(ticket: UInt64, semaphore: DispatchSemaphore)] = []
     /// Committers inside `commit` that have not queued their batch yet: a new leader gives them a
     /// moment, so one sync serves them too instead of the next one.
     var arriving = 0
+    /// Batches of committers (``Store/commit(_:)`` callers, who wait for them) in `pending`.
+    var pendingCommitters = 0
+    /// Committers in the system when the last group was flushed: those it served plus those queued
+    /// meanwhile. They are likely to commit again at once, so a new leader waits a moment (at most
+    /// ``maximumGatherNanoseconds``) until that many batches are queued, and one sync serves them
+    /// all, instead of leading a small group while the others queue for the next sync.
+    var expectedCommitters = 0
+    /// How long a leader may wait for expected committers: half the duration of the last sync.
+    var maximumGatherNanoseconds: UInt64 = 0
+    /// While a leader waits for committers: how many it has already taken (nil when none waits).
+    /// A committer that queues the last expected batch, or that no longer arrives, wakes it.
+    var gatheringCommitters: Int?
+
+    /// Whether a gathering leader has what it waits for.
+    var gathered: Bool {
+        guard let taken = gatheringCommitters else { return false }
+        return arriving == 0 && taken + pendingCommitters >= expectedCommitters
+    }
     /// The segments the leader is writing now (the compactor leaves them alone).
     var flushingSegments: Set<UInt32> = []
     /// The chunks the leader is writing now (pending records' references are read from them).
@@ -79,12 +102,15 @@ struct CommitQueue {
         var lastSequence: UInt64
         var retained: [UInt32: UInt64]
         var controlFrames: [UInt32: Int]
+        /// Committers' batches among them.
+        var committers: Int
     }
 
     mutating func takeWork() -> Work {
         let work = Work(
             chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1, retained: pendingRetained,
-            controlFrames: pendingControlFrames)
+            controlFrames: pendingControlFrames, committers: pendingCommitters)
+        pendingCommitters = 0
         pendingRetained.removeAll()
         pendingControlFrames.removeAll()
         flushingSegments = Set(pending.map(\.segment))
@@ -99,14 +125,45 @@ struct CommitQueue {
         guard !pending.isEmpty else { return work }
         let more = takeWork()
         var merged = work
-        merged.chunks += more.chunks
+        var chunks = more.chunks
+        // Bytes that continue the leader's last chunk join it (one write instead of two); nobody appends
+        // to a taken chunk, and readers of pending records only read it under this lock.
+        if let last = merged.chunks.last, let first = chunks.first, !first.createsSegment,
+            first.segment == last.segment, first.startOffset == last.endOffset, first.buffer.count <= 1 << 16,
+            let source = first.buffer.bytes.baseAddress
+        {
+            let count = first.buffer.count
+            last.buffer.reserve(count).copyMemory(from: source, byteCount: count)
+            last.buffer.commit(count)
+            chunks.removeFirst()
+        }
+        merged.chunks += chunks
         merged.effects += more.effects
         merged.lastSequence = more.lastSequence
+        merged.committers += more.committers
         for (segment, bytes) in more.retained { merged.retained[segment, default: 0] += bytes }
         for (segment, count) in more.controlFrames { merged.controlFrames[segment, default: 0] += count }
         flushingSegments.formUnion(work.chunks.map(\.segment))
         flushingChunks = merged.chunks
         return merged
+    }
+
+    /// Removes and returns the waiters to wake now: those whose batch is durable; every one after a
+    /// failure or close; and, when no leader is writing, the first of the others, to lead the next group.
+    mutating func waitersToWake() -> [DispatchSemaphore] {
+        guard !waiters.isEmpty else { return [] }
+        if failure != nil || closed {
+            defer { waiters.removeAll() }
+            return waiters.map(\.semaphore)
+        }
+        var wake: [DispatchSemaphore] = []
+        var remaining: [(ticket: UInt64, semaphore: DispatchSemaphore)] = []
+        for waiter in waiters {
+            if waiter.ticket <= durableSequence { wake.append(waiter.semaphore) } else { remaining.append(waiter) }
+        }
+        if !flushing, !remaining.isEmpty { wake.append(remaining.removeFirst().semaphore) }
+        waiters = remaining
+        return wake
     }
 
     mutating func buffer() -> WriteBuffer { spareBuffers.popLast() ?? WriteBuffer() }

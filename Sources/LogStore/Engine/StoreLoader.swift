@@ -453,6 +453,13 @@ enum Clock {
         return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
     }
 
+    /// Nanoseconds of a monotonic clock (for measuring short intervals).
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
     /// Sleeps the calling thread for `duration`.
     static func sleep(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components

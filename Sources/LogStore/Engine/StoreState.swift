@@ -132,7 +132,7 @@ struct StoreState: Sendable {
             remember(durable)
             if let current = index.entry(id), current.isPending, current.isSameRecord(entry) {
                 index.set(id, current.withFlags(current.flags & ~IndexEntry.pendingFlag))
-                durableUndo[id] = nil
+                if !durableUndo.isEmpty { durableUndo[id] = nil }
             } else {
                 durableUndo[id] = durable
             }
@@ -161,7 +161,7 @@ struct StoreState: Sendable {
 
     /// The durable entry of an id whose effect is being published.
     private func durableVersion(ofPending id: UInt64) -> IndexEntry? {
-        if let undo = durableUndo[id] { return undo.isEmpty ? nil : undo }
+        if !durableUndo.isEmpty, let undo = durableUndo[id] { return undo.isEmpty ? nil : undo }
         return nil
     }
 
@@ -171,11 +171,18 @@ struct StoreState: Sendable {
         } else {
             typeCounts[entry.typeTag, default: 0] += 1
         }
-        liveBytes[entry.segment, default: 0] += UInt64(entry.length)
+        // Kept aside while the records go to the same segment, as in replay (merged by
+        // ``finishReplay()`` in the same lock hold).
+        if entry.segment != replaySegment {
+            flushReplayBytes()
+            replaySegment = entry.segment
+        }
+        replaySegmentBytes += UInt64(entry.length)
     }
 
     private mutating func forget(_ old: IndexEntry) {
         if old.typeTag < 64 { replayTypeCounts[Int(old.typeTag)] -= 1 } else { forgetType(old.typeTag) }
+        if old.segment == replaySegment { flushReplayBytes() }
         liveBytes[old.segment, default: UInt64(old.length)] -= UInt64(old.length)
         deadRecords[old.segment, default: 0] += 1
     }

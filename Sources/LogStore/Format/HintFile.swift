@@ -43,6 +43,9 @@ struct HintFile: Equatable {
     /// The hint of a sealed segment, from a scan of its frames (which checks every checksum).
     static func build(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> HintFile? {
         var entries: [Entry] = []
+        // Room for one entry per 128 bytes at once (reserved memory is not touched until used), instead of
+        // growing the array through every doubling from empty; segments of smaller records grow it further.
+        entries.reserveCapacity(bytes.count / 128)
         let outcome = SegmentScanner(bytes: bytes).scan { frame in
             let isRoot = frame.kind == .setRoot || frame.kind == .removeRoot
             entries.append(

@@ -11,19 +11,33 @@
 package final class ConditionLock<State>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// A second condition for one waiter with a deadline (``waitUntil(deadline:_:)``), so that it can
+    /// be woken alone, without waking the waiters of the first.
+    private let timedCondition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var state: State
 
     package init(_ state: State) {
         self.state = state
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
+        #if os(Linux)
+            var attributes = pthread_condattr_t()
+            pthread_condattr_init(&attributes)
+            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+            pthread_cond_init(timedCondition, &attributes)
+            pthread_condattr_destroy(&attributes)
+        #else
+            pthread_cond_init(timedCondition, nil)
+        #endif
     }
 
     deinit {
         pthread_cond_destroy(condition)
+        pthread_cond_destroy(timedCondition)
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
         condition.deallocate()
+        timedCondition.deallocate()
     }
 
     /// Runs `body` with the state, holding the lock.
@@ -43,6 +57,34 @@ package final class ConditionLock<State>: @unchecked Sendable {
             if let result = check(&state) { return result }
             pthread_cond_wait(condition, mutex)
         }
+    }
+
+    /// Holding the lock, calls `check` until it returns a value or the monotonic clock passes
+    /// `deadline` (nanoseconds, as `Clock.monotonicNanoseconds()`), waiting for ``signalTimed()`` in
+    /// between. Returns nil when the deadline passed first.
+    func waitUntil<Result>(deadline: UInt64, _ check: (inout State) -> Result?) -> Result? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = check(&state) { return result }
+            let now = Clock.monotonicNanoseconds()
+            guard now < deadline else { return nil }
+            #if os(Linux)
+                var until = timespec(
+                    tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+                pthread_cond_timedwait(timedCondition, mutex, &until)
+            #else
+                let remaining = deadline - now
+                var relative = timespec(
+                    tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
+                pthread_cond_timedwait_relative_np(timedCondition, mutex, &relative)
+            #endif
+        }
+    }
+
+    /// Wakes the thread in ``waitUntil(deadline:_:)``, if any.
+    func signalTimed() {
+        pthread_cond_signal(timedCondition)
     }
 
     /// Wakes every thread in ``waitUntil(_:)``.

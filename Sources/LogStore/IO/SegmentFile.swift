@@ -42,17 +42,24 @@ final class SegmentFile: @unchecked Sendable {
         close(fd)
     }
 
-    /// Opens and maps `path`; `capacity` is how much of it may be read (at least its size).
+    /// Opens and maps `path`; `capacity` is how much of it may be read (at least its size). With
+    /// `populate` (Linux), the mapping's page tables are filled at once, so the first reads of a
+    /// segment that is about to be read everywhere (a compaction output) take no page fault.
     static func open(
         number: UInt32,
         path: String,
         writable: Bool,
         capacity: Int,
+        populate: Bool = false,
         io: SystemIO
     ) throws(SystemError) -> SegmentFile {
         let fd = try io.open(path, flags: (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
         let length = max(capacity, 4096)
-        guard let mapping = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), mapping != MAP_FAILED else {
+        var flags = MAP_SHARED
+        #if os(Linux)
+            if populate { flags |= MAP_POPULATE }
+        #endif
+        guard let mapping = mmap(nil, length, PROT_READ, flags, fd, 0), mapping != MAP_FAILED else {
             let code = errno
             io.close(fd)
             throw SystemError(call: "mmap", errno: code, path: path)

@@ -92,6 +92,25 @@ struct SystemIO: Sendable {
         if result != 0 { throw SystemError(call: "fdatasync", errno: errno, path: path) }
     }
 
+    /// Starts writing `length` bytes at `offset` of `fd` back to the disk without waiting
+    /// (`sync_file_range(2)` with `SYNC_FILE_RANGE_WRITE` on Linux; nothing elsewhere). Only a hint, so
+    /// a later ``syncData(_:path:)`` waits for less: it promises nothing and never fails.
+    func startWriteback(_ fd: Int32, offset: UInt64, length: Int) {
+        #if os(Linux)
+            _ = Self.syncFileRange?(fd, Int64(offset), Int64(length), 2)  // 2: SYNC_FILE_RANGE_WRITE
+        #endif
+    }
+
+    #if os(Linux)
+        /// glibc's `sync_file_range`, which the Glibc module does not export (it needs `_GNU_SOURCE`),
+        /// looked up once by name; nil when the C library has none. The cast is safe because the type
+        /// is the function's C prototype, `int sync_file_range(int, off64_t, off64_t, unsigned int)`.
+        private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+        }()
+    #endif
+
     /// `fsync(2)` of a directory, making the creation, rename or removal of its entries durable.
     func syncDirectory(_ path: String) throws(SystemError) {
         _ = try injected(.sync, "fsync", path)

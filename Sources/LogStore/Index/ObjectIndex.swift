@@ -109,15 +109,20 @@ struct ObjectIndex: Sendable {
         return nil
     }
 
-    /// Adds one to the incoming count of `id`, when it is live.
-    mutating func addIncoming(_ id: UInt64) {
+    /// Adds one to the incoming count of `id`, when it is live (wrapping, or staying at the maximum
+    /// when `saturating`).
+    @inline(__always)
+    mutating func addIncoming(_ id: UInt64, saturating: Bool = false) {
         let pageNumber = Int(truncatingIfNeeded: id >> UInt64(Self.pageShift))
         let slot = Int(truncatingIfNeeded: id) & (Self.pageSize - 1)
+        let step: UInt32 = 1
         if pageNumber >= 0, pageNumber < dense.count {
             guard !dense[pageNumber].isEmpty, !dense[pageNumber][slot].isEmpty else { return }
-            dense[pageNumber][slot].incoming &+= 1
+            if saturating, dense[pageNumber][slot].incoming == .max { return }
+            dense[pageNumber][slot].incoming &+= step
         } else if sparse[pageNumber]?[slot].isEmpty == false {
-            sparse[pageNumber]?[slot].incoming &+= 1
+            if saturating, sparse[pageNumber]?[slot].incoming == .max { return }
+            sparse[pageNumber]?[slot].incoming &+= step
         }
     }
 
