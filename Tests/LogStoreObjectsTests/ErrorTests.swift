@@ -9,6 +9,13 @@ final class Unregistered: PersistentObject {
     init() {}
 }
 
+/// A shape class nobody registers.
+final class Triangle: Shape {
+    static let typeName = "test.Triangle"
+    var area: Double { 1 }
+    init() {}
+}
+
 /// A second class claiming the type name of `Circle`.
 final class FakeCircle: PersistentObject {
     static let typeName = "Circle"
@@ -55,6 +62,25 @@ final class PlainLink: PersistentObject {
             _ = try ObjectStore.open(at: directory.path, types: [Circle.self, FakeCircle.self])
         } throws: { error in
             code(error) == .invalidRegistration && "\(error)".contains("FakeCircle")
+        }
+    }
+
+    @Test func referenceToUnregisteredClassFailsTheSaveUntilRemoved() throws {
+        let directory = TemporaryDirectory("unregistered-reference")
+        try withObjects(directory) { objects in
+            let context = objects.makeContext()
+            let layer = Layer(name: "l", shapes: [Triangle()])
+            try context.setRoot(layer, named: "layer")
+            #expect {
+                try context.save()
+            } throws: { error in
+                guard let error = error as? ObjectStoreError else { return false }
+                return error.code == .unregisteredClass && error.field == "shapes[0]" && error.typeName == "Triangle"
+                    && error.message.contains("referenced from a Layer")
+            }
+            #expect(try context.count() == 0)
+            layer.shapes = []
+            #expect(try context.save().written == 1)
         }
     }
 

@@ -53,7 +53,8 @@ final class PayloadEncoder {
         eagerReferences = []
         eagerIndex = [:]
         lazyReferences = []
-        openFrames = [0]
+        openFrames.removeAll(keepingCapacity: true)
+        openFrames.append(0)
         floor = 0
         deferredError = nil
         writer.write(ObjectFormat.versionAllEager)
@@ -341,6 +342,7 @@ final class PayloadEncoder {
             var error = error
             if error.field == nil {
                 error.field = CodingPath.describe(key.map { basePath + [$0] } ?? basePath)
+                error.message += " (referenced from a \(typeName))"
                 error.typeName = error.typeName ?? typeName
             }
             throw error
