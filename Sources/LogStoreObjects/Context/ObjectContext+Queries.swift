@@ -19,9 +19,17 @@ extension ObjectContext {
     /// The stored objects of class `type` (and its subclasses, unless `includingSubclasses` is false).
     /// - throws: what ``object(id:as:)`` throws.
     public func objects<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [T] {
+        let ids = try ids(of: type, includingSubclasses: includingSubclasses)
         var objects: [T] = []
-        for id in try ids(of: type, includingSubclasses: includingSubclasses) {
-            if let object = try object(id: id, as: type) { objects.append(object) }
+        objects.reserveCapacity(ids.count)
+        for (id, object) in zip(ids, try load(ids)) {
+            guard let object else { continue }
+            guard let typed = object as? T else {
+                throw ObjectStoreError(
+                    .typeMismatch, "object \(id) is a \(Swift.type(of: object).typeName), expected \(T.self)",
+                    typeName: Swift.type(of: object).typeName, objectID: id)
+            }
+            objects.append(typed)
         }
         return objects
     }

@@ -187,7 +187,16 @@ public final class ObjectContext {
     /// Loads `id` (and its eager references) into the cache.
     func load(_ id: ObjectID) throws(ObjectStoreError) -> (any PersistentObject)? {
         if let object = cache.object(id) { return object }
-        if let activeLoad { return try activeLoad.load(id) }
+        return try load([id]).first ?? nil
+    }
+
+    /// Loads `ids` (and their eager references) in one load session; nil for ids that are not live.
+    func load(_ ids: [ObjectID]) throws(ObjectStoreError) -> [(any PersistentObject)?] {
+        if let activeLoad {
+            var objects: [(any PersistentObject)?] = []
+            for id in ids { objects.append(try activeLoad.load(id)) }
+            return objects
+        }
         let session = LoadSession(self)
         activeLoad = session
         cache.suspendPurge = true
@@ -196,9 +205,11 @@ public final class ObjectContext {
             cache.suspendPurge = false
         }
         do {
-            let object = try session.load(id)
+            var objects: [(any PersistentObject)?] = []
+            objects.reserveCapacity(ids.count)
+            for id in ids { objects.append(try session.load(id)) }
             try session.finish()
-            return object
+            return objects
         } catch {
             // Objects of a failed load may have reference fields that were never filled in: forget them.
             for loaded in session.loadedIDs { cache.remove(loaded) }
