@@ -60,19 +60,20 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// the order they were written); moves the cursor past it. Compares names, so no hashing is needed.
     private func offsetAtCursor(named name: String) throws(ObjectStoreError) -> Int? {
         guard entries == nil, let position = cursor else { return nil }
-        var reader = payload.reader
-        reader.offset = position
-        if try reader.peekByte() == 0 {
+        // The payload decoder's own reader is used in place (no copy of it per field): every read here
+        // and elsewhere sets the offset it starts from.
+        payload.reader.offset = position
+        if try payload.reader.peekByte() == 0 {
             cursor = nil
             return nil
         }
-        let number = try reader.readVarint()
+        let number = try payload.reader.readVarint()
         guard number < UInt64(ObjectFormat.maximumFieldNumber), payload.name(of: Int(number)) == name else {
             return nil
         }
-        let valueOffset = reader.offset
-        try reader.skipValue()
-        cursor = reader.offset
+        let valueOffset = payload.reader.offset
+        try payload.reader.skipValue()
+        cursor = payload.reader.offset
         return valueOffset
     }
 
