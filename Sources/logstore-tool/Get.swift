@@ -27,14 +27,15 @@ struct Get: ParsableCommand {
             throw ToolError("object \(id) not found in \(store.directory)")
         }
         print("id: \(record.id)")
-        let typeName = (try? ObjectInspector.typeNames(in: opened))?[record.typeTag]
+        let inspector = try? ObjectInspector(opened)
+        let typeName = inspector?.typeNames[record.typeTag]
         print("type: \(record.typeTag)" + (typeName.map { " (\($0))" } ?? ""))
         print("pinned: \(record.isPinned ? "yes" : "no (lives while a live object or a named root refers to it)")")
         print(
             "references: "
                 + (record.references.isEmpty ? "none" : record.references.map(\.description).joined(separator: " ")))
         let size = "\(record.payload.count) byte\(record.payload.count == 1 ? "" : "s")"
-        if !hex, typeName != nil, let object = try? ObjectInspector.describe(record, in: opened) {
+        if !hex, typeName != nil, let object = inspector?.describe(record) {
             print("payload: \(size), object:")
             print(object)
         } else if record.payload.isEmpty {

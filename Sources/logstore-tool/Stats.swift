@@ -31,7 +31,7 @@ struct Stats: ParsableCommand {
         let roots = try opened.roots()
         let reachable = try opened.reachableObjectCount()
         let recovery = opened.recovery
-        let typeNames = (try? ObjectInspector.typeNames(in: opened)) ?? [:]
+        let typeNames = (try? ObjectInspector(opened))?.typeNames ?? [:]
         try opened.close()
         let report = StatsReport(
             directory: store.directory, statistics: statistics, reachable: reachable, roots: roots, recovery: recovery,

@@ -3,34 +3,38 @@ import LogStore
 
 /// Reads object-layer records without their classes: type names, and field values by name.
 ///
-/// For tools and debugging. For example, `ObjectInspector.describe(record, in: store)` gives
-/// `Circle {center: {x: 1.0, y: 2.0}, radius: 3.0}`.
-public enum ObjectInspector {
+/// For tools and debugging. For example:
+///
+/// ```swift
+/// let inspector = try ObjectInspector(store)
+/// inspector.describe(record)   // "Circle {center: {x: 1.0, y: 2.0}, radius: 3.0}"
+/// ```
+public struct ObjectInspector: Sendable {
     /// The type names the store's field-name records remember, by engine type tag (the field-name records'
     /// own tag included).
-    /// - throws: ``ObjectStoreError`` `corruptPayload` or `store` when the field-name records cannot be read.
-    public static func typeNames(in store: Store) throws(ObjectStoreError) -> [UInt32: String] {
-        names(from: try KeyCatalog(loadingFrom: store).snapshot())
-    }
+    public let typeNames: [UInt32: String]
+    private let fieldNames: [String]
 
-    /// `record` rendered with field names: `Type {field: value, …}`, references as `→ #id`; nil when its
-    /// payload is not object-layer encoding (a record written through the engine API).
-    /// - throws: ``ObjectStoreError`` `corruptPayload` or `store` when the field-name records cannot be read.
-    public static func describe(_ record: Record, in store: Store) throws(ObjectStoreError) -> String? {
+    /// Reads the store's field-name records once.
+    /// - throws: ``ObjectStoreError`` `corruptPayload` or `store` when they cannot be read.
+    public init(_ store: Store) throws(ObjectStoreError) {
         let snapshot = try KeyCatalog(loadingFrom: store).snapshot()
-        let typeName = names(from: snapshot)[record.typeTag] ?? "type \(record.typeTag)"
-        var printer = ValuePrinter(record: record, names: snapshot.names)
-        guard let body = try? printer.render() else { return nil }
-        return "\(typeName) \(body)"
-    }
-
-    private static func names(from snapshot: KeyCatalog.Snapshot) -> [UInt32: String] {
         var names: [UInt32: String] = [TypeNames.keyRecordTag: TypeNames.keyRecordTypeName]
         for name in snapshot.names where name.hasPrefix(TypeNames.catalogTypePrefix) {
             let typeName = String(name.dropFirst(TypeNames.catalogTypePrefix.count))
             names[TypeNames.tag(for: typeName)] = typeName
         }
-        return names
+        typeNames = names
+        fieldNames = snapshot.names
+    }
+
+    /// `record` rendered with field names: `Type {field: value, …}`, references as `→ #id`; nil when its
+    /// payload is not object-layer encoding (a record written through the engine API).
+    public func describe(_ record: Record) -> String? {
+        let typeName = typeNames[record.typeTag] ?? "type \(record.typeTag)"
+        var printer = ValuePrinter(record: record, names: fieldNames)
+        guard let body = try? printer.render() else { return nil }
+        return "\(typeName) \(body)"
     }
 }
 
