@@ -165,6 +165,13 @@ import Testing
         do { try store.delete(target) } catch let caught { error = caught }
         #expect(error?.code == .stillReferenced)
         #expect(error?.message.contains("object \(referrer)") == true)
+        #expect(error?.objects == [target, referrer])
+        let missing = store.newID()
+        var dangling: LogStoreError?
+        do { try store.put(referrer, typeTag: 1, references: [missing], payload: []) } catch let caught {
+            dangling = caught
+        }
+        #expect(dangling?.code == .danglingReference && dangling?.objects == [missing, referrer])
         try store.setRoot("main", to: referrer)
         #expect(code { try store.delete(referrer) } == .stillReferenced)
         // A refused batch changes nothing.

@@ -106,19 +106,21 @@ struct ReferenceTracker {
             if deleted.contains(id) {
                 let referrer = Self.referrer(of: id, in: state, chunks: chunks, batch: operations)
                 throw LogStoreError(
-                    .stillReferenced, "object \(id) cannot be deleted: \(referrer) still refers to it")
+                    .stillReferenced, "object \(id) cannot be deleted: \(referrer.text) still refers to it",
+                    objects: [ObjectID(id)] + (referrer.id.map { [$0] } ?? []))
             }
-            let user = operations.lazy.compactMap { operation -> String? in
+            let user = operations.lazy.compactMap { operation -> (text: String, id: ObjectID?)? in
                 switch operation {
                 case .put(let record) where record.references.contains(ObjectID(id)):
-                    return "object \(record.id)"
+                    return ("object \(record.id)", record.id)
                 case .setRoot(let name, let target) where target.rawValue == id:
-                    return "root \"\(name)\""
+                    return ("root \"\(name)\"", nil)
                 default: return nil
                 }
             }.first
             throw LogStoreError(
-                .danglingReference, "\(user ?? "the batch") refers to object \(id), which is not live")
+                .danglingReference, "\(user?.text ?? "the batch") refers to object \(id), which is not live",
+                objects: [ObjectID(id)] + (user?.id.map { [$0] } ?? []))
         }
     }
 
@@ -205,8 +207,10 @@ struct ReferenceTracker {
     /// A live object or root that refers to `id`, for error messages (a scan: only on the error path).
     static func referrer(
         of id: UInt64, in state: StoreState, chunks: [PendingChunk], batch: [WriteBatch.Operation] = []
-    ) -> String {
-        if let name = state.logicalRoots.first(where: { $0.value.rawValue == id })?.key { return "root \"\(name)\"" }
+    ) -> (text: String, id: ObjectID?) {
+        if let name = state.logicalRoots.first(where: { $0.value.rawValue == id })?.key {
+            return ("root \"\(name)\"", nil)
+        }
         var found: UInt64?
         state.index.forEachLive { referrer, entry in
             guard found == nil else { return }
@@ -216,6 +220,6 @@ struct ReferenceTracker {
                 : Store.references(of: entry, segments: state.segments, chunks: chunks)
             if references.contains(ObjectID(id)) { found = referrer }
         }
-        return found.map { "object \($0)" } ?? "another object"
+        return found.map { ("object \($0)", ObjectID($0)) } ?? ("another object", nil)
     }
 }

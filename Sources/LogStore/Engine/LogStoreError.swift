@@ -71,6 +71,10 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
     public var offset: UInt64?
     /// The error that caused this one, for example a ``SystemError``.
     public var underlying: (any Error & Sendable)?
+    /// The objects the error is about, when it concerns objects: for `stillReferenced` the object and then
+    /// a referrer (when an object refers to it), for `danglingReference` the missing object and then the
+    /// object referring to it (when it is not a root).
+    public var objects: [ObjectID] = []
 
     /// Makes an error.
     public init(
@@ -78,13 +82,15 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         _ message: String,
         file: String? = nil,
         offset: UInt64? = nil,
-        underlying: (any Error & Sendable)? = nil
+        underlying: (any Error & Sendable)? = nil,
+        objects: [ObjectID] = []
     ) {
         self.code = code
         self.message = message
         self.file = file
         self.offset = offset
         self.underlying = underlying
+        self.objects = objects
     }
 
     /// One line: code, message, and where.

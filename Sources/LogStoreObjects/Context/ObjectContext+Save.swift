@@ -75,33 +75,17 @@ public struct SaveReport: Sendable, Equatable {
 }
 
 extension ObjectContext {
-    /// The engine's error, with the type names of the objects it mentions when it is about references.
+    /// The engine's error, with the type names of the objects it concerns when it is about references.
     func describe(_ error: LogStoreError) -> ObjectStoreError {
         guard error.code == .stillReferenced || error.code == .danglingReference else { return ObjectStoreError(error) }
-        var message = ""
-        var first: ObjectID?
-        var rest = Substring(error.message)
-        while let range = rest.range(of: "object ") {
-            message += rest[..<range.upperBound]
-            rest = rest[range.upperBound...]
-            let digits = rest.prefix { $0.isNumber }
-            rest = rest.dropFirst(digits.count)
-            message += digits
-            if let raw = UInt64(digits) {
-                let id = ObjectID(raw)
-                first = first ?? id
-                if let header = try? store.header(of: id), let name = objectStore.typeName(forTag: header.typeTag) {
-                    message += " (\(name))"
-                }
-            }
+        let typeNames = error.objects.map { id in
+            (try? store.header(of: id)).flatMap { $0 }.flatMap { objectStore.typeName(forTag: $0.typeTag) }
         }
-        message += rest
+        let named = zip(error.objects, typeNames).compactMap { id, name in name.map { "object \(id) is a \($0)" } }
+        let message = error.message + (named.isEmpty ? "" : " (" + named.joined(separator: ", ") + ")")
         let code: ObjectStoreError.Code = error.code == .stillReferenced ? .stillReferenced : .danglingReference
-        var typeName: String?
-        if let first, let header = try? store.header(of: first) {
-            typeName = objectStore.typeName(forTag: header.typeTag)
-        }
-        return ObjectStoreError(code, message, typeName: typeName, objectID: first, underlying: error)
+        return ObjectStoreError(
+            code, message, typeName: typeNames.first ?? nil, objectID: error.objects.first, underlying: error)
     }
 }
 
