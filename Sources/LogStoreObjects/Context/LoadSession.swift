@@ -37,6 +37,11 @@ final class LoadSession {
         var next = 0
     }
 
+    deinit {
+        // The pooled containers of the reused decoder refer back to it.
+        reusable?.containers.removeAll()
+    }
+
     init(_ context: ObjectContext) {
         self.context = context
         self.registry = context.registry
@@ -141,6 +146,8 @@ final class LoadSession {
                 session: self)
             if reusable == nil { reusable = decoder }
         }
+        // A decoder's pooled containers refer back to it: a one-off decoder drops them when done.
+        defer { if decoder !== reusable { decoder.containers.removeAll() } }
         let object = try decoder.decodeObject()
         let slot = pending.slot
         slot.storedHash = ContentHash.of(record)

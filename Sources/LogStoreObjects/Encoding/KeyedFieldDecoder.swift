@@ -8,12 +8,12 @@
 /// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
 final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private let payload: PayloadDecoder
-    private let start: Int
-    private let basePath: [any CodingKey]
-    private let key: (any CodingKey)?
+    @exclusivity(unchecked) private var start: Int
+    @exclusivity(unchecked) private var basePath: [any CodingKey]
+    @exclusivity(unchecked) private var key: (any CodingKey)?
     /// Built on first use only: most containers never need it.
-    lazy var codingPath: [any CodingKey] = key.map { basePath + [$0] } ?? basePath
-    private let depth: Int
+    @exclusivity(unchecked) private var builtCodingPath: [any CodingKey]?
+    @exclusivity(unchecked) private var depth: Int
     /// The offset of the next entry for the in-order fast path (nil once the end was reached).
     @exclusivity(unchecked) private var cursor: Int?
     /// Field number → value offset, built on the first out-of-order lookup.
@@ -27,6 +27,24 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.basePath = basePath
         self.key = key
         self.depth = depth
+    }
+
+    /// Points this (pooled) container at the entries of another value of the same payload decoder.
+    func reuse(entriesAt start: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int) {
+        self.start = start
+        self.cursor = start
+        self.basePath = basePath
+        self.key = key
+        self.depth = depth
+        self.builtCodingPath = nil
+        self.entries = nil
+    }
+
+    var codingPath: [any CodingKey] {
+        if let builtCodingPath { return builtCodingPath }
+        let path = key.map { basePath + [$0] } ?? basePath
+        builtCodingPath = path
+        return path
     }
 
     var allKeys: [Key] {

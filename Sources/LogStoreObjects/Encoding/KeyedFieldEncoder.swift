@@ -1,17 +1,15 @@
 /// The keyed container of the payload encoder: writes `fieldNumber value` pairs into one frame.
 struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    private let encoder: PayloadEncoder
-    private let frame: Int
-    private let basePath: [any CodingKey]
-    private let key: (any CodingKey)?
+    /// Where the fields go; a pooled container (``PooledKeyedEncoder``) is pointed at another value by
+    /// changing it.
+    let target: KeyedFieldTarget
+    private var encoder: PayloadEncoder { target.encoder }
+    private var frame: Int { target.frame }
     /// Built when needed only (errors, nested values), to keep encoding free of allocations.
-    var codingPath: [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
+    var codingPath: [any CodingKey] { target.codingPath }
 
     init(_ encoder: PayloadEncoder, frame: Int, basePath: [any CodingKey], key: (any CodingKey)?) {
-        self.encoder = encoder
-        self.frame = frame
-        self.basePath = basePath
-        self.key = key
+        self.target = KeyedFieldTarget(encoder, frame: frame, basePath: basePath, key: key)
     }
 
     private func begin(_ key: Key) throws {
@@ -96,6 +94,26 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         SlotEncoder(encoder, parent: frame, basePath: codingPath, key: key, pendingKey: key)
+    }
+}
+
+/// The frame a keyed encoding container writes into, and its coding path.
+///
+/// It refers to its encoder `unowned`: pooled containers are kept by the encoder (a strong reference back
+/// would be a cycle). Using a container after the encoder is gone (it never is during an `encode(to:)`
+/// call) traps.
+final class KeyedFieldTarget {
+    unowned let encoder: PayloadEncoder
+    @exclusivity(unchecked) var frame: Int
+    @exclusivity(unchecked) var basePath: [any CodingKey]
+    @exclusivity(unchecked) var key: (any CodingKey)?
+    var codingPath: [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
+
+    init(_ encoder: PayloadEncoder, frame: Int, basePath: [any CodingKey], key: (any CodingKey)?) {
+        self.encoder = encoder
+        self.frame = frame
+        self.basePath = basePath
+        self.key = key
     }
 }
 

@@ -25,6 +25,8 @@ final class PayloadDecoder {
     @exclusivity(unchecked) private var current = ValuePosition(offset: 0, basePath: [], key: nil, depth: 0)
     /// Set while an object is being decoded (a nested load then needs a decoder of its own).
     @exclusivity(unchecked) private(set) var isBusy = false
+    /// Keyed containers reused from value to value.
+    let containers = KeyedContainerPool()
 
     /// Reads the payload header; the root value starts at ``rootOffset``.
     init(
@@ -74,6 +76,8 @@ final class PayloadDecoder {
         isBusy = true
         defer { isBusy = false }
         current = ValuePosition(offset: rootOffset, basePath: [], key: nil, depth: 0)
+        let mark = containers.mark
+        defer { containers.release(downTo: mark) }
         do {
             return try type.type.init(from: self)
         } catch {
@@ -251,7 +255,11 @@ final class PayloadDecoder {
         guard depth < ObjectFormat.maximumDepth else { throw reader.corrupt("values nest too deeply") }
         let saved = current
         current = ValuePosition(offset: offset, basePath: basePath, key: key, depth: depth + 1)
-        defer { current = saved }
+        let mark = containers.mark
+        defer {
+            current = saved
+            containers.release(downTo: mark)
+        }
         return try T(from: self)
     }
 
@@ -309,8 +317,26 @@ extension PayloadDecoder: Decoder {
     var codingPath: [any CodingKey] { current.codingPath }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// The keyed container of the current value: a pooled one (``KeyedContainerPool``) when free.
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        try keyedContainer(Key.self, at: current)
+        let position = current
+        let found = try tag(at: position.offset)
+        guard found == .keyed else {
+            throw mismatch(found, expected: "fields of \(Key.self)", path: position.codingPath)
+        }
+        if let entry = containers.lease(ObjectIdentifier(Key.self)) {
+            // The pool hands out an entry only for the key type it was made for.
+            let pooled = unsafeDowncast(entry, to: PooledKeyedDecoder<Key>.self)
+            pooled.fields.reuse(
+                entriesAt: position.offset + 1, basePath: position.basePath, key: position.key, depth: position.depth)
+            return pooled.container
+        }
+        let pooled = PooledKeyedDecoder(
+            KeyedFieldDecoder<Key>(
+                self, entriesAt: position.offset + 1, basePath: position.basePath, key: position.key,
+                depth: position.depth))
+        containers.adopt(pooled)
+        return pooled.container
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

@@ -33,6 +33,8 @@ final class PayloadEncoder {
     @exclusivity(unchecked) private var floor = 0
     /// An error found where the `Encoder` API cannot throw (container creation), thrown at the end.
     @exclusivity(unchecked) var deferredError: ObjectStoreError?
+    /// Keyed containers reused from value to value.
+    let containers = KeyedContainerPool()
     /// The type being encoded, for error messages.
     @exclusivity(unchecked) private(set) var typeName = ""
 
@@ -59,6 +61,8 @@ final class PayloadEncoder {
         deferredError = nil
         writer.write(ObjectFormat.versionAllEager)
         let slot = SlotEncoder(self, parent: 0, basePath: [], key: nil)
+        let mark = containers.mark
+        defer { containers.release(downTo: mark) }
         do {
             try object.encode(to: slot)
         } catch {
@@ -164,6 +168,23 @@ final class PayloadEncoder {
 
     // MARK: Values
 
+    /// A keyed container writing into `frame`: a pooled one (``KeyedContainerPool``) when free.
+    func keyedContainer<Key: CodingKey>(
+        _: Key.Type, frame: Int, basePath: [any CodingKey], key: (any CodingKey)?
+    ) -> KeyedEncodingContainer<Key> {
+        if let entry = containers.lease(ObjectIdentifier(Key.self)) {
+            // The pool hands out an entry only for the key type it was made for.
+            let pooled = unsafeDowncast(entry, to: PooledKeyedEncoder<Key>.self)
+            pooled.target.frame = frame
+            pooled.target.basePath = basePath
+            pooled.target.key = key
+            return pooled.container
+        }
+        let pooled = PooledKeyedEncoder(KeyedFieldEncoder<Key>(self, frame: frame, basePath: basePath, key: key))
+        containers.adopt(pooled)
+        return pooled.container
+    }
+
     /// Writes `value` (its tag and body) at the current position, inside frame `parent`; `basePath` and
     /// `key` make its coding path.
     func encodeValue<T: Encodable>(_ value: T, parent: Int, basePath: [any CodingKey], key: (any CodingKey)?) throws {
@@ -191,6 +212,8 @@ final class PayloadEncoder {
         floor = parentPosition + 1
         defer { floor = savedFloor }
         let slot = SlotEncoder(self, parent: parent, basePath: basePath, key: key)
+        let mark = containers.mark
+        defer { containers.release(downTo: mark) }
         try value.encode(to: slot)
         if let deferredError { throw deferredError }
         if !slot.hasValue { writer.write(.null) }

@@ -57,14 +57,13 @@ final class SlotEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         switch state {
         case .keyed(let serial):
-            return KeyedEncodingContainer(KeyedFieldEncoder<Key>(encoder, frame: serial, basePath: basePath, key: key))
+            return encoder.keyedContainer(Key.self, frame: serial, basePath: basePath, key: key)
         case .empty:
             do {
                 try begin()
                 let serial = encoder.pushFrame(.keyed)
                 state = .keyed(serial)
-                return KeyedEncodingContainer(
-                    KeyedFieldEncoder<Key>(encoder, frame: serial, basePath: basePath, key: key))
+                return encoder.keyedContainer(Key.self, frame: serial, basePath: basePath, key: key)
             } catch {
                 encoder.deferredError = encoder.deferredError ?? error
             }
