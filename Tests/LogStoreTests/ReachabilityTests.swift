@@ -227,6 +227,28 @@ import Testing
         try store.write(unordered)
         #expect(store.auditReferenceCounts().isEmpty)
 
+        // New objects in decreasing id order under a new root name (the fast path): the root counts.
+        let (p, q) = (store.newID(), store.newID())
+        var rooted = WriteBatch()
+        rooted.put(q, typeTag: 4, references: [p], payload: [], pinned: false)
+        rooted.put(p, typeTag: 4, references: [old], payload: [], pinned: false)
+        rooted.setRoot("graph", to: q)
+        try store.write(rooted)
+        #expect(store.auditReferenceCounts().isEmpty)
+        #expect(throws: LogStoreError.self) { try store.delete(p) }
+        // Moving an existing root (the general path) frees the unpinned graph it held at once; a root
+        // name set twice in one batch goes the general way too.
+        let r = store.newID()
+        var moved = WriteBatch()
+        moved.put(r, typeTag: 4, payload: [], pinned: false)
+        moved.setRoot("graph", to: r)
+        moved.setRoot("second", to: q)
+        moved.setRoot("second", to: r)
+        try store.write(moved)
+        #expect(try !store.contains(q) && !store.contains(p))
+        #expect(try store.roots() == ["graph": r, "second": r])
+        #expect(store.auditReferenceCounts().isEmpty)
+
         // Dropping the pinned referrer leaves the self-referencing object to mark-sweep, which frees it
         // and what only it kept alive.
         try store.delete(ids[2])
@@ -237,7 +259,7 @@ import Testing
         try store.close()
         let reopened = try Store.open(at: directory.path, options: options())
         #expect(reopened.auditReferenceCounts().isEmpty)
-        #expect(try Set(reopened.ids()) == [old, x, y])
+        #expect(try Set(reopened.ids()) == [old, x, y, r])
         try reopened.close()
     }
 

@@ -191,9 +191,9 @@ extension Store {
         _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], allocatedBelow allocated: UInt64,
         into queue: inout CommitQueue
     ) throws(LogStoreError) -> UInt64 {
-        // Batches that only put new objects are checked first and applied after encoding, without an
-        // undo log (``NewObjectsBatch``); every other batch goes through the reference tracker.
-        let newObjects = garbage.isEmpty ? state.withLock { NewObjectsBatch.check(operations, $0.index) } : nil
+        // Batches that only add (new objects, new roots) are checked first and applied after encoding,
+        // without an undo log (``NewObjectsBatch``); every other batch goes through the reference tracker.
+        let newObjects = garbage.isEmpty ? state.withLock { NewObjectsBatch.check(operations, $0) } : nil
         var tracker = ReferenceTracker(chunks: newObjects == nil ? queue.pending + queue.flushingChunks : [])
         if newObjects == nil {
             try state.withLock { state throws(LogStoreError) in
@@ -286,7 +286,7 @@ extension Store {
             // Checked above under the state lock; nothing can have made an object dead since, because
             // only `enqueue` (under the queue lock, held throughout) removes entries from the logical
             // index: publishing and compaction only change entries' flags and locations.
-            state.withLock { newObjects.apply(operations, puts, to: &$0.index) }
+            state.withLock { newObjects.apply(operations, puts, to: &$0) }
             if queue.markSweepTouched != nil { queue.markSweepTouched?.formUnion(newObjects.touched(operations)) }
             return sequence
         }

@@ -32,16 +32,16 @@ extension ObjectContext {
         var batch = WriteBatch()
         batch.reserveCapacity(session.records.count + pendingRoots.count + pendingDeletes.count + 1)
         for record in session.records { batch.put(record) }
-        for (name, id) in pendingRoots {
-            if let id { batch.setRoot(name, to: id) } else { batch.removeRoot(name) }
-        }
-        for id in pendingDeletes.sorted() { batch.delete(id) }
         let keyRecord = objectStore.catalog.pendingRecord()
         if let keyRecord {
             batch.put(
                 Record(
                     id: store.newID(), typeTag: TypeNames.keyRecordTag, payload: keyRecord.payload, isPinned: true))
         }
+        for (name, id) in pendingRoots {
+            if let id { batch.setRoot(name, to: id) } else { batch.removeRoot(name) }
+        }
+        for id in pendingDeletes.sorted() { batch.delete(id) }
         if !batch.isEmpty {
             do {
                 try store.write(batch)

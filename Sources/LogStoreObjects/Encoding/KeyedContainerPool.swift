@@ -14,29 +14,36 @@
 final class KeyedContainerPool {
     /// A pooled container, whatever its key type.
     class Lease {
-        /// The key type's identity: the slot's entry is only taken for this type.
+        /// The key type's identity: the entry is only handed out for this type.
         let keyType: ObjectIdentifier
-        @exclusivity(unchecked) var isLeased = false
 
         init(keyType: ObjectIdentifier) { self.keyType = keyType }
     }
 
     /// At most this many containers are pooled (a few per key type in use, for recursive values).
     private static let capacity = 32
-    /// Pooled containers, searched in order (models use a handful of key types at a time).
+    /// Pooled containers; `keyTypes[i]` and `isLeased[i]` describe `entries[i]`, kept apart so that a
+    /// lookup scans plain words (models use a handful of key types at a time) and retains nothing.
     @exclusivity(unchecked) private var entries: [Lease] = []
-    /// The containers leased now, in the order they were leased.
-    @exclusivity(unchecked) private var leased: [Lease] = []
+    @exclusivity(unchecked) private var keyTypes: [ObjectIdentifier] = []
+    @exclusivity(unchecked) private var isLeased: [Bool] = []
+    /// The indices of the entries leased now, in the order they were leased.
+    @exclusivity(unchecked) private var leased: [Int] = []
 
     /// The number of containers leased now: a coder passes it to ``release(downTo:)`` after the call.
     var mark: Int { leased.count }
 
     /// A free pooled entry for `keyType`, leased to the caller; nil when there is none.
     func lease(_ keyType: ObjectIdentifier) -> Lease? {
-        for entry in entries where entry.keyType == keyType && !entry.isLeased {
-            entry.isLeased = true
-            leased.append(entry)
-            return entry
+        var index = 0
+        let count = keyTypes.count
+        while index < count {
+            if keyTypes[index] == keyType && !isLeased[index] {
+                isLeased[index] = true
+                leased.append(index)
+                return entries[index]
+            }
+            index += 1
         }
         return nil
     }
@@ -44,20 +51,23 @@ final class KeyedContainerPool {
     /// Keeps `entry` (just made, and in use) for reuse, unless the pool is full.
     func adopt(_ entry: Lease) {
         guard entries.count < Self.capacity else { return }
+        leased.append(entries.count)
         entries.append(entry)
-        entry.isLeased = true
-        leased.append(entry)
+        keyTypes.append(entry.keyType)
+        isLeased.append(true)
     }
 
     /// Drops every pooled container (they refer back to their coder: this breaks the cycle).
     func removeAll() {
         entries.removeAll()
+        keyTypes.removeAll()
+        isLeased.removeAll()
         leased.removeAll()
     }
 
     /// Ends the leases taken since `mark`.
     func release(downTo mark: Int) {
-        while leased.count > mark { leased.removeLast().isLeased = false }
+        while leased.count > mark { isLeased[leased.removeLast()] = false }
     }
 }
 
