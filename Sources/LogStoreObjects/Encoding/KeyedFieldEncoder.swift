@@ -12,29 +12,33 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         self.target = KeyedFieldTarget(encoder, frame: frame, basePath: basePath, key: key)
     }
 
-    private func begin(_ key: Key) throws {
-        try encoder.prepareWrite(into: frame, path: codingPath + [key])
+    /// Makes the frame current and writes the key; returns the encoder for the value (fetched once: the
+    /// reference is `unowned`, each read of it costs a check).
+    private func begin(_ key: Key) throws -> PayloadEncoder {
+        let encoder = target.encoder
+        try encoder.prepareWrite(into: target.frame, path: codingPath + [key])
         encoder.writeKey(key)
+        return encoder
     }
 
     mutating func encodeNil(forKey key: Key) throws {
-        try begin(key)
+        let encoder = try begin(key)
         encoder.writeNil()
     }
     mutating func encode(_ value: Bool, forKey key: Key) throws {
-        try begin(key)
+        let encoder = try begin(key)
         encoder.writeBool(value)
     }
     mutating func encode(_ value: String, forKey key: Key) throws {
-        try begin(key)
+        let encoder = try begin(key)
         encoder.writeString(value)
     }
     mutating func encode(_ value: Double, forKey key: Key) throws {
-        try begin(key)
+        let encoder = try begin(key)
         encoder.writeDouble(value)
     }
     mutating func encode(_ value: Float, forKey key: Key) throws {
-        try begin(key)
+        let encoder = try begin(key)
         encoder.writeFloat(value)
     }
     mutating func encode(_ value: Int, forKey key: Key) throws { try encodeSigned(Int64(value), key) }
@@ -49,16 +53,16 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeUnsigned(value, key) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try begin(key)
+        let encoder = try begin(key)
         try encoder.encodeValue(value, parent: frame, basePath: codingPath, key: key)
     }
 
     private func encodeSigned(_ value: Int64, _ key: Key) throws {
-        try begin(key)
+        let encoder = try begin(key)
         encoder.writeSigned(value)
     }
     private func encodeUnsigned(_ value: UInt64, _ key: Key) throws {
-        try begin(key)
+        let encoder = try begin(key)
         encoder.writeUnsigned(value)
     }
 
@@ -66,7 +70,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         do {
-            try begin(key)
+            _ = try begin(key)
             let serial = encoder.pushFrame(.keyed)
             return KeyedEncodingContainer(
                 KeyedFieldEncoder<NestedKey>(encoder, frame: serial, basePath: codingPath, key: key))
@@ -79,7 +83,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         do {
-            try begin(key)
+            _ = try begin(key)
             let serial = encoder.pushFrame(.unkeyed)
             return UnkeyedElementEncoder(encoder, frame: serial, codingPath: codingPath + [key])
         } catch {

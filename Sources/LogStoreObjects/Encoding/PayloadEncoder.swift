@@ -32,7 +32,11 @@ final class PayloadEncoder {
     /// Writes must go to frames above this stack position (the innermost value being encoded).
     @exclusivity(unchecked) private var floor = 0
     /// An error found where the `Encoder` API cannot throw (container creation), thrown at the end.
-    @exclusivity(unchecked) var deferredError: ObjectStoreError?
+    @exclusivity(unchecked) var deferredError: ObjectStoreError? {
+        didSet { hasDeferredError = deferredError != nil }
+    }
+    /// Whether ``deferredError`` is set: checked after every value, cheaper than reading the error.
+    @exclusivity(unchecked) private(set) var hasDeferredError = false
     /// Keyed containers reused from value to value.
     let containers = KeyedContainerPool()
     /// The type being encoded, for error messages.
@@ -58,7 +62,7 @@ final class PayloadEncoder {
         openFrames.removeAll(keepingCapacity: true)
         openFrames.append(0)
         floor = 0
-        deferredError = nil
+        if hasDeferredError { deferredError = nil }
         writer.write(ObjectFormat.versionAllEager)
         let slot = SlotEncoder(self, parent: 0, basePath: [], key: nil)
         let mark = containers.mark
@@ -68,7 +72,7 @@ final class PayloadEncoder {
         } catch {
             throw wrap(error, path: [])
         }
-        if let deferredError { throw deferredError }
+        if hasDeferredError, let deferredError { throw deferredError }
         if !slot.hasValue {
             writer.write(.keyed)
             writer.write(.end)
@@ -215,7 +219,7 @@ final class PayloadEncoder {
         let mark = containers.mark
         defer { containers.release(downTo: mark) }
         try value.encode(to: slot)
-        if let deferredError { throw deferredError }
+        if hasDeferredError, let deferredError { throw deferredError }
         if !slot.hasValue { writer.write(.null) }
         closeFrames(above: parentPosition)
     }

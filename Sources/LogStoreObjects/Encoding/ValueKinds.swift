@@ -13,6 +13,11 @@ struct ValueKinds {
     }
 
     private var known: [ObjectIdentifier: Kind] = [:]
+    /// The last few types asked for, checked before the dictionary (a model's values cycle through a
+    /// handful of types; hashing an identity costs more than comparing four).
+    private var recentTypes: [ObjectIdentifier?] = Array(repeating: nil, count: 4)
+    private var recentKinds: [Kind] = Array(repeating: .plain, count: 4)
+    private var nextRecent = 0
     /// Whether the kinds are for decoding (`SpecialFieldDecodable`) or encoding (`SpecialFieldEncodable`):
     /// a type may have a special encoding only one way (`Set` decodes through its own `Decodable`).
     private let decoding: Bool
@@ -31,6 +36,15 @@ struct ValueKinds {
 
     mutating func kind<T>(of type: T.Type) -> Kind {
         let key = ObjectIdentifier(type)
+        for index in 0..<4 where recentTypes[index] == key { return recentKinds[index] }
+        let kind = lookUp(type, key)
+        recentTypes[nextRecent] = key
+        recentKinds[nextRecent] = kind
+        nextRecent = (nextRecent + 1) & 3
+        return kind
+    }
+
+    private mutating func lookUp<T>(_ type: T.Type, _ key: ObjectIdentifier) -> Kind {
         if let kind = known[key] { return kind }
         let kind: Kind
         if Self.primitives.contains(key) {
