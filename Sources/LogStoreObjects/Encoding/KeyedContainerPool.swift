@@ -18,6 +18,9 @@ final class KeyedContainerPool {
         let keyType: ObjectIdentifier
 
         init(keyType: ObjectIdentifier) { self.keyType = keyType }
+
+        /// For a decoding container: where its value ends, when known without a walk.
+        func completedValueEnd() -> Int? { nil }
     }
 
     /// At most this many containers are pooled (a few per key type in use, for recursive values).
@@ -65,6 +68,11 @@ final class KeyedContainerPool {
         leased.removeAll()
     }
 
+    /// The first container leased since `mark`, if any.
+    func firstLease(since mark: Int) -> Lease? {
+        leased.count > mark ? entries[leased[mark]] : nil
+    }
+
     /// Ends the leases taken since `mark`.
     func release(downTo mark: Int) {
         while leased.count > mark { isLeased[leased.removeLast()] = false }
@@ -81,6 +89,8 @@ final class PooledKeyedDecoder<Key: CodingKey>: KeyedContainerPool.Lease {
         self.container = KeyedDecodingContainer(fields)
         super.init(keyType: ObjectIdentifier(Key.self))
     }
+
+    override func completedValueEnd() -> Int? { fields.completedValueEnd() }
 }
 
 /// A pooled keyed encoding container.

@@ -18,6 +18,10 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     @exclusivity(unchecked) private var cursor: Int?
     /// Field number → value offset, built on the first out-of-order lookup.
     @exclusivity(unchecked) private var entries: [Int: Int]?
+    /// When set, the cursor stands at this value (of the field found last), not yet skipped: a decode
+    /// that learns where the value ends moves the cursor there (``valueEnded(at:for:)``), otherwise the
+    /// next lookup skips it. Skipping a nested value walks all of it, which the decode just did.
+    @exclusivity(unchecked) private var unskipped: Int?
 
     init(_ payload: PayloadDecoder, entriesAt start: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int)
     {
@@ -38,6 +42,24 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.depth = depth
         self.builtCodingPath = nil
         self.entries = nil
+        self.unskipped = nil
+    }
+
+    /// The value at `offset`, found at the cursor, ends at `end`: the cursor moves past it.
+    private func valueEnded(at end: Int, for offset: Int) {
+        if unskipped == offset {
+            cursor = end
+            unskipped = nil
+        }
+    }
+
+    /// Where this container's value ends, when its fields were read in order up to the last one (the
+    /// cursor stands at the end marker); nil when that is not known without a walk.
+    func completedValueEnd() -> Int? {
+        guard entries == nil, unskipped == nil, let position = cursor else { return nil }
+        payload.reader.offset = position
+        guard (try? payload.reader.peekByte()) == 0 else { return nil }
+        return position + 1
     }
 
     var codingPath: [any CodingKey] {
@@ -77,9 +99,16 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// The value offset of the entry at the cursor when it is the field `name` (fields are usually read in
     /// the order they were written); moves the cursor past it. Compares names, so no hashing is needed.
     private func offsetAtCursor(named name: String) throws(ObjectStoreError) -> Int? {
-        guard entries == nil, let position = cursor else { return nil }
+        guard entries == nil, var position = cursor else { return nil }
         // The payload decoder's own reader is used in place (no copy of it per field): every read here
         // and elsewhere sets the offset it starts from.
+        if let value = unskipped {
+            payload.reader.offset = value
+            try payload.reader.skipValue()
+            position = payload.reader.offset
+            cursor = position
+            unskipped = nil
+        }
         payload.reader.offset = position
         if try payload.reader.peekByte() == 0 {
             cursor = nil
@@ -90,8 +119,7 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
             return nil
         }
         let valueOffset = payload.reader.offset
-        try payload.reader.skipValue()
-        cursor = payload.reader.offset
+        unskipped = valueOffset
         return valueOffset
     }
 
@@ -127,17 +155,30 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try payload.decodeNil(at: offset)
     }
 
+    // Scalars are read whole: the reader then stands at the value's end.
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        try payload.decodeBool(at: try require(key), path: codingPath + [key])
+        let offset = try require(key)
+        let value = try payload.decodeBool(at: offset, path: codingPath + [key])
+        valueEnded(at: payload.reader.offset, for: offset)
+        return value
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        try payload.decodeString(at: try require(key), path: codingPath + [key])
+        let offset = try require(key)
+        let value = try payload.decodeString(at: offset, path: codingPath + [key])
+        valueEnded(at: payload.reader.offset, for: offset)
+        return value
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        try payload.decodeDouble(at: try require(key), path: codingPath + [key])
+        let offset = try require(key)
+        let value = try payload.decodeDouble(at: offset, path: codingPath + [key])
+        valueEnded(at: payload.reader.offset, for: offset)
+        return value
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        try payload.decodeFloat(at: try require(key), path: codingPath + [key])
+        let offset = try require(key)
+        let value = try payload.decodeFloat(at: offset, path: codingPath + [key])
+        valueEnded(at: payload.reader.offset, for: offset)
+        return value
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
@@ -151,12 +192,17 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
 
     private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
-        try payload.decodeInteger(type, at: try require(key), path: codingPath + [key])
+        let offset = try require(key)
+        let value = try payload.decodeInteger(type, at: offset, path: codingPath + [key])
+        valueEnded(at: payload.reader.offset, for: offset)
+        return value
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         guard let offset = try valueOffset(key) else { return try absentValue(type, key) }
-        return try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: depth)
+        let value = try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: depth)
+        if let end = payload.end(ofValueDecodedAt: offset) { valueEnded(at: end, for: offset) }
+        return value
     }
 
     /// The value of a field the stored object lacks: the field type's own default, or `missingField`.

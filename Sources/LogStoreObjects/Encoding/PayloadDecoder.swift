@@ -27,6 +27,13 @@ final class PayloadDecoder {
     @exclusivity(unchecked) private(set) var isBusy = false
     /// Keyed containers reused from value to value.
     let containers = KeyedContainerPool()
+    /// The start and end of the last value ``decodeValue(_:at:basePath:key:depth:)`` knew the end of.
+    @exclusivity(unchecked) private var lastValue: (start: Int, end: Int) = (-1, -1)
+
+    /// Where the value decoded at `offset` ends, when its decode found out without a walk.
+    func end(ofValueDecodedAt offset: Int) -> Int? {
+        lastValue.start == offset ? lastValue.end : nil
+    }
 
     /// Reads the payload header; the root value starts at ``rootOffset``.
     init(
@@ -244,7 +251,9 @@ final class PayloadDecoder {
         func path() -> [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
         switch session.kinds.kind(of: T.self) {
         case .primitive:
-            return try decodePrimitive(T.self, at: offset, path: path())
+            let value = try decodePrimitive(T.self, at: offset, path: path())
+            lastValue = (offset, reader.offset)
+            return value
         case .persistent:
             return try decodeReference(T.self, at: offset, path: path())
         case .special:
@@ -260,7 +269,10 @@ final class PayloadDecoder {
             current = saved
             containers.release(downTo: mark)
         }
-        return try T(from: self)
+        let value = try T(from: self)
+        // A struct read through one pooled keyed container, field after field: its end is known.
+        if let end = containers.firstLease(since: mark)?.completedValueEnd() { lastValue = (offset, end) }
+        return value
     }
 
     /// Decodes a ``SpecialFieldDecodable`` value. (Out of line, like every use of `T?` here.)
