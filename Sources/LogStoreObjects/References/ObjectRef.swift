@@ -202,7 +202,8 @@ func typed<T>(
     _ object: any PersistentObject, as _: T.Type, id: ObjectID, decoder: PayloadDecoder,
     path: @autoclosure () -> [any CodingKey]
 ) throws(ObjectStoreError) -> T {
-    try typed(object, as: T.self, id: id, referrer: Referrer(decoder), path: path())
+    if let value = object as? T { return value }
+    return try typed(object, as: T.self, id: id, referrer: Referrer(decoder), path: path())
 }
 
 /// The object holding a reference field, for error messages (taken when the field is decoded: the decoder
