@@ -157,7 +157,7 @@ import Testing
         let directory = TemporaryDirectory("compact-concurrent")
         let store = try Store.open(at: directory.path, options: options())
         let stop = Atomic<Bool>(false)
-        let failures = Mutex<[String]>([])
+        let failures = Shared<[String]>([])
         let reads = Atomic<Int>(0)
         let passes = Atomic<Int>(0)
         let highest = Atomic<UInt64>(0)

@@ -27,7 +27,7 @@ import Testing
         let directory = TemporaryDirectory("concurrency")
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 18))
         let stop = Atomic<Bool>(false)
-        let failures = Mutex<[String]>([])
+        let failures = Shared<[String]>([])
         let reads = Atomic<Int>(0)
         let batches = Atomic<Int>(0)
         let highest = Atomic<UInt64>(0)
@@ -103,7 +103,7 @@ import Testing
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20, faults: faults))
         try store.put(typeTag: 1, payload: [])  // creates the segment: the syncs counted below are commits only
         let syncsBefore = faults.calls(.sync)
-        let written = Mutex<[ObjectID: [UInt8]]>([:])
+        let written = Shared<[ObjectID: [UInt8]]>([:])
         let threads = 8
         let perThread = 40
         let group = ThreadGroup()

@@ -339,7 +339,7 @@ import Testing
         let directory = TemporaryDirectory("gc-concurrent")
         let store = try Store.open(at: directory.path, options: options())
         let stop = Atomic<Bool>(false)
-        let failures = Mutex<[String]>([])
+        let failures = Shared<[String]>([])
         let passes = Atomic<Int>(0)
         let holders = try (0..<2).map { _ in try store.put(typeTag: 1, payload: [0]) }
         let group = ThreadGroup()

@@ -33,3 +33,18 @@ final class ThreadGroup: Sendable {
         join()
     }
 }
+
+/// A value shared by test threads behind a lock.
+///
+/// A `Mutex` held in a local and captured by the threads' closures is reported by the thread sanitizer as
+/// a race on the capture (the borrow of a noncopyable capture is instrumented as a modifying access,
+/// although the lock orders the accesses); held by a class, it is not.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) { mutex = Mutex(value) }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try mutex.withLock { try body(&$0) }
+    }
+}
