@@ -261,8 +261,16 @@ struct StoreState: Sendable {
             }
         }
         var targets: [UInt64] = []
+        // Entries come in id order, and neighbouring ids mostly share a segment: the last segment's answer
+        // is kept rather than hashing its number for each of millions of entries.
+        var lastSegment: UInt32?
+        var lastFile: SegmentFile?
         index.forEachLive { _, entry in
-            guard hints[entry.segment] == nil, let file = segments[entry.segment] else { return }
+            if entry.segment != lastSegment {
+                lastSegment = entry.segment
+                lastFile = hints[entry.segment] == nil ? segments[entry.segment] : nil
+            }
+            guard let file = lastFile else { return }
             FrameDecoder.forEachStoredReference(
                 in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset)
             ) { targets.append($0) }
