@@ -25,6 +25,8 @@ final class KeyedContainerPool {
 
     /// At most this many containers are pooled (a few per key type in use, for recursive values).
     private static let capacity = 32
+    /// At most this many of one key type.
+    private static let perKeyType = 4
     /// Pooled containers; `keyTypes[i]` and `isLeased[i]` describe `entries[i]`, kept apart so that a
     /// lookup scans plain words (models use a handful of key types at a time) and retains nothing.
     @exclusivity(unchecked) private var entries: [Lease] = []
@@ -51,9 +53,12 @@ final class KeyedContainerPool {
         return nil
     }
 
-    /// Keeps `entry` (just made, and in use) for reuse, unless the pool is full.
+    /// Keeps `entry` (just made, and in use) for reuse, unless the pool is full or already holds a few
+    /// of its key type (a deeply recursive value must not take every place).
     func adopt(_ entry: Lease) {
-        guard entries.count < Self.capacity else { return }
+        guard entries.count < Self.capacity,
+            keyTypes.lazy.filter({ $0 == entry.keyType }).count < Self.perKeyType
+        else { return }
         leased.append(entries.count)
         entries.append(entry)
         keyTypes.append(entry.keyType)

@@ -200,6 +200,7 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         guard let offset = try valueOffset(key) else { return try absentValue(type, key) }
+        payload.forgetLastValue()
         let value = try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: depth)
         if let end = payload.end(ofValueDecodedAt: offset) { valueEnded(at: end, for: offset) }
         return value

@@ -35,6 +35,12 @@ final class PayloadDecoder {
         lastValue.start == offset ? lastValue.end : nil
     }
 
+    /// Forgets the last value's end: called before a decode whose end is then asked for, so that only
+    /// that decode can answer (values of other kinds do not record theirs).
+    func forgetLastValue() {
+        lastValue = (-1, -1)
+    }
+
     /// Reads the payload header; the root value starts at ``rootOffset``.
     init(
         payload: [UInt8], references: [ObjectID], objectID: ObjectID, type: RegisteredType, session: LoadSession
@@ -56,6 +62,7 @@ final class PayloadDecoder {
         self.references = references
         self.objectID = objectID
         self.type = type
+        lastValue = (-1, -1)
         try readHeader()
     }
 
