@@ -97,6 +97,7 @@ import Testing
             #expect(loaded.items.keys.sorted() == ["x", "y", "z"])
             #expect(loaded.items["x"] === loaded.items["y"])
             #expect(loaded.items["z"]?.label == "z")
+            #expect(try fresh.save().written == 0, "a reloaded dictionary of references encodes the same")
             let sharedNode = try #require(loaded.items["x"])
             let sharedID = try #require(fresh.id(of: sharedNode))
             #expect(try fresh.object(id: sharedID, as: Node.self) === loaded.items["x"])

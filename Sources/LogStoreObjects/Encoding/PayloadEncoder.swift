@@ -39,6 +39,9 @@ final class PayloadEncoder {
     @exclusivity(unchecked) private(set) var hasDeferredError = false
     /// Keyed containers reused from value to value.
     let containers = KeyedContainerPool()
+    /// Above zero while an unordered collection is encoded: references are then also noted in `captured`.
+    @exclusivity(unchecked) var capturingReferences = 0
+    @exclusivity(unchecked) private var captured: [ObjectID] = []
     /// The type being encoded, for error messages.
     @exclusivity(unchecked) private(set) var typeName = ""
 
@@ -333,6 +336,38 @@ final class PayloadEncoder {
         }
         writer.write(.reference)
         writer.writeVarint(UInt64(index))
+        if capturingReferences > 0 { captured.append(id) }
+    }
+
+    // MARK: Unordered collections (see `UnorderedEntries.swift`)
+
+    /// The ids of the references written while ``capturingReferences`` is above zero.
+    var capturedReferences: [ObjectID] { captured }
+
+    /// Where an unordered collection's first pass started: enough to undo it.
+    struct UnorderedMark {
+        fileprivate let bytes: Int
+        fileprivate let eagerReferences: Int
+        fileprivate let lazyReferences: Int
+        let captured: Int
+    }
+
+    func unorderedMark() -> UnorderedMark {
+        UnorderedMark(
+            bytes: writer.bytes.count, eagerReferences: eagerReferences.count, lazyReferences: lazyReferences.count,
+            captured: captured.count)
+    }
+
+    /// Undoes what was written since `mark` (bytes, references met for the first time, captured ids). The
+    /// caller's frame must be the innermost open one, as it is at an entry boundary.
+    func rollBack(to mark: UnorderedMark) {
+        writer.bytes.removeSubrange(mark.bytes...)
+        if !eagerIndex.isEmpty {
+            for id in eagerReferences[mark.eagerReferences...] { eagerIndex[id] = nil }
+        }
+        eagerReferences.removeSubrange(mark.eagerReferences...)
+        lazyReferences.removeSubrange(mark.lazyReferences...)
+        captured.removeSubrange(mark.captured...)
     }
 
     /// Up to this many references are searched linearly; beyond, through `eagerIndex`.
@@ -350,6 +385,7 @@ final class PayloadEncoder {
     /// Writes a lazy reference to `id` (the id itself; it joins the record's reference list too).
     func writeLazyReference(_ id: ObjectID) {
         lazyReferences.append(id)
+        if capturingReferences > 0 { captured.append(id) }
         writer.write(.lazyReference)
         writer.writeVarint(id.rawValue)
     }

@@ -64,35 +64,20 @@ extension URL: SpecialFieldEncodable, SpecialFieldDecodable {
 }
 
 extension Dictionary: SpecialFieldEncodable where Key: Encodable, Value: Encodable {
-    /// A map container: key, value, key, value…, sorted by the keys' encoded bytes, so equal dictionaries
-    /// encode to equal bytes (the context compares encodings to find changed objects).
+    /// A map container: key, value, key, value…, in canonical order (`UnorderedEntries.swift`), so equal
+    /// dictionaries encode to equal bytes (the context compares encodings to find changed objects).
     func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
         let frame = encoder.pushFrame(.map)
-        var ranges: [(start: Int, keyEnd: Int, end: Int)] = []
-        for (index, entry) in enumerated() {
-            let start = try encoder.entryBoundary(in: frame, path: path)
-            try encoder.encodeValue(entry.key, parent: frame, basePath: path, key: IndexKey(2 * index))
-            let keyEnd = try encoder.entryBoundary(in: frame, path: path)
-            try encoder.encodeValue(entry.value, parent: frame, basePath: path, key: IndexKey(2 * index + 1))
-            ranges.append((start, keyEnd, try encoder.entryBoundary(in: frame, path: path)))
-        }
-        encoder.sortEntries(ranges)
+        try encoder.encodeUnordered(map { (key: $0.key, value: Optional($0.value)) }, frame: frame, path: path)
     }
 }
 
 extension Set: SpecialFieldEncodable where Element: Encodable {
-    /// A list container of the elements sorted by their encoded bytes (see `Dictionary`); it decodes
-    /// through `Set`'s own `Decodable` conformance.
+    /// A list container of the elements in canonical order (see `Dictionary`); it decodes through `Set`'s
+    /// own `Decodable` conformance.
     func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
         let frame = encoder.pushFrame(.unkeyed)
-        var ranges: [(start: Int, keyEnd: Int, end: Int)] = []
-        for (index, element) in enumerated() {
-            let start = try encoder.entryBoundary(in: frame, path: path)
-            try encoder.encodeValue(element, parent: frame, basePath: path, key: IndexKey(index))
-            let end = try encoder.entryBoundary(in: frame, path: path)
-            ranges.append((start, end, end))
-        }
-        encoder.sortEntries(ranges)
+        try encoder.encodeUnordered(map { (key: $0, value: Bool?.none) }, frame: frame, path: path)
     }
 }
 
