@@ -13,6 +13,7 @@ final class Unregistered: PersistentObject {
 final class Triangle: Shape {
     static let typeName = "test.Triangle"
     var area: Double { 1 }
+    var description: String { "Triangle" }
     init() {}
 }
 
