@@ -1,6 +1,6 @@
 // Figures for the object layer (issue 4): the drawing model scaled up, saved and loaded through
 // LogStoreObjects, and the same model stored as GRDB Codable records. Run:
-//   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3]
+//   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3] [--skip-codable] [--skip-grdb]
 import BenchmarkSupport
 import Foundation
 import GRDB
@@ -39,95 +39,124 @@ print("Object layer figures: drawing of \(pages) pages × 10 layers × 20 shapes
 
 // MARK: LogStoreObjects
 
-var saveTimes: [Double] = []
-var loadTimes: [Double] = []
-var openAndLoadTimes: [Double] = []
-var randomTimes: [Double] = []
-var countTimes: [Double] = []
-var objectCount = 0
-var loadMemory = 0
-var diskBytes = 0
-for run in 0..<runs {
-    let directory = TemporaryDirectory(prefix: "logstore-objects-bench")
-    defer { directory.remove() }
-    let path = directory.child("store")
-    do {
-        var options = StoreOptions()
-        options.compaction.background = false
-        let drawing = ScaledDrawing(pages: pages, layersPerPage: 10, shapesPerLayer: 20)
-        objectCount = drawing.objectCount
-        let objects = try ObjectStore.open(at: path, options: options, types: drawingTypes)
-        let context = objects.makeContext()
-        try context.setRoot(drawing.contents, named: "main")
-        let start = nanoseconds()
-        let report = try context.save()
-        saveTimes.append(seconds(since: start))
-        precondition(report.written == drawing.objectCount, "saved \(report.written) of \(drawing.objectCount)")
-        try objects.close()
-        diskBytes = directorySize(path).logical
-
-        // Cold: a fresh object store (open included in the second figure) and a fresh context.
-        let memoryBefore = residentAnonymousBytes()
-        let openStart = nanoseconds()
-        let reopened = try ObjectStore.open(at: path, options: options, types: drawingTypes)
-        let fresh = reopened.makeContext()
-        let loadStart = nanoseconds()
-        let contents = try fresh.root(named: "main", as: Contents.self)
-        loadTimes.append(seconds(since: loadStart))
-        openAndLoadTimes.append(seconds(since: openStart))
-        // The first run only: later ones reuse the memory the earlier graphs left with malloc.
-        if run == 0 { loadMemory = residentAnonymousBytes() - memoryBefore }
-        var reached = 1
-        var seenLayers = Set<ObjectIdentifier>()
-        for page in contents?.pages ?? [] {
-            reached += 1
-            for layer in page.layers where seenLayers.insert(ObjectIdentifier(layer)).inserted {
-                reached += 1 + layer.shapes.count
-            }
-        }
-        precondition(reached == drawing.objectCount, "loaded \(reached) of \(drawing.objectCount)")
-
-        // Random loads by id in another fresh context: any object but the root (which would load the whole
-        // graph); a page loads its layers and their shapes with it, a layer its shapes.
-        let rootID = try reopened.store.root(named: "main")
-        let ids = try reopened.store.ids().filter { id in
-            id != rootID && (try? reopened.store.header(of: id)?.typeTag) != TypeNames.keyRecordTag
-        }
-        var generator = SplitMix64(seed: 0x5EED)
-        let sample = (0..<randomLoads).map { _ in ids[Int(generator.next() % UInt64(ids.count))] }
-        let randomContext = reopened.makeContext()
-        var held: [any PersistentObject] = []
-        held.reserveCapacity(randomLoads)
-        let randomStart = nanoseconds()
-        for id in sample {
-            if let object = try randomContext.object(id: id, as: (any PersistentObject).self) { held.append(object) }
-        }
-        randomTimes.append(seconds(since: randomStart))
-
-        let countStart = nanoseconds()
-        var counts: [Int] = []
-        for type in drawingTypes { counts.append(try fresh.count(of: type)) }
-        countTimes.append(seconds(since: countStart))
-        precondition(counts.reduce(0, +) == drawing.objectCount)
-        withExtendedLifetime(contents) {}
-        try reopened.close()
-    } catch {
-        print("failed: \(error)")
-        exit(1)
-    }
+/// The figures of one coding path, medians of `runs` runs.
+struct ObjectFigures {
+    var saveTimes: [Double] = []
+    var loadTimes: [Double] = []
+    var openAndLoadTimes: [Double] = []
+    var randomTimes: [Double] = []
+    var countTimes: [Double] = []
+    var objectCount = 0
+    var loadMemory = 0
+    var diskBytes = 0
 }
-print("\nLogStoreObjects (\(objectCount) objects, \(diskBytes / 1_000_000) MB on disk)")
-line("save the whole graph (one save, fsync .always)", rate(objectCount, median(saveTimes)), "floor ≥ 400,000/s")
-line("cold full load through the root (fresh context)", rate(objectCount, median(loadTimes)), "floor ≥ 600,000/s")
-line("  … including ObjectStore.open", rate(objectCount, median(openAndLoadTimes)))
-line(
-    "  memory of the loaded graph (RssAnon delta)",
-    String(format: "%.0f B/object", Double(loadMemory) / Double(objectCount)))
-line("load 10,000 random objects by id (fresh context)", rate(randomLoads, median(randomTimes)))
-line("count per type (5 types)", String(format: "%.1f µs", median(countTimes) * 1e6))
+
+/// Saves and loads the scaled drawing `runs` times, through `FieldCodable` or through `Codable` only.
+func measureObjects(usingFieldCoding: Bool) -> ObjectFigures {
+    var figures = ObjectFigures()
+    for run in 0..<runs {
+        let directory = TemporaryDirectory(prefix: "logstore-objects-bench")
+        defer { directory.remove() }
+        let path = directory.child("store")
+        do {
+            var options = StoreOptions()
+            options.compaction.background = false
+            let drawing = ScaledDrawing(pages: pages, layersPerPage: 10, shapesPerLayer: 20)
+            figures.objectCount = drawing.objectCount
+            let objects = try ObjectStore.open(
+                at: path, options: options, types: drawingTypes, usingFieldCoding: usingFieldCoding)
+            let context = objects.makeContext()
+            try context.setRoot(drawing.contents, named: "main")
+            let start = nanoseconds()
+            let report = try context.save()
+            figures.saveTimes.append(seconds(since: start))
+            precondition(report.written == drawing.objectCount, "saved \(report.written) of \(drawing.objectCount)")
+            try objects.close()
+            figures.diskBytes = directorySize(path).logical
+
+            // Cold: a fresh object store (open included in the second figure) and a fresh context.
+            let memoryBefore = residentAnonymousBytes()
+            let openStart = nanoseconds()
+            let reopened = try ObjectStore.open(
+                at: path, options: options, types: drawingTypes, usingFieldCoding: usingFieldCoding)
+            let fresh = reopened.makeContext()
+            let loadStart = nanoseconds()
+            let contents = try fresh.root(named: "main", as: Contents.self)
+            figures.loadTimes.append(seconds(since: loadStart))
+            figures.openAndLoadTimes.append(seconds(since: openStart))
+            // The first run only: later ones reuse the memory the earlier graphs left with malloc.
+            if run == 0 { figures.loadMemory = residentAnonymousBytes() - memoryBefore }
+            var reached = 1
+            var seenLayers = Set<ObjectIdentifier>()
+            for page in contents?.pages ?? [] {
+                reached += 1
+                for layer in page.layers where seenLayers.insert(ObjectIdentifier(layer)).inserted {
+                    reached += 1 + layer.shapes.count
+                }
+            }
+            precondition(reached == drawing.objectCount, "loaded \(reached) of \(drawing.objectCount)")
+
+            // Random loads by id in another fresh context: any object but the root (which would load the
+            // whole graph); a page loads its layers and their shapes with it, a layer its shapes.
+            let rootID = try reopened.store.root(named: "main")
+            let ids = try reopened.store.ids().filter { id in
+                id != rootID && (try? reopened.store.header(of: id)?.typeTag) != TypeNames.keyRecordTag
+            }
+            var generator = SplitMix64(seed: 0x5EED)
+            let sample = (0..<randomLoads).map { _ in ids[Int(generator.next() % UInt64(ids.count))] }
+            let randomContext = reopened.makeContext()
+            var held: [any PersistentObject] = []
+            held.reserveCapacity(randomLoads)
+            let randomStart = nanoseconds()
+            for id in sample {
+                if let object = try randomContext.object(id: id, as: (any PersistentObject).self) {
+                    held.append(object)
+                }
+            }
+            figures.randomTimes.append(seconds(since: randomStart))
+
+            let countStart = nanoseconds()
+            var counts: [Int] = []
+            for type in drawingTypes { counts.append(try fresh.count(of: type)) }
+            figures.countTimes.append(seconds(since: countStart))
+            precondition(counts.reduce(0, +) == drawing.objectCount)
+            withExtendedLifetime(contents) {}
+            try reopened.close()
+        } catch {
+            print("failed: \(error)")
+            exit(1)
+        }
+    }
+    return figures
+}
+
+func report(_ figures: ObjectFigures, _ title: String, floors: Bool) {
+    let count = figures.objectCount
+    print("\n\(title) (\(count) objects, \(figures.diskBytes / 1_000_000) MB on disk)")
+    line(
+        "save the whole graph (one save, fsync .always)", rate(count, median(figures.saveTimes)),
+        floors ? "floor ≥ 400,000/s" : "")
+    line(
+        "cold full load through the root (fresh context)", rate(count, median(figures.loadTimes)),
+        floors ? "floor ≥ 600,000/s" : "")
+    line("  … including ObjectStore.open", rate(count, median(figures.openAndLoadTimes)))
+    line(
+        "  memory of the loaded graph (RssAnon delta)",
+        String(format: "%.0f B/object", Double(figures.loadMemory) / Double(count)))
+    line("load 10,000 random objects by id (fresh context)", rate(randomLoads, median(figures.randomTimes)))
+    line("count per type (5 types)", String(format: "%.1f µs", median(figures.countTimes) * 1e6))
+}
+
+let fieldCoded = measureObjects(usingFieldCoding: true)
+report(fieldCoded, "LogStoreObjects, FieldCodable model", floors: true)
+if !arguments.contains("--skip-codable") {
+    let codable = measureObjects(usingFieldCoding: false)
+    report(codable, "LogStoreObjects, the same model through Codable only (usingFieldCoding: false)", floors: false)
+}
 
 // MARK: GRDB
 
+if arguments.contains("--skip-grdb") { exit(0) }
 var grdbSave: [Double] = []
 var grdbLoad: [Double] = []
 var grdbRandom: [Double] = []

@@ -18,7 +18,7 @@ final class LoadSession {
     private let objectStore: ObjectStore
     @exclusivity(unchecked) private(set) var keys: KeyCatalog.Snapshot
     /// How values of each type decode (reference, special, plain), found once per type.
-    @exclusivity(unchecked) var kinds = ValueKinds(decoding: true)
+    @exclusivity(unchecked) var kinds: ValueKinds
     /// Everything decoded in this session, held until it finishes.
     @exclusivity(unchecked) private var loaded: [any PersistentObject] = []
     /// The decoder reused for each object (unless a nested load needs one while it is busy).
@@ -45,6 +45,7 @@ final class LoadSession {
     init(_ context: ObjectContext) {
         self.context = context
         self.registry = context.registry
+        self.kinds = ValueKinds(decoding: true, fieldCoding: context.registry.usesFieldCoding)
         self.objectStore = context.objectStore
         self.keys = context.objectStore.catalog.snapshot()
     }

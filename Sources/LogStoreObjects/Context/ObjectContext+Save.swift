@@ -108,7 +108,9 @@ final class SaveSession {
     @exclusivity(unchecked) private var lastType: (ObjectIdentifier, RegisteredType)?
     /// The registrations met in this save, by class (each type name announced to the catalog once).
     @exclusivity(unchecked) private var seenTypes: [ObjectIdentifier: RegisteredType] = [:]
-    private lazy var encoder = PayloadEncoder(catalog: context.objectStore.catalog) {
+    private lazy var encoder = PayloadEncoder(
+        catalog: context.objectStore.catalog, fieldCoding: context.registry.usesFieldCoding
+    ) {
         [unowned self] object throws(ObjectStoreError) in
         let slot = try self.context.assignID(object, pinned: false, allowDeleted: true)
         if self.context.pendingDeletes.isEmpty || !self.context.pendingDeletes.contains(slot.id) {
@@ -157,7 +159,7 @@ final class SaveSession {
             let (slot, object) = queue[index]
             index += 1
             let registered = try registration(of: object)
-            let (payload, references) = try encoder.encode(object, typeName: registered.name)
+            let (payload, references) = try encoder.encode(object, as: registered)
             let hash = ContentHash.of(
                 typeTag: registered.tag, pinned: slot.pinned, references: references, payload: payload)
             let record = Record(

@@ -96,7 +96,8 @@ extension ObjectContext {
     /// An encoder for hashing objects as they are now: known objects become their ids, unknown ones id 0;
     /// encoding fails (nil hash) when an object refers to one of `detached`.
     private func snapshotEncoder(detached: Set<ObjectIdentifier>) -> PayloadEncoder {
-        PayloadEncoder(catalog: objectStore.catalog) { [unowned self] object throws(ObjectStoreError) in
+        PayloadEncoder(catalog: objectStore.catalog, fieldCoding: registry.usesFieldCoding) {
+            [unowned self] object throws(ObjectStoreError) in
             if detached.contains(ObjectIdentifier(object)) {
                 throw ObjectStoreError(.deletedObject, "refers to a rolled-back instance")
             }
@@ -107,7 +108,7 @@ extension ObjectContext {
     /// The content hash `object` would be saved with now; nil when it cannot be encoded.
     private func encodingHash(of object: any PersistentObject, slot: CacheSlot, _ encoder: PayloadEncoder) -> UInt64? {
         guard let registered = registry.type(of: object),
-            let encoded = try? encoder.encode(object, typeName: registered.name)
+            let encoded = try? encoder.encode(object, as: registered)
         else { return nil }
         return ContentHash.of(
             typeTag: registered.tag, pinned: slot.pinned, references: encoded.references, payload: encoded.payload)

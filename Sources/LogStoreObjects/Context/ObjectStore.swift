@@ -22,17 +22,23 @@ public final class ObjectStore: Sendable {
     ///   - types: every persistent class the contexts may load or save, subclasses included.
     /// - throws: ``ObjectStoreError`` `invalidRegistration` (duplicate or colliding type names), or
     ///   `corruptPayload` / `store` when the stored field names cannot be read.
-    public init(store: Store, types: [any PersistentObject.Type]) throws(ObjectStoreError) {
+    ///   - usingFieldCoding: whether ``FieldCodable`` types encode and decode through
+    ///     `encodeFields(to:)` and `init(fields:)` (the default) or through `Codable` (to compare the two,
+    ///     or to rule out a hand-written `encodeFields(to:)`; both write the same bytes).
+    public init(store: Store, types: [any PersistentObject.Type], usingFieldCoding: Bool = true)
+        throws(ObjectStoreError)
+    {
         self.store = store
-        self.registry = try TypeRegistry(types)
+        self.registry = try TypeRegistry(types, usingFieldCoding: usingFieldCoding)
         self.catalog = try KeyCatalog(loadingFrom: store)
     }
 
     /// Opens (or creates) the store in `directory` and makes an object store over it.
     /// - throws: ``ObjectStoreError`` `store` when the engine cannot open the directory, and what
-    ///   ``init(store:types:)`` throws.
+    ///   ``init(store:types:usingFieldCoding:)`` throws.
     public static func open(
-        at directory: String, options: StoreOptions = StoreOptions(), types: [any PersistentObject.Type]
+        at directory: String, options: StoreOptions = StoreOptions(), types: [any PersistentObject.Type],
+        usingFieldCoding: Bool = true
     ) throws(ObjectStoreError) -> ObjectStore {
         let store: Store
         do {
@@ -41,7 +47,7 @@ public final class ObjectStore: Sendable {
             throw ObjectStoreError(error)
         }
         do {
-            return try ObjectStore(store: store, types: types)
+            return try ObjectStore(store: store, types: types, usingFieldCoding: usingFieldCoding)
         } catch {
             try? store.close()
             throw error

@@ -206,6 +206,20 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return value
     }
 
+    /// Decodes a nested ``FieldCodable`` value through its `init(fields:)`.
+    func decodeFieldCoded<T: FieldCodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        guard let offset = try valueOffset(key) else { return try absentValue(type, key) }
+        payload.forgetLastValue()
+        let value = try payload.decodeFieldCoded(type, at: offset, basePath: codingPath, key: key, depth: depth)
+        if let end = payload.end(ofValueDecodedAt: offset) { valueEnded(at: end, for: offset) }
+        return value
+    }
+
+    /// `error`, thrown reading the field `name`, as an ``ObjectStoreError``.
+    func wrap(_ error: any Error, _ name: String) -> ObjectStoreError {
+        payload.wrap(error, path: codingPath + [FieldName(name)])
+    }
+
     /// The value of a field the stored object lacks: the field type's own default, or `missingField`.
     /// (Out of line: it needs `T?`, whose metadata would otherwise be looked up on every decode.)
     @inline(never)

@@ -93,6 +93,12 @@ final class PayloadDecoder {
         let mark = containers.mark
         defer { containers.release(downTo: mark) }
         do {
+            if let coder = type.fieldCoder {
+                let found = try tag(at: rootOffset)
+                guard found == .keyed else { throw mismatch(found, expected: "fields of \(type.type)", path: []) }
+                let fields = keyedFields(FieldName.self, entriesAt: rootOffset + 1, basePath: [], key: nil, depth: 0)
+                return try coder.decode(FieldReader(fields.fields))
+            }
             return try type.type.init(from: self)
         } catch {
             throw wrap(error, path: [])
@@ -265,6 +271,8 @@ final class PayloadDecoder {
             return try decodeReference(T.self, at: offset, path: path())
         case .special:
             return try decodeSpecial(T.self, at: offset, path: path(), depth: depth)
+        case .fieldCoded:
+            return try decodeFieldCodedValue(T.self, at: offset, basePath: basePath, key: key, depth: depth)
         case .plain:
             break
         }
@@ -279,6 +287,54 @@ final class PayloadDecoder {
         let value = try T(from: self)
         // A struct read through one pooled keyed container, field after field: its end is known.
         if let end = containers.firstLease(since: mark)?.completedValueEnd() { lastValue = (offset, end) }
+        return value
+    }
+
+    /// A keyed container over the entries at `start`: a pooled one (``KeyedContainerPool``) when free,
+    /// leased until the caller's mark is released.
+    func keyedFields<Key: CodingKey>(
+        _: Key.Type, entriesAt start: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int
+    ) -> PooledKeyedDecoder<Key> {
+        if let entry = containers.lease(ObjectIdentifier(Key.self)) {
+            // The pool hands out an entry only for the key type it was made for.
+            let pooled = unsafeDowncast(entry, to: PooledKeyedDecoder<Key>.self)
+            pooled.fields.reuse(entriesAt: start, basePath: basePath, key: key, depth: depth)
+            return pooled
+        }
+        let pooled = PooledKeyedDecoder(
+            KeyedFieldDecoder<Key>(self, entriesAt: start, basePath: basePath, key: key, depth: depth))
+        containers.adopt(pooled)
+        return pooled
+    }
+
+    /// Decodes a ``FieldCodable`` value at `offset` (a keyed container) through its `init(fields:)`.
+    func decodeFieldCoded<T: FieldCodable>(
+        _: T.Type, at offset: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int
+    ) throws -> T {
+        guard depth < ObjectFormat.maximumDepth else { throw reader.corrupt("values nest too deeply") }
+        let found = try tag(at: offset)
+        guard found == .keyed else {
+            throw mismatch(found, expected: "fields of \(T.self)", path: key.map { basePath + [$0] } ?? basePath)
+        }
+        let mark = containers.mark
+        defer { containers.release(downTo: mark) }
+        let fields = keyedFields(FieldName.self, entriesAt: offset + 1, basePath: basePath, key: key, depth: depth + 1)
+        let value = try T(fields: FieldReader(fields.fields))
+        if let end = fields.completedValueEnd() { lastValue = (offset, end) }
+        return value
+    }
+
+    /// Decodes a value whose type `T` is ``FieldCodable`` (``ValueKinds/Kind/fieldCoded``).
+    @inline(never)
+    private func decodeFieldCodedValue<T>(
+        _: T.Type, at offset: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int
+    ) throws -> T {
+        func decode<Coded: FieldCodable>(_ type: Coded.Type) throws -> T? {
+            try decodeFieldCoded(type, at: offset, basePath: basePath, key: key, depth: depth) as? T
+        }
+        guard let coded = T.self as? any FieldCodable.Type, let value = try decode(coded) else {
+            throw mismatch(try tag(at: offset), expected: "\(T.self)", path: key.map { basePath + [$0] } ?? basePath)
+        }
         return value
     }
 
@@ -343,19 +399,10 @@ extension PayloadDecoder: Decoder {
         guard found == .keyed else {
             throw mismatch(found, expected: "fields of \(Key.self)", path: position.codingPath)
         }
-        if let entry = containers.lease(ObjectIdentifier(Key.self)) {
-            // The pool hands out an entry only for the key type it was made for.
-            let pooled = unsafeDowncast(entry, to: PooledKeyedDecoder<Key>.self)
-            pooled.fields.reuse(
-                entriesAt: position.offset + 1, basePath: position.basePath, key: position.key, depth: position.depth)
-            return pooled.container
-        }
-        let pooled = PooledKeyedDecoder(
-            KeyedFieldDecoder<Key>(
-                self, entriesAt: position.offset + 1, basePath: position.basePath, key: position.key,
-                depth: position.depth))
-        containers.adopt(pooled)
-        return pooled.container
+        return keyedFields(
+            Key.self, entriesAt: position.offset + 1, basePath: position.basePath, key: position.key,
+            depth: position.depth
+        ).container
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

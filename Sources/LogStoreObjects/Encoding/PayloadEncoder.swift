@@ -24,7 +24,7 @@ final class PayloadEncoder {
     @exclusivity(unchecked) private var lastKeyNumber = 0
     @exclusivity(unchecked) private var predictedNext: [Int] = []
     private let resolveReference: ReferenceResolver
-    @exclusivity(unchecked) private var kinds = ValueKinds(decoding: false)
+    @exclusivity(unchecked) private var kinds: ValueKinds
 
     /// Serial numbers of the open containers, outermost first; serial 0 is the object itself.
     @exclusivity(unchecked) private var openFrames: [Int] = [0]
@@ -45,17 +45,19 @@ final class PayloadEncoder {
     /// The type being encoded, for error messages.
     @exclusivity(unchecked) private(set) var typeName = ""
 
-    init(catalog: KeyCatalog, resolveReference: @escaping ReferenceResolver) {
+    /// - parameter fieldCoding: whether ``FieldCodable`` values encode through `encodeFields(to:)`.
+    init(catalog: KeyCatalog, fieldCoding: Bool, resolveReference: @escaping ReferenceResolver) {
         self.catalog = catalog
+        self.kinds = ValueKinds(decoding: false, fieldCoding: fieldCoding)
         self.keys = catalog.snapshot()
         self.resolveReference = resolveReference
     }
 
-    /// The payload and reference list of `object`.
-    func encode(_ object: any PersistentObject, typeName: String) throws(ObjectStoreError) -> (
+    /// The payload and reference list of `object`, an instance of exactly the class `registered`.
+    func encode(_ object: any PersistentObject, as registered: RegisteredType) throws(ObjectStoreError) -> (
         payload: [UInt8], references: [ObjectID]
     ) {
-        self.typeName = typeName
+        self.typeName = registered.name
         // Fresh buffers per object: the previous ones were handed out with the previous payload (keeping
         // their capacity would copy them, and one large object would make every later one large).
         writer = ByteWriter(capacity: 64)
@@ -67,18 +69,28 @@ final class PayloadEncoder {
         floor = 0
         if hasDeferredError { deferredError = nil }
         writer.write(ObjectFormat.versionAllEager)
-        let slot = SlotEncoder(self, parent: 0, basePath: [], key: nil)
-        let mark = containers.mark
-        defer { containers.release(downTo: mark) }
-        do {
-            try object.encode(to: slot)
-        } catch {
-            throw wrap(error, path: [])
-        }
-        if hasDeferredError, let deferredError { throw deferredError }
-        if !slot.hasValue {
-            writer.write(.keyed)
-            writer.write(.end)
+        if let coder = registered.fieldCoder {
+            let serial = pushFrame(.keyed)
+            do {
+                try coder.encode(object, FieldWriter(self, frame: serial, basePath: [], key: nil))
+            } catch {
+                throw wrap(error, path: [])
+            }
+            if hasDeferredError, let deferredError { throw deferredError }
+        } else {
+            let slot = SlotEncoder(self, parent: 0, basePath: [], key: nil)
+            let mark = containers.mark
+            defer { containers.release(downTo: mark) }
+            do {
+                try object.encode(to: slot)
+            } catch {
+                throw wrap(error, path: [])
+            }
+            if hasDeferredError, let deferredError { throw deferredError }
+            if !slot.hasValue {
+                writer.write(.keyed)
+                writer.write(.end)
+            }
         }
         closeFrames(above: 0)
         var references = eagerReferences
@@ -147,7 +159,11 @@ final class PayloadEncoder {
     /// Objects of one class write their fields in the same order every time, so the number that followed
     /// the previous one last time is tried first (a comparison of names, no hashing).
     func writeKey(_ key: any CodingKey) {
-        let name = key.stringValue
+        writeKey(named: key.stringValue)
+    }
+
+    /// Writes the number of the field name `name` (see ``writeKey(_:)``).
+    func writeKey(named name: String) {
         let previous = lastKeyNumber
         if previous < predictedNext.count {
             let guess = predictedNext[previous]
@@ -211,6 +227,11 @@ final class PayloadEncoder {
                 closeFrames(above: parentPosition)
                 return
             }
+        case .fieldCoded:
+            if let coded = value as? any FieldCodable {
+                try encodeFieldCoded(coded, basePath: basePath, key: key)
+                return
+            }
         case .plain, .primitive:
             break
         }
@@ -224,6 +245,25 @@ final class PayloadEncoder {
         try value.encode(to: slot)
         if hasDeferredError, let deferredError { throw deferredError }
         if !slot.hasValue { writer.write(.null) }
+        closeFrames(above: parentPosition)
+    }
+
+    /// Writes a ``FieldCodable`` value (a keyed container) at the current position, inside the innermost
+    /// open frame, through its `encodeFields(to:)`.
+    func encodeFieldCoded<T: FieldCodable>(_ value: T, basePath: [any CodingKey], key: (any CodingKey)?)
+        throws(ObjectStoreError)
+    {
+        let parentPosition = openFrames.count - 1
+        let savedFloor = floor
+        floor = parentPosition + 1
+        defer { floor = savedFloor }
+        let serial = pushFrame(.keyed)
+        do {
+            try value.encodeFields(to: FieldWriter(self, frame: serial, basePath: basePath, key: key))
+        } catch {
+            throw wrap(error, path: key.map { basePath + [$0] } ?? basePath)
+        }
+        if hasDeferredError, let deferredError { throw deferredError }
         closeFrames(above: parentPosition)
     }
 

@@ -8,6 +8,8 @@ struct ValueKinds {
         case persistent
         /// A type with an encoding of its own (`SpecialFieldEncodable` / `SpecialFieldDecodable`).
         case special
+        /// A ``FieldCodable`` value (not a persistent class): through `encodeFields(to:)` / `init(fields:)`.
+        case fieldCoded
         /// Anything else: through its `Codable` conformance.
         case plain
     }
@@ -21,9 +23,12 @@ struct ValueKinds {
     /// Whether the kinds are for decoding (`SpecialFieldDecodable`) or encoding (`SpecialFieldEncodable`):
     /// a type may have a special encoding only one way (`Set` decodes through its own `Decodable`).
     private let decoding: Bool
+    /// Whether ``FieldCodable`` values take their direct path.
+    private let fieldCoding: Bool
 
-    init(decoding: Bool) {
+    init(decoding: Bool, fieldCoding: Bool) {
         self.decoding = decoding
+        self.fieldCoding = fieldCoding
     }
 
     private static let primitives: Set<ObjectIdentifier> = [
@@ -53,6 +58,8 @@ struct ValueKinds {
             kind = .persistent
         } else if decoding ? type is any SpecialFieldDecodable.Type : type is any SpecialFieldEncodable.Type {
             kind = .special
+        } else if fieldCoding && type is any FieldCodable.Type {
+            kind = .fieldCoded
         } else {
             kind = .plain
         }

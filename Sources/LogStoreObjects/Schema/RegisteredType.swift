@@ -11,4 +11,7 @@ struct RegisteredType: Sendable {
     let allTags: [UInt32]
     /// The earlier field names, by current field name.
     let fieldAliases: [String: [String]]
+    /// How to encode and decode the class directly, when it is ``FieldCodable`` (and the object store
+    /// uses field coding).
+    let fieldCoder: FieldCoder?
 }

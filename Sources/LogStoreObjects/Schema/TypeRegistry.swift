@@ -7,15 +7,22 @@ struct TypeRegistry: Sendable {
     private(set) var types: [RegisteredType] = []
     private var byTag: [UInt32: Int] = [:]
     private var byClass: [ObjectIdentifier: Int] = [:]
+    /// Whether ``FieldCodable`` types encode through `encodeFields(to:)` and `init(fields:)`.
+    let usesFieldCoding: Bool
 
     /// Registers `types`, in order.
     /// - throws: ``ObjectStoreError`` `invalidRegistration` for a duplicate name, a name whose tag
     ///   collides with another's, or a reserved name.
-    init(_ types: [any PersistentObject.Type]) throws(ObjectStoreError) {
-        for type in types { try register(type) }
+    /// - parameter usingFieldCoding: whether ``FieldCodable`` classes encode through `encodeFields(to:)`
+    ///   and `init(fields:)` (otherwise through `Codable`).
+    init(_ types: [any PersistentObject.Type], usingFieldCoding: Bool = true) throws(ObjectStoreError) {
+        self.usesFieldCoding = usingFieldCoding
+        for type in types { try register(type, usingFieldCoding: usingFieldCoding) }
     }
 
-    private mutating func register(_ type: any PersistentObject.Type) throws(ObjectStoreError) {
+    private mutating func register(_ type: any PersistentObject.Type, usingFieldCoding: Bool)
+        throws(ObjectStoreError)
+    {
         let name = type.typeName
         if byClass[ObjectIdentifier(type)] != nil { return }
         var tags: [UInt32] = []
@@ -40,7 +47,8 @@ struct TypeRegistry: Sendable {
         let index = types.count
         types.append(
             RegisteredType(
-                type: type, name: name, tag: tags[0], allTags: tags, fieldAliases: type.fieldAliases))
+                type: type, name: name, tag: tags[0], allTags: tags, fieldAliases: type.fieldAliases,
+                fieldCoder: usingFieldCoding ? FieldCoder.of(type) : nil))
         for tag in tags { byTag[tag] = index }
         byClass[ObjectIdentifier(type)] = index
     }
