@@ -1,6 +1,6 @@
 // Figures for the object layer (issue 4): the drawing model scaled up, saved and loaded through
 // LogStoreObjects, and the same model stored as GRDB Codable records. Run:
-//   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3] [--skip-codable] [--skip-grdb]
+//   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3] [--skip-codable] [--skip-grdb] [--skip-random]
 import BenchmarkSupport
 import Foundation
 import GRDB
@@ -108,7 +108,7 @@ func measureObjects(usingFieldCoding: Bool) -> ObjectFigures {
             var held: [any PersistentObject] = []
             held.reserveCapacity(randomLoads)
             let randomStart = nanoseconds()
-            for id in sample {
+            for id in arguments.contains("--skip-random") ? [] : sample {
                 if let object = try randomContext.object(id: id, as: (any PersistentObject).self) {
                     held.append(object)
                 }

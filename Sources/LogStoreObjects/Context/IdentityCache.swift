@@ -2,30 +2,44 @@ import LogStore
 
 /// What a context knows of one object id: its live instance (held weakly) and its stored record.
 /// Its `@exclusivity(unchecked)` properties: see ``IdentityCache``.
+///
+/// There is one per loaded object, so it is kept small (88 bytes): a loaded graph's memory is mostly
+/// its objects and their slots, and on this VM every fresh page of memory costs ~10 µs to touch.
 final class CacheSlot {
     let id: ObjectID
     /// The instance, while anything outside the cache holds it.
     weak var object: (any PersistentObject)?
     /// The instance held strongly until the next save: new objects, root targets, changed pins.
     @exclusivity(unchecked) var strongHold: (any PersistentObject)?
-    /// The content hash of the stored record (type, pin, references, payload); nil when the object was
-    /// never saved.
-    @exclusivity(unchecked) var storedHash: UInt64?
+    /// ``storedHash``'s value, when ``hasStoredHash``.
+    @exclusivity(unchecked) private var storedHashValue: UInt64 = 0
+    /// The save generation that queued this object for encoding / wrote it (see `SaveSession`).
+    @exclusivity(unchecked) var queuedIn = 0
+    @exclusivity(unchecked) var writtenIn = 0
+    /// During a save: where the save keeps the encoding of this unchanged object, in case it must be
+    /// written after all (`SaveSession`); -1 when none.
+    @exclusivity(unchecked) var unchangedIndex: Int32 = -1
     /// Whether the object is (to be) stored pinned, a root of its own.
     @exclusivity(unchecked) var pinned: Bool
     /// Set while a load has read the record but not decoded it yet.
     @exclusivity(unchecked) var isLoading = false
-    /// The save generation that queued this object for encoding / wrote it (see `SaveSession`).
-    @exclusivity(unchecked) var queuedIn = 0
-    @exclusivity(unchecked) var writtenIn = 0
-    /// During a save: the encoding of an unchanged object, kept in case it must be written after all.
-    @exclusivity(unchecked) var unchangedRecord: Record?
+    @exclusivity(unchecked) private var hasStoredHash = false
+
+    /// The content hash of the stored record (type, pin, references, payload); nil when the object was
+    /// never saved.
+    var storedHash: UInt64? {
+        get { hasStoredHash ? storedHashValue : nil }
+        set {
+            hasStoredHash = newValue != nil
+            storedHashValue = newValue ?? 0
+        }
+    }
 
     init(id: ObjectID, object: (any PersistentObject)?, storedHash: UInt64?, pinned: Bool) {
         self.id = id
         self.object = object
-        self.storedHash = storedHash
         self.pinned = pinned
+        self.storedHash = storedHash
     }
 }
 

@@ -104,6 +104,8 @@ final class SaveSession {
     @exclusivity(unchecked) private var writtenSlots: [(CacheSlot, UInt64)] = []
     @exclusivity(unchecked) private(set) var unchangedCount = 0
     @exclusivity(unchecked) private var unchangedSlots: [CacheSlot] = []
+    /// The encodings of the unchanged objects, at their slots' `unchangedIndex`.
+    @exclusivity(unchecked) private var unchangedRecords: [Record] = []
     private let generation: Int
     @exclusivity(unchecked) private var lastType: (ObjectIdentifier, RegisteredType)?
     /// The registrations met in this save, by class (each type name announced to the catalog once).
@@ -165,7 +167,8 @@ final class SaveSession {
             let record = Record(
                 id: slot.id, typeTag: registered.tag, references: references, payload: payload, isPinned: slot.pinned)
             if slot.storedHash == hash {
-                slot.unchangedRecord = record
+                slot.unchangedIndex = Int32(truncatingIfNeeded: unchangedRecords.count)
+                unchangedRecords.append(record)
                 unchangedSlots.append(slot)
                 unchangedCount += 1
             } else {
@@ -203,8 +206,10 @@ final class SaveSession {
     }
 
     private func rewriteIfGone(_ id: ObjectID) throws(ObjectStoreError) {
-        guard let slot = context.cache.slot(id), slot.writtenIn != generation, let record = slot.unchangedRecord
+        guard let slot = context.cache.slot(id), slot.writtenIn != generation, slot.unchangedIndex >= 0,
+            Int(slot.unchangedIndex) < unchangedRecords.count, unchangedRecords[Int(slot.unchangedIndex)].id == id
         else { return }
+        let record = unchangedRecords[Int(slot.unchangedIndex)]
         let live: Bool
         do {
             live = try context.store.contains(id)
@@ -212,7 +217,7 @@ final class SaveSession {
             throw ObjectStoreError(error)
         }
         if !live {
-            slot.unchangedRecord = nil
+            slot.unchangedIndex = -1
             unchangedCount -= 1
             append(record, hash: ContentHash.of(record), slot: slot)
         }
@@ -221,11 +226,11 @@ final class SaveSession {
     /// After the batch was written: the written records are now the stored ones.
     func commit() {
         for (slot, hash) in writtenSlots { slot.storedHash = hash }
-        for slot in unchangedSlots { slot.unchangedRecord = nil }
+        for slot in unchangedSlots { slot.unchangedIndex = -1 }
     }
 
     deinit {
-        for slot in unchangedSlots { slot.unchangedRecord = nil }
+        for slot in unchangedSlots { slot.unchangedIndex = -1 }
     }
 }
 

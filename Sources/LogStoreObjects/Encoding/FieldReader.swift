@@ -57,7 +57,7 @@ public struct FieldReader {
         try reading(name) { try fields.decode(type, forKey: $0) }
     }
 
-    /// Reads a field holding a nested ``FieldCodable`` value.
+    /// Reads a field holding a nested ``FieldCodable`` value, or a reference when `T` is a persistent class.
     public func read<T: FieldCodable>(_ type: T.Type, for name: String) throws(ObjectStoreError) -> T {
         try reading(name) { try fields.decodeFieldCoded(type, forKey: $0) }
     }

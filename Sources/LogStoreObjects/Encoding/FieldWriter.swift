@@ -71,10 +71,19 @@ public struct FieldWriter {
         encoder.writeString(value)
     }
 
-    /// Writes a field holding a nested ``FieldCodable`` value (stored inline, as a keyed container).
+    /// Writes a field holding a nested ``FieldCodable`` value (stored inline, as a keyed container), or a
+    /// reference when the value is a persistent object.
     public func write<T: FieldCodable>(_ value: T, for name: String) throws(ObjectStoreError) {
         try begin(name)
-        try encoder.encodeFieldCoded(value, basePath: codingPath, key: FieldName(name))
+        if encoder.isPersistent(T.self) {
+            do {
+                try encoder.encodeValue(value, parent: frame, basePath: codingPath, key: FieldName(name))
+            } catch {
+                throw encoder.wrap(error, path: codingPath + [FieldName(name)])
+            }
+        } else {
+            try encoder.encodeFieldCoded(value, basePath: codingPath, key: FieldName(name))
+        }
     }
 
     /// Writes a field holding any other `Encodable` value, exactly as `Codable` would.

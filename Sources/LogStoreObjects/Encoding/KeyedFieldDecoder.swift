@@ -208,6 +208,8 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// Decodes a nested ``FieldCodable`` value through its `init(fields:)`.
     func decodeFieldCoded<T: FieldCodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        // A persistent class that is also FieldCodable is a reference here, like any persistent object.
+        if payload.session.kinds.kind(of: T.self) == .persistent { return try decode(type, forKey: key) }
         guard let offset = try valueOffset(key) else { return try absentValue(type, key) }
         payload.forgetLastValue()
         let value = try payload.decodeFieldCoded(type, at: offset, basePath: codingPath, key: key, depth: depth)

@@ -248,6 +248,11 @@ final class PayloadEncoder {
         closeFrames(above: parentPosition)
     }
 
+    /// Whether values of `T` are persistent objects (stored as references).
+    func isPersistent<T>(_: T.Type) -> Bool {
+        kinds.kind(of: T.self) == .persistent
+    }
+
     /// Writes a ``FieldCodable`` value (a keyed container) at the current position, inside the innermost
     /// open frame, through its `encodeFields(to:)`.
     func encodeFieldCoded<T: FieldCodable>(_ value: T, basePath: [any CodingKey], key: (any CodingKey)?)

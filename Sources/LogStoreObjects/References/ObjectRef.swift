@@ -116,7 +116,10 @@ public struct ObjectList<Element>: Codable, AbsentFieldDefaulting {
 extension ObjectList: SpecialFieldEncodable {
     func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
         let frame = encoder.pushFrame(.unkeyed)
-        for (index, value) in box.value.enumerated() {
+        let values = box.value
+        // Indices, not `enumerated()`: its iterator is not specialized here and cost more than the rest.
+        for index in values.indices {
+            let value = values[index]
             let object = try persistentObject(value, encoder, path + [IndexKey(index)])
             let id = try encoder.reference(to: object, basePath: path, key: IndexKey(index))
             try encoder.prepareWrite(into: frame, path: path + [IndexKey(index)])

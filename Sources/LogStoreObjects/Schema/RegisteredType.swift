@@ -1,5 +1,8 @@
 /// What the object layer knows about one registered persistent class.
-struct RegisteredType: Sendable {
+///
+/// A class (immutable, so `Sendable`): every load and save passes it along per object, and a struct of
+/// this many reference-counted fields cost a dozen retains and releases per copy.
+final class RegisteredType: Sendable {
 
     /// The class.
     let type: any PersistentObject.Type
@@ -14,4 +17,16 @@ struct RegisteredType: Sendable {
     /// How to encode and decode the class directly, when it is ``FieldCodable`` (and the object store
     /// uses field coding).
     let fieldCoder: FieldCoder?
+
+    init(
+        type: any PersistentObject.Type, name: String, tag: UInt32, allTags: [UInt32],
+        fieldAliases: [String: [String]], fieldCoder: FieldCoder?
+    ) {
+        self.type = type
+        self.name = name
+        self.tag = tag
+        self.allTags = allTags
+        self.fieldAliases = fieldAliases
+        self.fieldCoder = fieldCoder
+    }
 }
