@@ -53,7 +53,11 @@ final class CacheSlot {
 /// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
 final class IdentityCache {
     @exclusivity(unchecked) private(set) var slots: [ObjectID: CacheSlot] = [:]
+    /// Slot by instance, for the slots in it; loaded slots join it only when an instance is first looked
+    /// up (``slot(of:)``), so a load that is only read from never pays for this index.
     @exclusivity(unchecked) private var byObject: [ObjectIdentifier: CacheSlot] = [:]
+    /// Slots given an instance by a load and not yet in `byObject`.
+    @exclusivity(unchecked) private var unindexed: [CacheSlot] = []
     @exclusivity(unchecked) private var held: [CacheSlot] = []
     @exclusivity(unchecked) private var purgeThreshold = 4096
     /// Set while a load or save runs: their slots are all alive, a purge would only cost time.
@@ -63,6 +67,7 @@ final class IdentityCache {
 
     /// The slot of `object`, when this context knows it (the instance, not just its address).
     func slot(of object: any PersistentObject) -> CacheSlot? {
+        if !unindexed.isEmpty { indexLoadedSlots() }
         guard let slot = byObject[ObjectIdentifier(object)], slot.object === object else { return nil }
         return slot
     }
@@ -83,7 +88,15 @@ final class IdentityCache {
     /// Sets the instance of a slot inserted without one (a load in progress).
     func attach(_ object: any PersistentObject, to slot: CacheSlot) {
         slot.object = object
-        byObject[ObjectIdentifier(object)] = slot
+        unindexed.append(slot)
+    }
+
+    /// Adds the loaded slots to the index by instance (those whose instance still lives).
+    private func indexLoadedSlots() {
+        for slot in unindexed {
+            if let object = slot.object, slots[slot.id] === slot { byObject[ObjectIdentifier(object)] = slot }
+        }
+        unindexed.removeAll()
     }
 
     /// Instances dropped by a rollback (held weakly, by identity), which must not be saved as new objects.
@@ -115,6 +128,7 @@ final class IdentityCache {
     }
 
     func remove(_ id: ObjectID) {
+        if !unindexed.isEmpty { indexLoadedSlots() }
         guard let slot = slots.removeValue(forKey: id) else { return }
         slot.strongHold = nil
         if let object = slot.object, byObject[ObjectIdentifier(object)] === slot {
@@ -129,6 +143,7 @@ final class IdentityCache {
 
     /// Drops the slots of deallocated objects (and their reverse mappings).
     private func purge() {
+        if !unindexed.isEmpty { indexLoadedSlots() }
         detached = detached.filter { $0.value.object != nil }
         slots = slots.filter { $0.value.object != nil || $0.value.isLoading }
         byObject = byObject.filter { $0.value.object != nil }
