@@ -140,9 +140,12 @@ func report(_ figures: ObjectFigures, _ title: String, floors: Bool) {
         "cold full load through the root (fresh context)", rate(count, median(figures.loadTimes)),
         floors ? "floor ≥ 600,000/s" : "")
     line("  … including ObjectStore.open", rate(count, median(figures.openAndLoadTimes)))
-    line(
-        "  memory of the loaded graph (RssAnon delta)",
-        String(format: "%.0f B/object", Double(figures.loadMemory) / Double(count)))
+    if floors {
+        // Only the process's first graph: later ones reuse memory that malloc kept from earlier ones.
+        line(
+            "  memory of the loaded graph (RssAnon delta)",
+            String(format: "%.0f B/object", Double(figures.loadMemory) / Double(count)))
+    }
     line("load 10,000 random objects by id (fresh context)", rate(randomLoads, median(figures.randomTimes)))
     line("count per type (5 types)", String(format: "%.1f µs", median(figures.countTimes) * 1e6))
 }
