@@ -41,10 +41,12 @@ extension Store {
     /// - returns: false when no hint can be built (the segment is not sealed, or is damaged).
     @discardableResult
     func writeHint(for file: SegmentFile, size: UInt64) throws(LogStoreError) -> Bool {
-        guard let hint = HintFile.build(segment: file.number, bytes: file.bytes(count: Int(size))) else { return false }
+        guard let hint = HintFile.encodedHint(segment: file.number, bytes: file.bytes(count: Int(size))) else {
+            return false
+        }
         let path = directory + "/" + HintFile.fileName(file.number)
         do {
-            try io.replaceFile(path, with: hint.encoded(), directory: directory)
+            try io.replaceFile(path, with: hint, directory: directory)
         } catch {
             throw LogStoreError(.ioError, "cannot write a hint file", file: path, underlying: error)
         }

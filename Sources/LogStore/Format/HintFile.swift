@@ -60,6 +60,64 @@ struct HintFile: Equatable {
         return HintFile(segmentNumber: number, segmentSize: UInt64(bytes.count), entries: entries)
     }
 
+    /// The bytes of the hint file of a sealed segment, straight from a scan of its frames (which checks
+    /// every checksum): the same bytes as `build(segment:bytes:)?.encoded()`, without an array per entry.
+    /// Compaction writes one per output, so this is on its path.
+    static func encodedHint(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        var frames: [DecodedFrame] = []
+        frames.reserveCapacity(bytes.count / 128)
+        var size = headerSize + LogFormat.frameChecksumSize
+        var compressedName = false
+        let outcome = SegmentScanner(bytes: bytes).scan { frame in
+            frames.append(frame)
+            size += entrySize + frame.referenceCount * LogFormat.referenceSize + nameLength(of: frame)
+            if nameLength(of: frame) > 0 && frame.flags.contains(.compressed) { compressedName = true }
+        }
+        guard outcome.damages.isEmpty, outcome.sealedAt != nil, let source = bytes.baseAddress else { return nil }
+        // A root name stored compressed (only with a tiny compression threshold) is decompressed by `build`.
+        if compressedName { return build(segment: number, bytes: bytes)?.encoded() }
+        var hint = [UInt8](repeating: 0, count: size)
+        hint.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            for (index, byte) in magic.enumerated() { raw[index] = byte }
+            base.writeLE(version, at: 8)
+            base.writeLE(UInt16(headerSize), at: 10)
+            base.writeLE(UInt64(number), at: 16)
+            base.writeLE(UInt64(bytes.count), at: 24)
+            base.writeLE(UInt64(frames.count), at: 32)
+            var cursor = headerSize
+            for frame in frames {
+                let name = nameLength(of: frame)
+                base.storeBytes(of: frame.kind.rawValue, toByteOffset: cursor, as: UInt8.self)
+                base.storeBytes(of: frame.flags.rawValue, toByteOffset: cursor + 1, as: UInt8.self)
+                base.writeLE(UInt32(frame.referenceCount), at: cursor + 4)
+                base.writeLE(frame.sequence, at: cursor + 8)
+                base.writeLE(frame.id, at: cursor + 16)
+                base.writeLE(frame.typeTag, at: cursor + 24)
+                base.writeLE(UInt32(frame.offset), at: cursor + 28)
+                base.writeLE(UInt32(frame.length), at: cursor + 32)
+                base.writeLE(UInt32(name), at: cursor + 36)
+                cursor += entrySize
+                // References are stored as little-endian u64s in the frame and in the hint alike.
+                let referenceBytes = frame.referenceCount * LogFormat.referenceSize
+                (base + cursor).copyMemory(from: source + frame.referencesOffset, byteCount: referenceBytes)
+                cursor += referenceBytes
+                if name > 0 {
+                    (base + cursor).copyMemory(from: source + frame.payloadOffset, byteCount: name)
+                    cursor += name
+                }
+            }
+            base.writeLE(Checksum.xxh3(UnsafeRawPointer(base), count: cursor), at: cursor)
+        }
+        return hint
+    }
+
+    /// The length of the root name a hint entry carries for `frame`: the stored payload of a `setRoot` /
+    /// `removeRoot` frame (the name itself unless it was stored compressed).
+    private static func nameLength(of frame: DecodedFrame) -> Int {
+        frame.kind == .setRoot || frame.kind == .removeRoot ? frame.storedLength : 0
+    }
+
     /// The file's bytes.
     func encoded() -> [UInt8] {
         var size = Self.headerSize + LogFormat.frameChecksumSize
