@@ -159,6 +159,47 @@ private func checkGraph(_ root: FCHolder) throws {
 }
 
 /// Opens `directory` with the given coding path, runs `body`, closes and verifies the engine store.
+/// FieldCodable structs inside collections and optionals, in a FieldCodable class and in a plain Codable
+/// one: they go through the collection's Codable code and take the direct path element by element.
+private final class FCPolyline: PersistentObject, FieldCodable {
+    static let typeName = "fc.Polyline"
+    var points: [FCPoint]
+    var anchor: FCPoint?
+    var missing: FCPoint?
+    var named: [String: FCPoint]
+
+    init() {
+        points = [FCPoint(x: 1, y: 2), FCPoint(x: -3, y: 4.5)]
+        anchor = FCPoint(x: 0, y: 0)
+        missing = nil
+        named = ["b": FCPoint(x: 2, y: 2), "a": FCPoint(x: 1, y: 1)]
+    }
+
+    func encodeFields(to fields: FieldWriter) throws {
+        try fields.write(points, for: "points")
+        try fields.writeIfPresent(anchor, for: "anchor")
+        try fields.writeIfPresent(missing, for: "missing")
+        try fields.write(named, for: "named")
+    }
+
+    init(fields: FieldReader) throws {
+        points = try fields.read([FCPoint].self, for: "points")
+        anchor = try fields.readIfPresent(FCPoint.self, for: "anchor")
+        missing = try fields.readIfPresent(FCPoint.self, for: "missing")
+        named = try fields.read([String: FCPoint].self, for: "named")
+    }
+}
+
+/// The same fields through Codable only.
+private final class FCCodablePolyline: PersistentObject {
+    static let typeName = "fc.CodablePolyline"
+    var points = [FCPoint(x: 1, y: 2), FCPoint(x: -3, y: 4.5)]
+    var anchor: FCPoint? = FCPoint(x: 0, y: 0)
+    var missing: FCPoint?
+    var named = ["b": FCPoint(x: 2, y: 2), "a": FCPoint(x: 1, y: 1)]
+    init() {}
+}
+
 private func withStore<Result>(
     _ directory: TemporaryDirectory, fieldCoding: Bool, types: [any PersistentObject.Type],
     _ body: (ObjectStore) throws -> Result
@@ -540,6 +581,34 @@ private final class FCLink: PersistentObject, FieldCodable {
         }
         #expect(records[0].count == 3, "link, item and field-name record")
         #expect(records[1] == records[0])
+    }
+
+    /// FieldCodable structs in arrays, optionals and dictionaries: the same bytes both ways, and back.
+    @Test func fieldCodableValuesInCollections() throws {
+        for type in [FCPolyline.self, FCCodablePolyline.self] as [any PersistentObject.Type] {
+            let make: () -> any PersistentObject = {
+                type == FCPolyline.self ? FCPolyline() : FCCodablePolyline()
+            }
+            #expect(
+                try savedRecords(fieldCoding: true, types: [type], make)
+                    == savedRecords(fieldCoding: false, types: [type], make))
+        }
+        for fieldCoding in [true, false] {
+            let directory = TemporaryDirectory("field-coding-collections")
+            try withStore(directory, fieldCoding: fieldCoding, types: [FCPolyline.self]) { objects in
+                let context = objects.makeContext()
+                try context.setRoot(FCPolyline(), named: "line")
+                try context.save()
+            }
+            try withStore(directory, fieldCoding: !fieldCoding, types: [FCPolyline.self]) { objects in
+                let context = objects.makeContext()
+                let line = try #require(try context.root(named: "line", as: FCPolyline.self))
+                #expect(line.points == [FCPoint(x: 1, y: 2), FCPoint(x: -3, y: 4.5)])
+                #expect(line.anchor == FCPoint(x: 0, y: 0) && line.missing == nil)
+                #expect(line.named == ["a": FCPoint(x: 1, y: 1), "b": FCPoint(x: 2, y: 2)])
+                #expect(try context.save().written == 0)
+            }
+        }
     }
 
     /// A FieldCodable class hierarchy round-trips as its subclasses, and both paths write the same bytes.
