@@ -52,7 +52,7 @@ final class CacheSlot {
 /// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
 /// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
 final class IdentityCache {
-    @exclusivity(unchecked) private(set) var slots: [ObjectID: CacheSlot] = [:]
+    @exclusivity(unchecked) private(set) var slots = SlotTable()
     /// Slot by instance, for the slots in it; loaded slots join it only when an instance is first looked
     /// up (``slot(of:)``), so a load that is only read from never pays for this index.
     @exclusivity(unchecked) private var byObject: [ObjectIdentifier: CacheSlot] = [:]
@@ -129,7 +129,8 @@ final class IdentityCache {
 
     func remove(_ id: ObjectID) {
         if !unindexed.isEmpty { indexLoadedSlots() }
-        guard let slot = slots.removeValue(forKey: id) else { return }
+        guard let slot = slots[id] else { return }
+        slots[id] = nil
         slot.strongHold = nil
         if let object = slot.object, byObject[ObjectIdentifier(object)] === slot {
             byObject.removeValue(forKey: ObjectIdentifier(object))
@@ -138,14 +139,14 @@ final class IdentityCache {
 
     /// The slots with live instances.
     var liveSlots: [(CacheSlot, any PersistentObject)] {
-        slots.values.compactMap { slot in slot.object.map { (slot, $0) } }
+        slots.entries.compactMap { _, slot in slot.object.map { (slot, $0) } }
     }
 
     /// Drops the slots of deallocated objects (and their reverse mappings).
     private func purge() {
         if !unindexed.isEmpty { indexLoadedSlots() }
         detached = detached.filter { $0.value.object != nil }
-        slots = slots.filter { $0.value.object != nil || $0.value.isLoading }
+        slots.filter { $0.object != nil || $0.isLoading }
         byObject = byObject.filter { $0.value.object != nil }
         purgeThreshold = max(4096, slots.count * 2)
     }

@@ -81,7 +81,7 @@ extension ObjectContext {
         } catch {
             throw ObjectStoreError(error)
         }
-        for (id, slot) in cache.slots where slot.storedHash == nil { cache.remove(id) }
+        for (id, slot) in cache.slots.entries where slot.storedHash == nil { cache.remove(id) }
     }
 
     func markDeleted(_ id: ObjectID) {

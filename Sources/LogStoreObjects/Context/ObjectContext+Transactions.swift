@@ -77,7 +77,7 @@ extension ObjectContext {
                 continue
             }
         }
-        for (id, slot) in cache.slots where slot.object == nil && slot.storedHash == nil { cache.remove(id) }
+        for (id, slot) in cache.slots.entries where slot.object == nil && slot.storedHash == nil { cache.remove(id) }
         // An object that refers to a dropped instance would save it again under a new id: drop it too.
         var changed = !detached.isEmpty
         while changed {

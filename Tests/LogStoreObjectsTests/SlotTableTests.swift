@@ -1,0 +1,62 @@
+import LogStore
+import Testing
+
+@testable import LogStoreObjects
+
+/// The identity cache's table of slots by id: dense pages, far-apart ids, removal and filtering.
+@Suite struct SlotTableTests {
+    private func slot(_ id: UInt64) -> CacheSlot {
+        CacheSlot(id: ObjectID(id), object: nil, storedHash: nil, pinned: false)
+    }
+
+    /// Agrees with a dictionary through inserts, replacements and removals of dense and far-apart ids,
+    /// including a far id whose page the dense table later grows to cover.
+    @Test func behavesLikeADictionary() {
+        var table = SlotTable()
+        var model: [ObjectID: CacheSlot] = [:]
+        var generator = SystemRandomNumberGenerator()
+        let far: [UInt64] = [1 << 40, 1 << 40 + 1, 300_000, 300_063, 5_000_000, UInt64.max]
+        var ids: [UInt64] = Array(1...3_000) + far
+        ids.shuffle(using: &generator)
+        for id in ids {
+            let value = slot(id)
+            table[ObjectID(id)] = value
+            model[ObjectID(id)] = value
+        }
+        for id in ids where id % 3 == 0 {
+            table[ObjectID(id)] = nil
+            model[ObjectID(id)] = nil
+        }
+        for id in ids where id % 5 == 0 {
+            let value = slot(id)
+            table[ObjectID(id)] = value
+            model[ObjectID(id)] = value
+        }
+        // Dense pages up to 300,063 now: the page the far id 300,000 went to must still be found.
+        for id in stride(from: UInt64(3_001), through: 300_100, by: 64) {
+            let value = slot(id)
+            table[ObjectID(id)] = value
+            model[ObjectID(id)] = value
+        }
+        #expect(table.count == model.count)
+        for (id, value) in model { #expect(table[id] === value, "id \(id)") }
+        for id in [UInt64(0), 3, 9, 1 << 41, 299_999] where model[ObjectID(id)] == nil {
+            #expect(table[ObjectID(id)] == nil)
+        }
+        #expect(Set(table.entries.map(\.0)) == Set(model.keys))
+        #expect(table.entries.allSatisfy { id, slot in slot.id == id })
+    }
+
+    /// Filtering keeps exactly the chosen slots, and the table keeps working afterwards.
+    @Test func filterKeepsTheChosenSlots() {
+        var table = SlotTable()
+        for id in UInt64(1)...1_000 { table[ObjectID(id)] = slot(id) }
+        table[ObjectID(1 << 50)] = slot(1 << 50)
+        table.filter { $0.id.rawValue % 10 == 0 }
+        #expect(table.count == 100)
+        #expect(table[ObjectID(10)]?.id == ObjectID(10) && table[ObjectID(11)] == nil)
+        #expect(table[ObjectID(1 << 50)] == nil)
+        table[ObjectID(11)] = slot(11)
+        #expect(table.count == 101 && table[ObjectID(11)]?.id == ObjectID(11))
+    }
+}
