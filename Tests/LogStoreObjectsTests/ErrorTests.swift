@@ -50,7 +50,7 @@ final class PlainLink: PersistentObject {
             #expect(try objects.store.statistics().totalBytes > before)
             return id
         }
-        try withObjects(directory, types: [Circle.self]) { objects in
+        _ = try withObjects(directory, types: [Circle.self]) { objects in
             #expect {
                 _ = try objects.makeContext().object(id: rectangleID, as: Circle.self)
             } throws: { error in

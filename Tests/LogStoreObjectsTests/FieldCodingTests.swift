@@ -200,6 +200,74 @@ private final class FCCodablePolyline: PersistentObject {
     init() {}
 }
 
+/// Optionals written with plain `write(_:for:)` and read with `read(T?.self, for:)`.
+private final class FCNote: PersistentObject, FieldCodable {
+    static let typeName = "fc.Note"
+    var text: String?
+    var count: Int?
+    var at: FCPoint?
+
+    init(text: String?, count: Int?, at: FCPoint?) {
+        self.text = text
+        self.count = count
+        self.at = at
+    }
+
+    func encodeFields(to fields: FieldWriter) throws {
+        try fields.write(text, for: "text")
+        try fields.write(count, for: "count")
+        try fields.write(at, for: "at")
+    }
+
+    init(fields: FieldReader) throws {
+        text = try fields.read(String?.self, for: "text")
+        count = try fields.read(Int?.self, for: "count")
+        at = try fields.read(FCPoint?.self, for: "at")
+    }
+}
+
+/// Swallows the error of a field that cannot be written (a reference to an unregistered class).
+private final class FCSwallower: PersistentObject, FieldCodable {
+    static let typeName = "fc.Swallower"
+    var name = "n"
+    var other: FCUnregistered? = FCUnregistered()
+    init() {}
+
+    func encodeFields(to fields: FieldWriter) throws {
+        try fields.write(name, for: "name")
+        try? fields.write(other, for: "other")
+    }
+
+    init(fields: FieldReader) throws {
+        name = try fields.read(String.self, for: "name")
+    }
+}
+
+/// The same through Codable, with `try?` around the failing field.
+private final class FCCodableSwallower: PersistentObject {
+    static let typeName = "fc.CodableSwallower"
+    var name = "n"
+    var other: FCUnregistered? = FCUnregistered()
+    init() {}
+    private enum CodingKeys: String, CodingKey { case name, other }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try? container.encodeIfPresent(other, forKey: .other)
+    }
+
+    init(from decoder: any Decoder) throws {
+        name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+    }
+}
+
+/// A persistent class no store registers.
+private final class FCUnregistered: PersistentObject {
+    static let typeName = "fc.Unregistered"
+    init() {}
+}
+
 private func withStore<Result>(
     _ directory: TemporaryDirectory, fieldCoding: Bool, types: [any PersistentObject.Type],
     _ body: (ObjectStore) throws -> Result
@@ -607,6 +675,46 @@ private final class FCLink: PersistentObject, FieldCodable {
                 #expect(line.anchor == FCPoint(x: 0, y: 0) && line.missing == nil)
                 #expect(line.named == ["a": FCPoint(x: 1, y: 1), "b": FCPoint(x: 2, y: 2)])
                 #expect(try context.save().written == 0)
+            }
+        }
+    }
+
+    /// Optionals written with `write(_:for:)` are left out when nil, as synthesized Codable does, and read
+    /// back as nil or their value.
+    @Test func optionalsAreWrittenOnlyWhenPresent() throws {
+        for note in [FCNote(text: nil, count: nil, at: nil), FCNote(text: "t", count: -4, at: FCPoint(x: 1, y: 2))] {
+            let records = try [true, false].map { fieldCoding in
+                try savedRecords(fieldCoding: fieldCoding, types: [FCNote.self]) { note }
+            }
+            #expect(records[0] == records[1])
+            let directory = TemporaryDirectory("field-coding-optionals")
+            let id = try withStore(directory, fieldCoding: true, types: [FCNote.self]) { objects in
+                let context = objects.makeContext()
+                let id = try context.insert(note)
+                try context.save()
+                return id
+            }
+            try withStore(directory, fieldCoding: true, types: [FCNote.self]) { objects in
+                let loaded = try #require(try objects.makeContext().object(id: id, as: FCNote.self))
+                #expect(loaded.text == note.text && loaded.count == note.count && loaded.at == note.at)
+            }
+        }
+    }
+
+    /// A field whose value failed to encode, its error swallowed with `try?`, fails the save instead of
+    /// storing a payload that cannot be read back; on both paths.
+    @Test func aSwallowedFieldErrorFailsTheSave() throws {
+        for type in [FCSwallower.self, FCCodableSwallower.self] as [any PersistentObject.Type] {
+            let directory = TemporaryDirectory("field-coding-swallowed")
+            try withStore(directory, fieldCoding: true, types: [type]) { objects in
+                let context = objects.makeContext()
+                try context.insert(type == FCSwallower.self ? FCSwallower() : FCCodableSwallower())
+                #expect {
+                    try context.save()
+                } throws: { error in
+                    (error as? ObjectStoreError)?.code == .unregisteredClass
+                }
+                #expect(try objects.store.ids().count <= 1, "nothing but a field-name record was written")
             }
         }
     }

@@ -59,4 +59,27 @@ import Testing
         table[ObjectID(11)] = slot(11)
         #expect(table.count == 101 && table[ObjectID(11)]?.id == ObjectID(11))
     }
+
+    /// A context that loads and drops objects again and again keeps its list of not yet indexed slots
+    /// within the live slots.
+    @Test func loadedSlotsWaitingForTheIndexStayBounded() {
+        let cache = IdentityCache()
+        for _ in 0..<30 {
+            for id in UInt64(1)...1_000 {
+                let slot = cache.insert(nil, id: ObjectID(id), storedHash: nil, pinned: false)
+                cache.attach(Dropped(), to: slot)  // released at once, as a dropped graph is
+            }
+        }
+        #expect(cache.unindexedCount <= 4096)
+        let kept = Dropped()
+        let slot = cache.insert(nil, id: ObjectID(5), storedHash: nil, pinned: false)
+        cache.attach(kept, to: slot)
+        #expect(cache.slot(of: kept) === slot)
+    }
+}
+
+/// A persistent object nothing keeps.
+private final class Dropped: PersistentObject {
+    static let typeName = "slots.Dropped"
+    init() {}
 }

@@ -20,7 +20,8 @@ public struct ObjectID: RawRepresentable, Hashable, Comparable, Sendable, Custom
     /// The hash `Dictionary` and `Set` use: the id mixed with their per-instance seed by MurmurHash3's
     /// 64-bit finalizer (a bijection that spreads sequential ids over all bits), instead of the default
     /// SipHash. Identity caches and batches look ids up millions of times; SipHash was ~10 % of loading
-    /// an object graph. Ids are handed out by the store, and the seed differs per table and process.
+    /// an object graph. Ids are handed out by the store; the seed differs per table but is no secret, so
+    /// a crafted store of colliding ids could slow its tables down (never make them wrong).
     public func _rawHashValue(seed: Int) -> Int {
         var mixed = rawValue ^ UInt64(UInt(bitPattern: seed))
         mixed ^= mixed >> 33

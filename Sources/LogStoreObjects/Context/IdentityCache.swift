@@ -89,7 +89,15 @@ final class IdentityCache {
     func attach(_ object: any PersistentObject, to slot: CacheSlot) {
         slot.object = object
         unindexed.append(slot)
+        // A context that loads and drops graphs again and again never looks an instance up: drop the
+        // entries of instances gone or slots replaced, so the list stays within the live slots.
+        if unindexed.count > max(4096, 2 * slots.count) {
+            unindexed.removeAll { $0.object == nil || slots[$0.id] !== $0 }
+        }
     }
+
+    /// Loaded slots not yet indexed by instance (for tests).
+    var unindexedCount: Int { unindexed.count }
 
     /// Adds the loaded slots to the index by instance (those whose instance still lives).
     private func indexLoadedSlots() {

@@ -68,6 +68,12 @@ public struct FieldReader {
         try reading(name) { try fields.decode(type, forKey: $0) }
     }
 
+    /// Reads an optional field, as synthesized `Codable` does (`decodeIfPresent`): nil when the stored
+    /// value lacks it or holds nil.
+    public func read<T: Decodable>(_ type: T?.Type, for name: String) throws(ObjectStoreError) -> T? {
+        try readIfPresent(T.self, for: name)
+    }
+
     /// Reads a field, or returns nil when the stored value lacks it or holds nil.
     public func readIfPresent<T: Decodable>(_ type: T.Type, for name: String) throws(ObjectStoreError) -> T? {
         try reading(name) { try fields.decodeIfPresent(type, forKey: $0) }

@@ -76,30 +76,50 @@ public struct FieldWriter {
     public func write<T: FieldCodable>(_ value: T, for name: String) throws(ObjectStoreError) {
         try begin(name)
         if encoder.isPersistent(T.self) {
-            do {
-                try encoder.encodeValue(value, parent: frame, basePath: codingPath, key: FieldName(name))
-            } catch {
-                throw encoder.wrap(error, path: codingPath + [FieldName(name)])
-            }
+            try encodeValue(value, name)
         } else {
-            try encoder.encodeFieldCoded(value, basePath: codingPath, key: FieldName(name))
+            do {
+                try encoder.encodeFieldCoded(value, basePath: codingPath, key: FieldName(name))
+            } catch {
+                throw failed(error, name)
+            }
         }
     }
 
     /// Writes a field holding any other `Encodable` value, exactly as `Codable` would.
     public func write<T: Encodable>(_ value: T, for name: String) throws(ObjectStoreError) {
         try begin(name)
+        try encodeValue(value, name)
+    }
+
+    /// Writes an optional field, as synthesized `Codable` does (`encodeIfPresent`): nothing at all when
+    /// `value` is nil (it then reads back as nil, or as the reader's default).
+    public func write<T: Encodable>(_ value: T?, for name: String) throws(ObjectStoreError) {
+        guard let value else { return }
+        try begin(name)
+        try encodeValue(value, name)
+    }
+
+    /// Writes an optional field: nothing at all when `value` is nil (the same as ``write(_:for:)-(T?,_)``).
+    public func writeIfPresent<T: Encodable>(_ value: T?, for name: String) throws(ObjectStoreError) {
+        try write(value, for: name)
+    }
+
+    /// Encodes the value of the field `name`, whose number is written already.
+    private func encodeValue<T: Encodable>(_ value: T, _ name: String) throws(ObjectStoreError) {
         do {
             try encoder.encodeValue(value, parent: frame, basePath: codingPath, key: FieldName(name))
         } catch {
-            throw encoder.wrap(error, path: codingPath + [FieldName(name)])
+            throw failed(error, name)
         }
     }
 
-    /// Writes an optional field: nothing at all when `value` is nil (it then reads back as nil, or as the
-    /// reader's default).
-    public func writeIfPresent<T: Encodable>(_ value: T?, for name: String) throws(ObjectStoreError) {
-        guard let value else { return }
-        try write(value, for: name)
+    /// `error`, thrown after the field's number was written: the payload now lacks that field's value, so
+    /// the object must not be saved even if the caller goes on (`try?`): the error is kept for the end of
+    /// the object's encoding as well as thrown.
+    private func failed(_ error: any Error, _ name: String) -> ObjectStoreError {
+        let wrapped = encoder.wrap(error, path: codingPath + [FieldName(name)])
+        encoder.deferredError = encoder.deferredError ?? wrapped
+        return wrapped
     }
 }

@@ -54,7 +54,15 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let encoder = try begin(key)
-        try encoder.encodeValue(value, parent: frame, basePath: codingPath, key: key)
+        do {
+            try encoder.encodeValue(value, parent: frame, basePath: codingPath, key: key)
+        } catch {
+            // The key is written and its value is not: the object must not be saved even if the caller
+            // goes on (`try?`), so the error is also kept for the end of the object's encoding.
+            let wrapped = encoder.wrap(error, path: codingPath + [key])
+            encoder.deferredError = encoder.deferredError ?? wrapped
+            throw wrapped
+        }
     }
 
     private func encodeSigned(_ value: Int64, _ key: Key) throws {
