@@ -41,7 +41,9 @@ func overwriteAll(_ store: Store, count: Int, round: Int, first: ObjectID) throw
             let id = ObjectID(first.rawValue + UInt64(written))
             var object = generator.next(earlierCount: UInt64(written))
             object.payload[0] = UInt8(truncatingIfNeeded: round)
-            batch.put(id, typeTag: object.typeTag, references: object.references(for: id, firstID: first), payload: object.payload)
+            batch.put(
+                id, typeTag: object.typeTag, references: object.references(for: id, firstID: first),
+                payload: object.payload)
             written += 1
         }
         try store.write(batch)
@@ -66,7 +68,9 @@ func putRate(_ store: Store, duration: Double, until: (() -> Bool)? = nil) throw
 }
 
 /// Latency percentiles (µs) of random gets.
-func getLatencies(_ store: Store, ids: ClosedRange<UInt64>, count: Int, until: (() -> Bool)? = nil) throws -> (p50: Double, p99: Double, samples: Int) {
+func getLatencies(_ store: Store, ids: ClosedRange<UInt64>, count: Int, until: (() -> Bool)? = nil) throws -> (
+    p50: Double, p99: Double, samples: Int
+) {
     let targets = randomIDs(count: count, in: ids, seed: 99)
     var samples: [UInt64] = []
     samples.reserveCapacity(count)
@@ -77,7 +81,9 @@ func getLatencies(_ store: Store, ids: ClosedRange<UInt64>, count: Int, until: (
         samples.append(nanoseconds() - start)
     }
     samples.sort()
-    func percentile(_ p: Double) -> Double { Double(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) / 1000 }
+    func percentile(_ p: Double) -> Double {
+        Double(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) / 1000
+    }
     return (percentile(0.5), percentile(0.99), samples.count)
 }
 
@@ -92,10 +98,13 @@ func compactInBackground(_ store: Store) -> (running: @Sendable () -> Bool, wait
         running.store(false, ordering: .releasing)
         done.signal()
     }.start()
-    return ({ running.load(ordering: .acquiring) }, {
-        done.wait()
-        return result.withLock { $0 }
-    })
+    return (
+        { running.load(ordering: .acquiring) },
+        {
+            done.wait()
+            return result.withLock { $0 }
+        }
+    )
 }
 
 print("LogStore compaction and GC figures — \(ProcessInfo.processInfo.activeProcessorCount) cores, \(objects) objects")
@@ -105,24 +114,43 @@ print(String(repeating: "-", count: 100))
 if !onlyOpen {
     let directory = TemporaryDirectory(prefix: "logstore-gc-overwrite")
     defer { directory.remove() }
-    let store = try Store.open(at: directory.child("store"), options: options)
-    let filled = try fillStore(store, count: objects)
-    for round in 1...5 { try overwriteAll(store, count: objects, round: round, first: filled.firstID) }
-    let before = try store.statistics()
-    let start = nanoseconds()
-    let report = try store.compact()
-    let elapsed = seconds(since: start)
+    // The pass takes 0.15–0.3 s, so one figure swings with the VM; `--compaction-trials N` (default 3)
+    // builds and compacts N stores and reports each pass and the median (the last store goes on below).
+    var rates: [Double] = []
+    var before: StoreStatistics?
+    var store = try Store.open(at: directory.child("store"), options: options)
+    var filled = try fillStore(store, count: objects)
+    for trial in 1...max(1, option("--compaction-trials", 3)) {
+        if trial > 1 {
+            try store.close()
+            try? FileManager.default.removeItem(atPath: directory.child("store"))
+            store = try Store.open(at: directory.child("store"), options: options)
+            filled = try fillStore(store, count: objects)
+        }
+        for round in 1...5 { try overwriteAll(store, count: objects, round: round, first: filled.firstID) }
+        before = try store.statistics()
+        let start = nanoseconds()
+        let report = try store.compact()
+        let elapsed = seconds(since: start)
+        rates.append(Double(report.bytesCopied) / elapsed / 1e6)
+        line(
+            "  compaction pass \(trial): \(report.recordsCopied) records, \(megabytes(report.bytesCopied))",
+            String(format: "%.2f s, %.0f MB/s", elapsed, rates.last ?? 0))
+    }
     let after = try store.statistics()
     let disk = directorySize(directory.child("store"))
-    line("store before compaction", "\(megabytes(before.totalBytes)) in \(before.segments.count) segments")
+    if let before {
+        line("store before compaction", "\(megabytes(before.totalBytes)) in \(before.segments.count) segments")
+    }
     line("live record bytes", megabytes(after.liveBytes))
     line("bytes on disk after compaction (all files)", megabytes(UInt64(disk.logical)))
     let ratio = Double(disk.logical) / Double(after.liveBytes)
-    line("disk ÷ live bytes after compaction", String(format: "%.3f", ratio), "≤ 1.2: \(ratio <= 1.2 ? "pass" : "FAIL")")
-    let rate = Double(report.bytesCopied) / elapsed / 1e6
     line(
-        "compaction: \(report.recordsCopied) records, \(megabytes(report.bytesCopied)) copied",
-        String(format: "%.2f s, %.0f MB/s of live data", elapsed, rate), "≥ 150 MB/s: \(rate >= 150 ? "pass" : "FAIL")")
+        "disk ÷ live bytes after compaction", String(format: "%.3f", ratio), "≤ 1.2: \(ratio <= 1.2 ? "pass" : "FAIL")")
+    let rate = rates.sorted()[rates.count / 2]
+    line(
+        "compaction of live data, median of \(rates.count) passes", String(format: "%.0f MB/s", rate),
+        "≥ 150 MB/s: \(rate >= 150 ? "pass" : "FAIL")")
 
     // 2. Puts and random gets without and during compaction.
     let baselinePuts = try putRate(store, duration: 3)
@@ -218,7 +246,8 @@ do {
     }
     let (withHints, hinted) = try timeOpen()
     line(
-        "open \(largeObjects) objects from hint files (\(hinted) segments hinted)", String(format: "%.0f ms", withHints * 1000),
+        "open \(largeObjects) objects from hint files (\(hinted) segments hinted)",
+        String(format: "%.0f ms", withHints * 1000),
         "≤ 1 s: \(withHints <= 1 ? "pass" : "FAIL")")
     if keptOpenStore != nil { exit(0) }
     for name in (try FileManager.default.contentsOfDirectory(atPath: path)) where name.hasSuffix(".hint") {

@@ -60,16 +60,17 @@ struct HintFile: Equatable {
         return HintFile(segmentNumber: number, segmentSize: UInt64(bytes.count), entries: entries)
     }
 
-    /// The bytes of the hint file of a sealed segment, straight from a scan of its frames (which checks
-    /// every checksum): the same bytes as `build(segment:bytes:)?.encoded()`, without an array per entry.
+    /// The bytes of the hint file of a sealed segment, straight from two scans of its frames (each checks
+    /// every checksum): the same bytes as `build(segment:bytes:)?.encoded()`, without an array per entry
+    /// or a list of the frames. The first scan sizes the file, the second writes it: holding the decoded
+    /// frames instead would take ~90 bytes per frame of fresh memory, which costs more than a scan here.
     /// Compaction writes one per output, so this is on its path.
     static func encodedHint(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> [UInt8]? {
-        var frames: [DecodedFrame] = []
-        frames.reserveCapacity(bytes.count / 128)
         var size = headerSize + LogFormat.frameChecksumSize
+        var count = 0
         var compressedName = false
         let outcome = SegmentScanner(bytes: bytes).scan { frame in
-            frames.append(frame)
+            count += 1
             size += entrySize + frame.referenceCount * LogFormat.referenceSize + nameLength(of: frame)
             if nameLength(of: frame) > 0 && frame.flags.contains(.compressed) { compressedName = true }
         }
@@ -77,6 +78,7 @@ struct HintFile: Equatable {
         // A root name stored compressed (only with a tiny compression threshold) is decompressed by `build`.
         if compressedName { return build(segment: number, bytes: bytes)?.encoded() }
         var hint = [UInt8](repeating: 0, count: size)
+        var complete = false
         hint.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
             for (index, byte) in magic.enumerated() { raw[index] = byte }
@@ -84,10 +86,19 @@ struct HintFile: Equatable {
             base.writeLE(UInt16(headerSize), at: 10)
             base.writeLE(UInt64(number), at: 16)
             base.writeLE(UInt64(bytes.count), at: 24)
-            base.writeLE(UInt64(frames.count), at: 32)
+            base.writeLE(UInt64(count), at: 32)
             var cursor = headerSize
-            for frame in frames {
+            var written = 0
+            let again = SegmentScanner(bytes: bytes).scan { frame in
                 let name = nameLength(of: frame)
+                let referenceBytes = frame.referenceCount * LogFormat.referenceSize
+                // The segment is immutable, so the second scan meets the same frames; checked anyway.
+                guard written < count, cursor + entrySize + referenceBytes + name <= size - LogFormat.frameChecksumSize
+                else {
+                    written = count + 1
+                    return
+                }
+                written += 1
                 base.storeBytes(of: frame.kind.rawValue, toByteOffset: cursor, as: UInt8.self)
                 base.storeBytes(of: frame.flags.rawValue, toByteOffset: cursor + 1, as: UInt8.self)
                 base.writeLE(UInt32(frame.referenceCount), at: cursor + 4)
@@ -99,7 +110,6 @@ struct HintFile: Equatable {
                 base.writeLE(UInt32(name), at: cursor + 36)
                 cursor += entrySize
                 // References are stored as little-endian u64s in the frame and in the hint alike.
-                let referenceBytes = frame.referenceCount * LogFormat.referenceSize
                 (base + cursor).copyMemory(from: source + frame.referencesOffset, byteCount: referenceBytes)
                 cursor += referenceBytes
                 if name > 0 {
@@ -107,9 +117,11 @@ struct HintFile: Equatable {
                     cursor += name
                 }
             }
+            guard again.damages.isEmpty, written == count, cursor == size - LogFormat.frameChecksumSize else { return }
             base.writeLE(Checksum.xxh3(UnsafeRawPointer(base), count: cursor), at: cursor)
+            complete = true
         }
-        return hint
+        return complete ? hint : nil
     }
 
     /// The length of the root name a hint entry carries for `frame`: the stored payload of a `setRoot` /
