@@ -41,6 +41,9 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         public static let transactionState = Code("transactionState")
         /// The engine failed; see ``underlying``.
         public static let store = Code("store")
+        /// A query by a protocol type whose conforming classes cannot be told (a `private` protocol, or one
+        /// with constrained associated types): query by class instead.
+        public static let unsupportedQuery = Code("unsupportedQuery")
 
         /// The code's name.
         public var description: String { name }

@@ -73,6 +73,35 @@ import Testing
         }
     }
 
+    /// Queries by a protocol type find the classes that conform to it (and only them).
+    @Test func queriesByProtocolFindConformingClasses() throws {
+        let directory = TemporaryDirectory("drawing-protocol-queries")
+        try withObjects(directory) { objects in
+            let context = objects.makeContext()
+            try context.setRoot(Drawing().contents, named: "main")
+            try context.save()
+        }
+        try withObjects(directory) { objects in
+            try checkProtocolQueries(objects.makeContext())
+        }
+    }
+
+    private func checkProtocolQueries(_ fresh: ObjectContext) throws {
+        let shapes = try fresh.objects(of: (any Shape).self)
+        #expect(shapes.count == 5)
+        #expect(shapes.filter { $0 is Circle }.count == 3 && shapes.filter { $0 is Rectangle }.count == 2)
+        #expect(try fresh.count(of: (any Shape).self) == 5)
+        #expect(try fresh.ids(of: (any Shape).self).count == 5)
+        #expect(try fresh.count(of: (any PersistentObject).self) == 11)
+        #expect(try fresh.count(of: (any Shape).self, includingSubclasses: false) == 0)
+        // A private protocol's conforming classes cannot be found by name: an error, not an empty answer.
+        #expect {
+            _ = try fresh.count(of: (any Unnameable).self)
+        } throws: { error in
+            (error as? ObjectStoreError)?.code == .unsupportedQuery
+        }
+    }
+
     @Test func savingUnchangedObjectsWritesNothing() throws {
         let directory = TemporaryDirectory("unchanged")
         try withObjects(directory) { objects in
@@ -97,3 +126,6 @@ import Testing
         }
     }
 }
+
+/// A protocol the runtime cannot look up by name (it is private).
+private protocol Unnameable: PersistentObject {}

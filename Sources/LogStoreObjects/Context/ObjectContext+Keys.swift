@@ -38,7 +38,7 @@ extension ObjectContext {
     /// The stored keys (named roots) whose objects are of class `type` (or a subclass), sorted.
     /// - throws: ``ObjectStoreError`` `store`.
     public func keys<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [String] {
-        let tags = Set(registry.tags(matching: type, includingSubclasses: includingSubclasses))
+        let tags = Set(try registry.tags(matching: type, includingSubclasses: includingSubclasses))
         do {
             var keys: [String] = []
             for (name, id) in try store.roots() {

@@ -6,8 +6,9 @@ extension ObjectContext {
     /// - throws: ``ObjectStoreError`` `store`.
     public func ids<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [ObjectID] {
         var ids: [ObjectID] = []
+        let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
         do {
-            for tag in registry.tags(matching: type, includingSubclasses: includingSubclasses) {
+            for tag in tags {
                 ids += try store.ids(ofType: tag)
             }
         } catch {
@@ -38,9 +39,10 @@ extension ObjectContext {
     /// false), from the index alone.
     /// - throws: ``ObjectStoreError`` `store`.
     public func count<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> Int {
+        let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
         do {
             var count = 0
-            for tag in registry.tags(matching: type, includingSubclasses: includingSubclasses) {
+            for tag in tags {
                 count += try store.count(ofType: tag)
             }
             return count

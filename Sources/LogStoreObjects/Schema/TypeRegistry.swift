@@ -84,15 +84,52 @@ struct TypeRegistry: Sendable {
         byClass[ObjectIdentifier(type)].map { types[$0] }
     }
 
-    /// The tags of every registered class that is `T` or a subclass of it (or conforms to it).
-    func tags<T>(matching _: T.Type, includingSubclasses: Bool) -> [UInt32] {
+    /// The tags of every registered class that is `T` or a subclass of it, or, when `T` is a protocol
+    /// type (`any Shape`), that conforms to it.
+    /// - throws: ``ObjectStoreError`` `unsupportedQuery` for a protocol type whose conforming classes
+    ///   cannot be told (a `private` protocol, or one with constrained associated types).
+    func tags<T>(matching _: T.Type, includingSubclasses: Bool) throws(ObjectStoreError) -> [UInt32] {
         var tags: [UInt32] = []
+        var conformance: ProtocolConformance?
+        if includingSubclasses && !(T.self is AnyClass) {
+            conformance = ProtocolConformance(T.self)
+            if conformance == nil {
+                throw ObjectStoreError(
+                    .unsupportedQuery,
+                    "cannot tell which classes conform to \(T.self) (a private protocol, or one with constrained "
+                        + "associated types); query by class, or by a protocol visible to the module")
+            }
+        }
         for registered in types {
             let matches =
                 includingSubclasses
-                ? registered.type is T.Type : ObjectIdentifier(registered.type) == ObjectIdentifier(T.self)
+                ? registered.type is T.Type || conformance?.isConformed(by: registered.type) == true
+                : ObjectIdentifier(registered.type) == ObjectIdentifier(T.self)
             if matches { tags.append(contentsOf: registered.allTags) }
         }
         return tags
+    }
+}
+
+/// Whether a class conforms to a protocol given as an existential type (`(any Shape).self`).
+///
+/// Generic code cannot write `any T.Type` for a `T` that is itself `any Shape`, and `Circle.self is
+/// T.Type` asks whether `Circle` *is* the existential type (never). The existential metatype
+/// `any Shape.Type` is found by its mangled name instead (the existential's name + `Xp`, stable Swift
+/// ABI mangling) and the class's metatype is cast to it. Where that name does not resolve (a `private`
+/// protocol, an existential with constrained associated types), the query says so.
+struct ProtocolConformance {
+    private let existentialMetatype: Any.Type
+
+    /// Nil when the existential metatype cannot be found by name.
+    init?(_ existential: Any.Type) {
+        guard let found = _mangledTypeName(existential).flatMap({ _typeByName($0 + "Xp") }) else { return nil }
+        existentialMetatype = found
+    }
+
+    /// Whether `candidate` conforms to the protocol (all of them, for a composition).
+    func isConformed(by candidate: Any.Type) -> Bool {
+        func cast<Metatype>(_: Metatype.Type) -> Bool { candidate is Metatype }
+        return _openExistential(existentialMetatype, do: cast)
     }
 }
