@@ -30,13 +30,28 @@ final class CompactionOutput {
     private(set) var retainedBytes = UInt64(LogFormat.segmentHeaderSize)
     /// Live records copied: id, the entry it had, the entry it has here.
     private(set) var moves: [(id: UInt64, from: IndexEntry, to: IndexEntry)] = []
+    /// Fills the page cache ahead of the writes (the file is extended over `expectedSize` first, a hole
+    /// that `finish` cuts back to what was written); nil when no size was expected.
+    private var filler: PageCacheFiller?
 
-    init(number: UInt32, directory: String, io: SystemIO) throws(SystemError) {
+    /// - parameter expectedSize: at most how many bytes the output will hold (0: unknown). The page cache
+    ///   for them is made ahead of the writes, on another thread (``PageCacheFiller``).
+    init(number: UInt32, directory: String, io: SystemIO, expectedSize: UInt64 = 0) throws(SystemError) {
         self.number = number
         self.io = io
         path = directory + "/" + LogFormat.segmentFileName(number)
         temporaryPath = path + LogFormat.compactingSuffix
-        fd = try io.open(temporaryPath, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
+        fd = try io.open(temporaryPath, flags: O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
+        if expectedSize > 0 {
+            do {
+                try io.truncate(fd, to: expectedSize, path: temporaryPath)
+                filler = PageCacheFiller(fd: fd, io: io, window: 8 << 20, limit: expectedSize)
+            } catch {
+                io.close(fd)
+                try? io.unlink(temporaryPath)
+                throw error
+            }
+        }
         let header = SegmentHeader(
             segmentNumber: number, createdAtMilliseconds: Clock.milliseconds(), flags: LogFormat.compactedSegmentFlag
         ).encoded()
@@ -47,7 +62,10 @@ final class CompactionOutput {
         size = UInt64(header.count)
     }
 
-    deinit { io.close(fd) }
+    deinit {
+        filler?.stop()
+        io.close(fd)
+    }
 
     /// Appends a copy of `frame` (from `bytes`) as a batch of its own: commit flag set, checksum redone.
     /// - returns: the copy's offset in this segment.
@@ -101,6 +119,7 @@ final class CompactionOutput {
         io.startWriteback(fd, offset: written, length: buffer.count)
         written += UInt64(buffer.count)
         buffer.removeAll()
+        filler?.advance(to: written)
     }
 
     /// Writes what is buffered, syncs, renames into place, syncs the directory, and maps the segment.
@@ -113,6 +132,12 @@ final class CompactionOutput {
         size += UInt64(sealLength)
         retainedBytes += UInt64(sealLength)
         try flushBuffer()
+        if let filler {
+            // The file was extended ahead of the writes: cut it back to them before making it durable.
+            filler.stop()
+            self.filler = nil
+            try io.truncate(fd, to: size, path: temporaryPath)
+        }
         try io.syncData(fd, path: temporaryPath)
         try io.rename(temporaryPath, to: path)
         try io.syncDirectory(directory)
@@ -123,6 +148,8 @@ final class CompactionOutput {
 
     /// Removes the unfinished temporary file after a failure.
     func abandon() {
+        filler?.stop()
+        filler = nil
         try? io.unlink(temporaryPath)
     }
 }

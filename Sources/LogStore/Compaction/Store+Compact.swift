@@ -89,35 +89,36 @@ extension Store {
             return report
         }
         let total = chosen.reduce(UInt64(0)) { $0 + $1.size }
+        // What the outputs will hold, about: the live bytes of the chosen segments (their page cache is
+        // made ahead of the copy; an estimate too high only leaves a hole that is cut back).
+        let liveTotal = state.withLock { state in
+            chosen.reduce(UInt64(0)) { $0 + min(state.liveBytes[$1.file.number] ?? $1.size, $1.size) }
+        }
         var done: UInt64 = 0
         var outputs: [CompactionOutput] = []
         var finished: [(CompactionOutput, SegmentFile)] = []
         let chosenNumbers = Set(chosen.map(\.file.number))
         let reservation = queue.withLock { ($0.reservedIDs, $0.durableSequence) }
-        let indexOnly = liveRecordsOfSegmentsWithoutControlFrames(chosenNumbers)
+        var indexOnly = liveRecordsOfSegmentsWithoutControlFrames(chosenNumbers)
         let indexOnlyRecords = indexOnly.values.reduce(0) { $0 + $1.count }
 
         do throws(LogStoreError) {
             for (file, size) in chosen {
                 let bytes = file.bytes(count: Int(size))
-                let keep: [(DecodedFrame, (id: UInt64, from: IndexEntry)?)]
-                if let records = indexOnly[file.number], let live = frames(of: records, in: bytes) {
-                    keep = live
-                } else {
-                    let frames = try committedFrames(of: file, bytes: bytes)
-                    keep = decide(frames, in: file.number, bytes: bytes, chosen: chosenNumbers, report: &report)
-                }
-                for (frame, move) in keep {
+                /// Copies one frame into the current output (starting one when needed).
+                func copy(_ frame: DecodedFrame, _ move: (id: UInt64, from: IndexEntry)?) throws(LogStoreError) {
                     if outputs.last.map({ $0.size + UInt64(frame.length) > UInt64(options.segmentSize) }) ?? true {
                         if let full = outputs.last { finished.append((full, try finish(full))) }
-                        let output = try startOutput()
+                        let remaining = liveTotal > report.bytesCopied ? liveTotal - report.bytesCopied : 0
+                        let output = try startOutput(
+                            expectedSize: min(UInt64(options.segmentSize), remaining + (1 << 20)))
                         output.reserveMoves(min(indexOnlyRecords, options.segmentSize / LogFormat.minimumFrameSize))
                         try step(output.temporaryPath) { () throws(SystemError) in
                             try output.appendReservation(through: reservation.0, sequence: reservation.1)
                         }
                         outputs.append(output)
                     }
-                    guard let output = outputs.last else { break }
+                    guard let output = outputs.last else { return }
                     guard FrameDecoder.checksumMatches(frame, in: bytes) else {
                         throw LogStoreError(
                             .corruptFrame, "cannot compact a damaged frame: checksum mismatch", file: file.path,
@@ -132,6 +133,29 @@ extension Store {
                         report.bytesCopied += UInt64(frame.length)
                     }
                     throttle(bytes: UInt64(frame.length), since: started, copied: report.bytesCopied)
+                }
+                // Taken out of the table, so it is sorted in place rather than copied.
+                if var records = indexOnly.removeValue(forKey: file.number), sortAndCheck(&records, in: bytes) {
+                    // Streamed: a list of the decoded frames would be ~130 bytes per record of fresh memory.
+                    for (id, entry) in records {
+                        guard
+                            case .success(let frame) = FrameDecoder.decode(
+                                bytes, at: Int(entry.offset), verifyChecksum: false)
+                        else {
+                            // sortAndCheck decoded it a moment ago, and segments do not change: never skip one.
+                            throw LogStoreError(
+                                .corruptFrame, "a live record's frame no longer decodes", file: file.path,
+                                offset: UInt64(entry.offset))
+                        }
+                        try copy(frame, (id, entry))
+                    }
+                } else {
+                    let frames = try committedFrames(of: file, bytes: bytes)
+                    for (frame, move) in decide(
+                        frames, in: file.number, bytes: bytes, chosen: chosenNumbers, report: &report)
+                    {
+                        try copy(frame, move)
+                    }
                 }
                 done += size
                 progress?(CompactionProgress(bytesDone: done, bytesTotal: total))
@@ -244,20 +268,17 @@ extension Store {
         }
     }
 
-    /// The frames to copy for `records` (the live records of one segment), read by their offsets.
-    private func frames(of records: [(UInt64, IndexEntry)], in bytes: UnsafeRawBufferPointer)
-        -> [(DecodedFrame, (id: UInt64, from: IndexEntry)?)]?
-    {
-        var keep: [(DecodedFrame, (id: UInt64, from: IndexEntry)?)] = []
-        keep.reserveCapacity(records.count)
-        for (id, entry) in records.sorted(by: { $0.1.offset < $1.1.offset }) {
+    /// Sorts `records` (the live records of one segment) by offset and checks that each names a frame of
+    /// its object and length; false when one does not (the segment is then scanned instead).
+    private func sortAndCheck(_ records: inout [(UInt64, IndexEntry)], in bytes: UnsafeRawBufferPointer) -> Bool {
+        records.sort { $0.1.offset < $1.1.offset }
+        for (id, entry) in records {
             // The checksum is checked as the frame is copied.
             guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset), verifyChecksum: false),
                 frame.id == id, frame.length == Int(entry.length)
-            else { return nil }
-            keep.append((frame, (id, entry)))
+            else { return false }
         }
-        return keep
+        return true
     }
 
     /// Every frame of a sealed segment; damage stops the pass.
@@ -319,13 +340,13 @@ extension Store {
         }
     }
 
-    private func startOutput() throws(LogStoreError) -> CompactionOutput {
+    private func startOutput(expectedSize: UInt64) throws(LogStoreError) -> CompactionOutput {
         let number = queue.withLock { queue in
             defer { queue.nextSegmentNumber += 1 }
             return queue.nextSegmentNumber
         }
         do {
-            return try CompactionOutput(number: number, directory: directory, io: io)
+            return try CompactionOutput(number: number, directory: directory, io: io, expectedSize: expectedSize)
         } catch {
             throw LogStoreError(.ioError, "cannot create a compaction output", file: directory, underlying: error)
         }

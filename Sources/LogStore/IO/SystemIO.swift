@@ -81,6 +81,15 @@ struct SystemIO: Sendable {
         return result
     }
 
+    /// `pread(2)` into `buffer`, only to bring a region of a file into the page cache (see
+    /// ``PageCacheFiller``): advisory, so a failure is ignored. Returns the bytes read (0 at end of file or
+    /// on an error).
+    func prefetch(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        let got = pread(fd, base, buffer.count, off_t(offset))
+        return max(got, 0)
+    }
+
     /// `fdatasync(2)` (on Darwin, `fcntl(F_FULLFSYNC)`), making a file's data durable.
     func syncData(_ fd: Int32, path: String) throws(SystemError) {
         _ = try injected(.sync, "fdatasync", path)
