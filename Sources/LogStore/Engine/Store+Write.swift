@@ -471,6 +471,7 @@ extension Store {
                 }
                 size = chunk.endOffset
             }
+            if let file = active { extendAhead(file, written: size) }
             if options.fsyncPolicy == .always, let file = active {
                 let started = Clock.monotonicNanoseconds()
                 try ioStep(file.path, size) { () throws(SystemError) in try io.syncData(file.fd, path: file.path) }
@@ -522,8 +523,11 @@ extension Store {
         frame.append(
             kind: .seal, flags: .commit, sequence: sequence, id: size, typeTag: 0, references: [],
             payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+        // A segment extended ahead of its writes is cut back to its frames before the sync makes it final.
+        let extended = endWriteAhead(of: file)
         try ioStep(file.path, size) { () throws(SystemError) in
             try io.writeAll(file.fd, buffer.bytes, at: size, path: file.path)
+            if extended { try io.truncate(file.fd, to: size + UInt64(buffer.count), path: file.path) }
             try io.syncData(file.fd, path: file.path)
         }
         state.withLock {

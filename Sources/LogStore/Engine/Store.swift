@@ -39,6 +39,9 @@ public final class Store: Sendable {
     let manifestLock = Mutex(())
     /// Held for the whole of a compaction pass: one pass at a time.
     let compactionLock = Mutex(())
+    /// The segment being written, extended ahead of the writes and its page cache filled there
+    /// (`Store+WriteAhead.swift`).
+    let writeAhead = Mutex<SegmentWriteAhead?>(nil)
     /// The background compaction thread, when ``CompactionOptions/background`` is on.
     let compactor = Mutex<BackgroundCompactor?>(nil)
     private let flushTimer: FlushTimer?
@@ -166,7 +169,12 @@ public final class Store: Sendable {
             queue.withLock { $0.active = nil }
             lock.withLock { $0 = nil }
         }
-        if queue.withLock({ $0.failure }) == nil { try syncActiveSegment() }
+        if queue.withLock({ $0.failure }) == nil {
+            try trimWriteAhead()
+            try syncActiveSegment()
+        } else {
+            stopWriteAhead()
+        }
     }
 
     /// Makes every write so far durable now, whatever the fsync policy.

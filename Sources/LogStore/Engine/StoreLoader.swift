@@ -277,7 +277,11 @@ struct StoreLoader {
         for damage in outcome.damages {
             if isNewest, damage.nextValidFrame == nil, damage.offset >= outcome.committedEnd {
                 validSize = UInt64(outcome.committedEnd)
-                try cutTornTail(file, size: size, at: validSize, reason: damage.reason, into: &loaded)
+                if bytes[outcome.committedEnd...].allSatisfy({ $0 == 0 }) {
+                    try trimPreallocation(file, size: size, at: validSize, into: &loaded)
+                } else {
+                    try cutTornTail(file, size: size, at: validSize, reason: damage.reason, into: &loaded)
+                }
             } else {
                 try fail(path, UInt64(damage.offset), damage.reason, .corruptFrame, &loaded)
             }
@@ -402,6 +406,29 @@ struct StoreLoader {
             }
             loaded.recovery = RecoveryReport(
                 segmentFile: file.path, cutOffset: 0, bytesCut: size, savedTo: saved, reason: reason)
+        }
+    }
+
+    /// Cuts the newest segment back to `end` when all that follows is zeros: the space a writer extends
+    /// the segment by ahead of its writes (`Store+WriteAhead.swift`), left by a crash. It never held a
+    /// frame, so nothing is saved and no recovery is reported (a note says what was trimmed).
+    private func trimPreallocation(
+        _ file: SegmentFile, size: UInt64, at end: UInt64, into loaded: inout Loaded
+    ) throws(LogStoreError) {
+        let what = "\(file.path): \(size - end) zero bytes after the last frame (space extended ahead of the writes)"
+        switch mode {
+        case .verify:
+            loaded.notes.append(what + "; opening for writing trims them")
+        case .readOnly:
+            loaded.notes.append(what + "; ignored")
+        case .writable:
+            do {
+                try io.truncate(file.fd, to: end, path: file.path)
+                try io.syncData(file.fd, path: file.path)
+            } catch {
+                throw LogStoreError(.ioError, "cannot trim a segment", file: file.path, offset: end, underlying: error)
+            }
+            loaded.notes.append(what + "; trimmed")
         }
     }
 

@@ -1,0 +1,81 @@
+/// The segment being written is extended ahead of the writes (a hole, no disk space), and a thread fills
+/// the page cache there (``PageCacheFiller``), so a commit's `pwrite` copies into pages that exist.
+///
+/// On this VM a new page-cache page costs ~10 µs (the host backs guest memory on first touch): appending
+/// a 256 KB batch spent ~0.6 ms making pages, as long as the `fdatasync` after it. Where that cost is
+/// paid on another core, a durable batch takes the disk's time only (`Benchmarks/README.md`).
+///
+/// The extension never holds data: a seal cuts the segment back to its frames before syncing it, a clean
+/// close does the same, and after a crash the open trims an all-zero tail of the newest segment (bytes a
+/// torn write left are still cut and saved as before).
+struct SegmentWriteAhead: Sendable {
+    let number: UInt32
+    let filler: PageCacheFiller
+    /// The file's size as extended.
+    var extendedTo: UInt64
+}
+
+extension Store {
+    /// How far ahead of the writes the page cache is filled.
+    static let writeAheadWindow: UInt64 = 8 << 20
+
+    /// After writes to `file` up to `size`: extends it further ahead when the writes come near the end of
+    /// the extension, and moves the filler along. An extension that fails is skipped (it is only a
+    /// speed-up).
+    func extendAhead(_ file: SegmentFile, written size: UInt64) {
+        let capacity = UInt64(file.mappedLength)
+        writeAhead.withLock { ahead in
+            if let current = ahead, current.number != file.number {
+                current.filler.stop()
+                ahead = nil
+            }
+            if ahead == nil || size + Self.writeAheadWindow > (ahead?.extendedTo ?? 0) {
+                let end = min(capacity, size + 2 * Self.writeAheadWindow)
+                guard end > size, (try? io.truncate(file.fd, to: end, path: file.path)) != nil else { return }
+                if var current = ahead {
+                    current.extendedTo = end
+                    ahead = current
+                } else {
+                    ahead = SegmentWriteAhead(
+                        number: file.number,
+                        filler: PageCacheFiller(fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity),
+                        extendedTo: end)
+                }
+            }
+            ahead?.filler.advance(to: size)
+        }
+    }
+
+    /// Stops filling `file` (before it is sealed); true when it had been extended and must be cut back.
+    func endWriteAhead(of file: SegmentFile) -> Bool {
+        writeAhead.withLock { ahead in
+            guard let current = ahead, current.number == file.number else { return false }
+            current.filler.stop()
+            ahead = nil
+            return true
+        }
+    }
+
+    /// Stops the filler without cutting anything back (a failed store: the open trims the tail).
+    func stopWriteAhead() {
+        writeAhead.withLock { ahead in
+            ahead?.filler.stop()
+            ahead = nil
+        }
+    }
+
+    /// On close: cuts the segment being written back to its frames (the sync that follows makes it durable).
+    func trimWriteAhead() throws(LogStoreError) {
+        let target = queue.withLock { queue in queue.active.map { ($0, queue.activeSize) } }
+        guard let (file, size) = target, endWriteAhead(of: file) else {
+            stopWriteAhead()
+            return
+        }
+        do {
+            try io.truncate(file.fd, to: size, path: file.path)
+        } catch {
+            throw LogStoreError(
+                .ioError, "cannot cut the segment back to its frames", file: file.path, underlying: error)
+        }
+    }
+}
