@@ -16,6 +16,49 @@ import Testing
         try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
     }
 
+    /// The segment being written is extended ahead of its writes: a crash leaves zeros after the last
+    /// frame, which the open trims (with a note, no side file, no recovery report); a seal and a clean
+    /// close cut segments back to their frames.
+    @Test func spaceExtendedAheadOfTheWritesIsTrimmed() throws {
+        let directory = TemporaryDirectory("write-ahead")
+        let copy = TemporaryDirectory("write-ahead-crashed")
+        var expected: [Record] = []
+        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+        for index in 0..<400 {  // ~1.6 segments of 1 MiB
+            let id = try store.put(typeTag: 1, payload: payloadBytes(4000, seed: UInt64(index)))
+            expected.append(try #require(try store.get(id)))
+        }
+        let stats = try store.statistics()
+        let segments = directory.segmentFiles()
+        #expect(segments.count >= 2)
+        for (segment, file) in zip(stats.segments, segments) {
+            let size = UInt64(try fileSize(file))
+            if segment.isActive {
+                #expect(size > segment.bytes, "the segment being written is extended ahead")
+            } else {
+                #expect(size == segment.bytes, "a sealed segment is cut back to its frames")
+            }
+        }
+        // What a crash now would leave: the files as they are, extension included.
+        for name in directory.fileNames() where !name.hasSuffix(".lock") && name != "LOCK" {
+            try FileManager.default.copyItem(atPath: directory.path + "/" + name, toPath: copy.path + "/" + name)
+        }
+        try store.close()
+        for (segment, file) in zip(stats.segments, directory.segmentFiles()) {
+            #expect(UInt64(try fileSize(file)) == segment.bytes, "closed: cut back to its frames")
+        }
+        let reopened = try Store.open(at: copy.path, options: testOptions(segmentSize: 1 << 20))
+        #expect(reopened.recovery == nil)
+        #expect(reopened.openNotes.contains { $0.contains("zero bytes after the last frame") }, "\(reopened.openNotes)")
+        #expect(!copy.fileNames().contains { $0.contains("torn") })
+        for record in expected { #expect(try reopened.get(record.id) == record) }
+        let trimmed = try reopened.statistics()
+        try reopened.close()
+        for (segment, file) in zip(trimmed.segments, copy.segmentFiles()) {
+            #expect(UInt64(try fileSize(file)) == segment.bytes)
+        }
+    }
+
     @Test func tornTailIsCutAndKeptInASideFile() throws {
         let directory = TemporaryDirectory("torn")
         var ids: [ObjectID] = []

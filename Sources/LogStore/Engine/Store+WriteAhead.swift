@@ -11,17 +11,14 @@
 struct SegmentWriteAhead: Sendable {
     let number: UInt32
     let filler: PageCacheFiller
-    /// The file's size as extended.
-    var extendedTo: UInt64
 }
 
 extension Store {
     /// How far ahead of the writes the page cache is filled.
     static let writeAheadWindow: UInt64 = 8 << 20
 
-    /// After writes to `file` up to `size`: extends it further ahead when the writes come near the end of
-    /// the extension, and moves the filler along. An extension that fails is skipped (it is only a
-    /// speed-up).
+    /// After writes to `file` up to `size`: extends it to its capacity the first time, and moves the filler
+    /// along. An extension that fails is skipped (it is only a speed-up).
     func extendAhead(_ file: SegmentFile, written size: UInt64) {
         let capacity = UInt64(file.mappedLength)
         writeAhead.withLock { ahead in
@@ -29,18 +26,13 @@ extension Store {
                 current.filler.stop()
                 ahead = nil
             }
-            if ahead == nil || size + Self.writeAheadWindow > (ahead?.extendedTo ?? 0) {
-                let end = min(capacity, size + 2 * Self.writeAheadWindow)
-                guard end > size, (try? io.truncate(file.fd, to: end, path: file.path)) != nil else { return }
-                if var current = ahead {
-                    current.extendedTo = end
-                    ahead = current
-                } else {
-                    ahead = SegmentWriteAhead(
-                        number: file.number,
-                        filler: PageCacheFiller(fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity),
-                        extendedTo: end)
-                }
+            if ahead == nil {
+                // To the segment's capacity at once: every change of the file's size costs the next sync
+                // an inode write (extending in steps of a few MiB showed in the commit latency's tail).
+                guard capacity > size, (try? io.truncate(file.fd, to: capacity, path: file.path)) != nil else { return }
+                ahead = SegmentWriteAhead(
+                    number: file.number,
+                    filler: PageCacheFiller(fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity))
             }
             ahead?.filler.advance(to: size)
         }
