@@ -498,8 +498,12 @@ extension Store {
             queue.flushingSegments = []
             queue.activeSize = size
             queue.flushingChunks = []
-            queue.expectedCommitters = work.committers + queue.pendingCommitters
-            queue.maximumGatherNanoseconds = min(syncNanoseconds / 2, 1_000_000)
+            // Those of this cycle, or one fewer than expected last time: a group that formed short (its
+            // committers were still being woken) does not shrink the next ones at once.
+            queue.expectedCommitters = max(work.committers + queue.pendingCommitters, queue.expectedCommitters - 1)
+            // Half the sync, but at least 150 µs: waking the last group's committers on two cores takes about
+            // that long, and a sync of a few records (no size change to write) takes less.
+            queue.maximumGatherNanoseconds = min(max(syncNanoseconds / 2, 150_000), 1_000_000)
             if let failure {
                 queue.failure = queue.failure ?? failure
             } else {
