@@ -204,10 +204,15 @@ struct StoreLoader {
         // Room for the seal frame that opening may append to a full newest segment.
         let sealRoom = writable ? LogFormat.minimumFrameSize : 0
         let size: UInt64
+        /// For the newest segment: where its data ends. Past it is the hole it was extended by ahead of the
+        /// writes (`Store+WriteAhead.swift`), which reads as zeros; scanning it would only fill the page
+        /// cache with zero pages (64 MiB of them after a crash).
+        var dataEnd: UInt64
         do {
             let probe = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
             defer { io.close(probe) }
             size = try io.size(probe, path: path)
+            dataEnd = isNewest ? io.dataEnd(probe, size: size) : size
         } catch {
             throw LogStoreError(.ioError, "cannot open segment", file: path, underlying: error)
         }
@@ -222,7 +227,10 @@ struct StoreLoader {
         } catch {
             throw LogStoreError(.ioError, "cannot map segment", file: path, underlying: error)
         }
+        // The hole starts at a block boundary; the zeros between the last frame and it are checked below.
+        if dataEnd < UInt64(LogFormat.segmentHeaderSize) { dataEnd = size }
         let bytes = file.bytes(count: Int(size))
+        let scanned = file.bytes(count: Int(dataEnd))
         var isOutput = false
 
         switch SegmentHeader.decode(bytes) {
@@ -251,7 +259,7 @@ struct StoreLoader {
 
         loaded.state.segments[number] = file
         var retained = UInt64(LogFormat.segmentHeaderSize)
-        let outcome = SegmentScanner(bytes: bytes).scan(continueAfterDamage: collectsProblems) { frame in
+        let outcome = SegmentScanner(bytes: scanned).scan(continueAfterDamage: collectsProblems) { frame in
             if frame.kind != .put && (isOutput || frame.kind != .delete) { retained += UInt64(frame.length) }
             loaded.replay(
                 frame.kind, id: frame.id, sequence: frame.sequence,
@@ -274,10 +282,15 @@ struct StoreLoader {
         loaded.frames += outcome.frames
         loaded.maxSequence = max(loaded.maxSequence, outcome.maxSequence)
         var validSize = size
+        if dataEnd < size, outcome.damages.isEmpty, UInt64(outcome.committedEnd) == dataEnd {
+            // The frames end exactly where the hole begins.
+            validSize = dataEnd
+            try trimPreallocation(file, size: size, at: validSize, into: &loaded)
+        }
         for damage in outcome.damages {
             if isNewest, damage.nextValidFrame == nil, damage.offset >= outcome.committedEnd {
                 validSize = UInt64(outcome.committedEnd)
-                if bytes[outcome.committedEnd...].allSatisfy({ $0 == 0 }) {
+                if scanned[outcome.committedEnd...].allSatisfy({ $0 == 0 }) {
                     try trimPreallocation(file, size: size, at: validSize, into: &loaded)
                 } else {
                     try cutTornTail(file, size: size, at: validSize, reason: damage.reason, into: &loaded)

@@ -147,6 +147,19 @@ struct SystemIO: Sendable {
         if cUnlink(path) != 0 { throw SystemError(call: "unlink", errno: errno, path: path) }
     }
 
+    /// Where the file's data ends: the start of the first hole (`lseek(2)` with `SEEK_HOLE`), or `size`
+    /// where holes cannot be told (then every byte counts as data). A file written from its start with an
+    /// extension at the end has one hole there.
+    func dataEnd(_ fd: Int32, size: UInt64) -> UInt64 {
+        #if os(Linux)
+            let seekHole: Int32 = 4  // SEEK_HOLE (a macro of _GNU_SOURCE that Swift does not import)
+            let hole = lseek(fd, 0, seekHole)
+            return hole >= 0 ? min(UInt64(hole), size) : size
+        #else
+            return size
+        #endif
+    }
+
     /// The size of an open file, from `fstat(2)`.
     func size(_ fd: Int32, path: String) throws(SystemError) -> UInt64 {
         var info = stat()
