@@ -143,8 +143,12 @@ if !onlyOpen {
         line("store before compaction", "\(megabytes(before.totalBytes)) in \(before.segments.count) segments")
     }
     line("live record bytes", megabytes(after.liveBytes))
-    line("bytes on disk after compaction (all files)", megabytes(UInt64(disk.logical)))
-    let ratio = Double(disk.logical) / Double(after.liveBytes)
+    // Disk space is the blocks the files hold: the segment being written is extended ahead of the writes
+    // as a hole (`Store+WriteAhead.swift`), which counts in its length but takes no space.
+    line(
+        "bytes on disk after compaction (all files)",
+        "\(megabytes(UInt64(disk.allocated))) (file lengths \(megabytes(UInt64(disk.logical))))")
+    let ratio = Double(disk.allocated) / Double(after.liveBytes)
     line(
         "disk ÷ live bytes after compaction", String(format: "%.3f", ratio), "≤ 1.2: \(ratio <= 1.2 ? "pass" : "FAIL")")
     let rate = rates.sorted()[rates.count / 2]
