@@ -140,6 +140,9 @@ public final class Store: Sendable {
     deinit {
         flushTimer?.cancel()
         compactor.withLock { $0 }?.stop(wait: false)
+        // Stops the page-cache filler before the segment's descriptor can close, and cuts the segment
+        // back (were that to fail, the next open trims the zeros).
+        if queue.withLock({ $0.failure }) == nil { try? trimWriteAhead() } else { stopWriteAhead() }
         try? syncActiveSegment()
     }
 
