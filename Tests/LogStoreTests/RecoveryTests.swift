@@ -59,6 +59,50 @@ import Testing
         }
     }
 
+    /// A hole inside the log (damage, or a filesystem that reports data as a hole) is not taken for the
+    /// end of it: the frames after it are found, and the open refuses the damage instead of trimming them.
+    @Test func dataAfterAHoleIsNeverTrimmed() throws {
+        let directory = TemporaryDirectory("hole-inside")
+        do {
+            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+            for index in 0..<60 { try store.put(typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }
+            try store.close()
+        }
+        let path = try #require(directory.segmentFiles().last)
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var boundaries: [Int] = []
+        data.withUnsafeBytes { raw in
+            _ = SegmentScanner(bytes: raw).scan { frame in
+                if frame.flags.contains(.commit) { boundaries.append(frame.offset + frame.length) }
+            }
+        }
+        // Rewrite the file with zeros from a commit boundary up to a page boundary, then a 4 KiB hole, then
+        // the rest of the log, and an extension after it.
+        let boundary = try #require(boundaries.first { $0 > 8192 && $0 % 4096 != 0 })
+        let holeStart = (boundary + 4095) / 4096 * 4096
+        let holeEnd = holeStart + 4096
+        let io = SystemIO(faults: nil)
+        let fd = try io.open(path, flags: O_RDWR | O_TRUNC)
+        defer { io.close(fd) }
+        try io.truncate(fd, to: 1 << 20, path: path)
+        try data.withUnsafeBytes {
+            try io.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[..<boundary]), at: 0, path: path)
+        }
+        try [UInt8](repeating: 0, count: holeStart - boundary).withUnsafeBytes {
+            try io.writeAll(fd, $0, at: UInt64(boundary), path: path)
+        }
+        try data.withUnsafeBytes {
+            try io.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[holeEnd...]), at: UInt64(holeEnd), path: path)
+        }
+        try io.syncData(fd, path: path)
+        #expect(try !Store.verify(at: directory.path).isSound)
+        #expect {
+            try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+        } throws: { error in
+            (error as? LogStoreError)?.code == .corruptFrame
+        }
+    }
+
     @Test func tornTailIsCutAndKeptInASideFile() throws {
         let directory = TemporaryDirectory("torn")
         var ids: [ObjectID] = []

@@ -27,12 +27,26 @@ extension Store {
                 ahead = nil
             }
             if ahead == nil {
-                // To the segment's capacity at once: every change of the file's size costs the next sync
-                // an inode write (extending in steps of a few MiB showed in the commit latency's tail).
-                guard capacity > size, (try? io.truncate(file.fd, to: capacity, path: file.path)) != nil else { return }
-                ahead = SegmentWriteAhead(
-                    number: file.number,
-                    filler: PageCacheFiller(fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity))
+                #if os(Linux)
+                    // To the segment's capacity at once: every change of the file's size costs the next sync
+                    // an inode write (extending in steps of a few MiB showed in the commit latency's tail).
+                    guard capacity > size, (try? io.truncate(file.fd, to: capacity, path: file.path)) != nil else {
+                        return
+                    }
+                    // Readers find where the log ends by the hole (`SEEK_HOLE`); a filesystem that does not
+                    // report it gets no extension (a reader would otherwise scan it, and a seal that cuts it
+                    // back could pull pages from under a reader's mapping).
+                    guard io.dataEnd(file.fd, size: capacity) < capacity else {
+                        try? io.truncate(file.fd, to: size, path: file.path)
+                        return
+                    }
+                    ahead = SegmentWriteAhead(
+                        number: file.number,
+                        filler: PageCacheFiller(
+                            fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity, from: size))
+                #else
+                    return
+                #endif
             }
             ahead?.filler.advance(to: size)
         }
@@ -56,7 +70,8 @@ extension Store {
         }
     }
 
-    /// On close: cuts the segment being written back to its frames (the sync that follows makes it durable).
+    /// On close: cuts the segment being written back to its frames (the sync that follows makes it durable,
+    /// and runs even when this fails).
     func trimWriteAhead() throws(LogStoreError) {
         let target = queue.withLock { queue in queue.active.map { ($0, queue.activeSize) } }
         guard let (file, size) = target, endWriteAhead(of: file) else {

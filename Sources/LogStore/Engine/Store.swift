@@ -173,8 +173,11 @@ public final class Store: Sendable {
             lock.withLock { $0 = nil }
         }
         if queue.withLock({ $0.failure }) == nil {
-            try trimWriteAhead()
+            // The sync runs even when cutting the extension back fails (the next open trims it then).
+            var trimFailure: LogStoreError?
+            do { try trimWriteAhead() } catch { trimFailure = error }
             try syncActiveSegment()
+            if let trimFailure { throw trimFailure }
         } else {
             stopWriteAhead()
         }

@@ -213,6 +213,9 @@ struct StoreLoader {
             defer { io.close(probe) }
             size = try io.size(probe, path: path)
             dataEnd = isNewest ? io.dataEnd(probe, size: size) : size
+            // The hole is only a hint: where any data follows it (a hole inside the log, or a filesystem
+            // that reports holes wrongly), the whole file is scanned, as without one.
+            if dataEnd < size && io.hasData(probe, after: dataEnd) { dataEnd = size }
         } catch {
             throw LogStoreError(.ioError, "cannot open segment", file: path, underlying: error)
         }

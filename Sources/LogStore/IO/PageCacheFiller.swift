@@ -24,17 +24,18 @@ final class PageCacheFiller: Sendable {
     private let window: UInt64
     private let limit: UInt64
 
-    /// Starts filling `fd`'s region up to `window` bytes ahead of the writer, never beyond `limit`.
-    init(fd: Int32, io: SystemIO, window: UInt64, limit: UInt64) {
+    /// Starts filling `fd`'s region from `start` (the writer's position; what lies before it is written)
+    /// up to `window` bytes ahead of the writer, never beyond `limit`.
+    init(fd: Int32, io: SystemIO, window: UInt64, limit: UInt64, from start: UInt64 = 0) {
         self.window = window
         self.limit = limit
-        state.withLock { $0.target = min(window, limit) }
+        state.withLock { $0.target = min(start + window, limit) }
         let state = self.state
         let thread = Thread {
             let chunk = 1 << 20
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 4096)
             defer { scratch.deallocate() }
-            var filled: UInt64 = 0
+            var filled = start & ~UInt64(chunk - 1)
             enum Next {
                 case fill(through: UInt64)
                 case stop

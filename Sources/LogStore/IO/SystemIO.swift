@@ -160,6 +160,17 @@ struct SystemIO: Sendable {
         #endif
     }
 
+    /// Whether the file holds data (not a hole) anywhere at or after `offset` (`lseek(2)` with
+    /// `SEEK_DATA`); true where that cannot be told.
+    func hasData(_ fd: Int32, after offset: UInt64) -> Bool {
+        #if os(Linux)
+            let seekData: Int32 = 3  // SEEK_DATA (a macro of _GNU_SOURCE that Swift does not import)
+            return lseek(fd, off_t(offset), seekData) >= 0 || errno != ENXIO
+        #else
+            return true
+        #endif
+    }
+
     /// The size of an open file, from `fstat(2)`.
     func size(_ fd: Int32, path: String) throws(SystemError) -> UInt64 {
         var info = stat()
