@@ -268,23 +268,12 @@ private final class FCUnregistered: PersistentObject {
     init() {}
 }
 
+/// `withObjects` with the coding path chosen.
 private func withStore<Result>(
     _ directory: TemporaryDirectory, fieldCoding: Bool, types: [any PersistentObject.Type],
     _ body: (ObjectStore) throws -> Result
 ) throws -> Result {
-    let objects = try ObjectStore.open(
-        at: directory.path, options: StoreOptions(segmentSize: 1 << 20, fsyncPolicy: .never), types: types,
-        usingFieldCoding: fieldCoding)
-    let result: Result
-    do {
-        result = try body(objects)
-    } catch {
-        try? objects.close()
-        throw error
-    }
-    try objects.close()
-    #expect(try Store.verify(at: directory.path).problems.isEmpty)
-    return result
+    try withObjects(directory, types: types, usingFieldCoding: fieldCoding, body)
 }
 
 /// Saves the graph `make` builds, under the root "root" of a fresh store; returns every engine record.

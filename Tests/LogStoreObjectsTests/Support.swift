@@ -20,19 +20,22 @@ let allTestTypes: [any PersistentObject.Type] =
     drawingTypes + geometryTypes + recordTypes + [Node.self, Note.self, Bag.self]
 
 /// Opens an object store in `directory` with small segments, registering `types`.
-func openObjects(_ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes) throws
+func openObjects(
+    _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes, usingFieldCoding: Bool = true
+) throws
     -> ObjectStore
 {
     try ObjectStore.open(
-        at: directory.path, options: StoreOptions(segmentSize: 1 << 20, fsyncPolicy: .never), types: types)
+        at: directory.path, options: StoreOptions(segmentSize: 1 << 20, fsyncPolicy: .never), types: types,
+        usingFieldCoding: usingFieldCoding)
 }
 
 /// Runs `body` with a freshly opened object store and closes it afterwards (verifying the engine store).
 func withObjects<Result>(
     _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes,
-    _ body: (ObjectStore) throws -> Result
+    usingFieldCoding: Bool = true, _ body: (ObjectStore) throws -> Result
 ) throws -> Result {
-    let objects = try openObjects(directory, types: types)
+    let objects = try openObjects(directory, types: types, usingFieldCoding: usingFieldCoding)
     let result: Result
     do {
         result = try body(objects)
