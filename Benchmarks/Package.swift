@@ -54,6 +54,15 @@ let package = Package(
             ],
             path: "Sources/LogStoreGCFigures"
         ),
+        // Durable single-record puts from one and from many writers (group commit).
+        .executableTarget(
+            name: "WriterFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "Sources/WriterFigures"
+        ),
         // The object layer: the drawing model scaled up, through LogStoreObjects (and GRDB for comparison).
         .executableTarget(
             name: "ObjectFigures",

@@ -97,10 +97,14 @@ import Testing
         #expect(try Store.verify(at: directory.path).isSound)
     }
 
-    @Test func concurrentDurablePutsShareSyncsAndAllSurvive() throws {
+    /// With committers that spin while they wait (the default) and with committers that sleep.
+    @Test(arguments: [Duration.microseconds(500), .zero])
+    func concurrentDurablePutsShareSyncsAndAllSurvive(spinLimit: Duration) throws {
         let directory = TemporaryDirectory("group")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20, faults: faults))
+        var options = testOptions(segmentSize: 1 << 20, faults: faults)
+        options.commitSpinLimit = spinLimit
+        let store = try Store.open(at: directory.path, options: options)
         try store.put(typeTag: 1, payload: [])  // creates the segment: the syncs counted below are commits only
         let syncsBefore = faults.calls(.sync)
         let written = Shared<[ObjectID: [UInt8]]>([:])

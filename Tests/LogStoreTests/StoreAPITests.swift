@@ -48,6 +48,11 @@ import Testing
         #expect(
             code { _ = try Store.open(at: directory.path + "/x", options: StoreOptions(segmentSize: 10)) }
                 == .invalidArgument)
+        for spin in [Duration.microseconds(-1), .seconds(2)] {
+            var options = StoreOptions()
+            options.commitSpinLimit = spin
+            #expect(code { _ = try Store.open(at: directory.path + "/y", options: options) } == .invalidArgument)
+        }
         // Nothing of the failed calls reached the store.
         #expect(try store.count() == 0)
 

@@ -54,14 +54,10 @@ extension Store {
         } catch {
             failure = error
         }
-        let wake = queue.withLock { queue -> [DispatchSemaphore] in
+        releaseWriterSlot { queue in
             queue.active = nil
-            queue.flushing = false
             if let failure { queue.failure = queue.failure ?? failure }
-            return queue.waitersToWake()
         }
-        for semaphore in wake { semaphore.signal() }
-        queue.broadcast()
         if let failure { throw failure }
     }
 

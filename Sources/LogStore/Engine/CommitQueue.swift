@@ -58,6 +58,10 @@ struct CommitQueue {
     /// Committers inside `commit` that have not queued their batch yet: a new leader gives them a
     /// moment, so one sync serves them too instead of the next one.
     var arriving = 0
+    /// Committers spinning while they wait (see ``CommitSignals``).
+    var spinners = 0
+    /// How long the last group's sync took (0 without one).
+    var lastSyncNanoseconds: UInt64 = 0
     /// Batches of committers (``Store/commit(_:)`` callers, who wait for them) in `pending`.
     var pendingCommitters = 0
     /// Committers in the system when the last group was flushed: those it served plus those queued

@@ -125,7 +125,7 @@ extension Store {
                     return queue.gathered
                 })
             {
-                queue.signalTimed()
+                wakeGatheringLeader()
             }
         }
         let allocated = nextID.withLock { $0 }
@@ -142,8 +142,14 @@ extension Store {
             queue.pendingCommitters += 1
             return (ticket, queue.gathered)
         }
-        if wakeLeader { queue.signalTimed() }
+        if wakeLeader { wakeGatheringLeader() }
         try awaitDurable(ticket)
+    }
+
+    /// Tells the leader gathering a group that it is complete, whether it spins or sleeps.
+    private func wakeGatheringLeader() {
+        signals.groupsCompleted.add(1, ordering: .releasing)
+        queue.signalTimed()
     }
 
     /// Checks the limits of every operation of a batch before anything is changed.
@@ -380,156 +386,6 @@ extension Store {
         }
     }
 
-    /// Waits until batch `ticket` is written and visible, leading the group commit when no one is.
-    func awaitDurable(_ ticket: UInt64) throws(LogStoreError) {
-        enum Step {
-            case done
-            case failed(LogStoreError, wake: [DispatchSemaphore])
-            case wait(DispatchSemaphore)
-            case lead(CommitQueue.Work, SegmentFile?, UInt64)
-        }
-        // A leader whose batch is durable leads the next group too when one is queued already (a few
-        // times at most): the disk starts on it at once instead of after a woken committer gets a core.
-        var rounds = 0
-        while true {
-            let step = queue.withLock { queue -> Step in
-                if queue.durableSequence >= ticket {
-                    guard rounds > 0, rounds < 4, !queue.flushing, !queue.pending.isEmpty, queue.failure == nil,
-                        !queue.closed
-                    else { return .done }
-                    queue.flushing = true
-                    return .lead(queue.takeWork(), queue.active, queue.activeSize)
-                }
-                if let failure = queue.failure { return .failed(failure, wake: queue.waitersToWake()) }
-                guard !queue.flushing else {
-                    // The leader wakes this committer when its batch is durable, or to lead the next group.
-                    let semaphore = DispatchSemaphore(value: 0)
-                    queue.waiters.append((ticket, semaphore))
-                    return .wait(semaphore)
-                }
-                queue.flushing = true
-                return .lead(queue.takeWork(), queue.active, queue.activeSize)
-            }
-            switch step {
-            case .done: return
-            case .wait(let semaphore): semaphore.wait()
-            case .failed(let failure, let wake):
-                for semaphore in wake { semaphore.signal() }
-                throw LogStoreError(
-                    .storeFailed, "the write failed and was not acknowledged; reopen the store", file: directory,
-                    underlying: failure)
-            case .lead(var work, let active, let size):
-                if gather(work) { work = queue.withLock { $0.takeMore(work) } }
-                flush(work, active: active, size: size)
-                rounds += 1
-            }
-        }
-    }
-
-    /// Before a leader writes `work`, lets committers that are still encoding their batches, and those
-    /// the last group served that are likely to commit again at once, queue theirs, so that one sync
-    /// serves them too. It waits at most half the last sync's time (20 µs at least while someone is
-    /// encoding), blocked on the queue's second condition: the committer that completes the group
-    /// wakes it. Returns whether more may have been queued.
-    private func gather(_ work: CommitQueue.Work) -> Bool {
-        let limit = queue.withLock { queue -> UInt64? in
-            queue.gatheringCommitters = work.committers
-            guard !queue.gathered, queue.arriving > 0 || work.committers < queue.expectedCommitters else {
-                queue.gatheringCommitters = nil
-                return nil
-            }
-            return queue.arriving > 0 ? max(queue.maximumGatherNanoseconds, 20_000) : queue.maximumGatherNanoseconds
-        }
-        guard let limit else { return false }
-        _ = queue.waitUntil(deadline: Clock.monotonicNanoseconds() + limit) { queue -> Bool? in
-            queue.gathered ? true : nil
-        }
-        queue.withLock { $0.gatheringCommitters = nil }
-        return true
-    }
-
-    /// The leader's part: write, sync, publish. Records a failure in the queue instead of throwing.
-    private func flush(_ work: CommitQueue.Work, active startActive: SegmentFile?, size startSize: UInt64) {
-        var active = startActive
-        var size = startSize
-        var failure: LogStoreError?
-        var syncNanoseconds: UInt64 = 0
-        do throws(LogStoreError) {
-            for chunk in work.chunks {
-                if chunk.createsSegment {
-                    if let sealed = active { try seal(sealed, at: size, sequence: work.lastSequence) }
-                    let created = try createSegment(chunk.segment, capacity: chunk.capacity)
-                    active = created
-                    size = UInt64(LogFormat.segmentHeaderSize)
-                    state.withLock {
-                        $0.segments[created.number] = created
-                        $0.segmentSizes[created.number] = size
-                        $0.segmentMinSequence[created.number] = chunk.firstSequence
-                    }
-                    queue.withLock {
-                        $0.active = created
-                        $0.activeSize = size
-                    }
-                    try writeManifest()
-                }
-                guard let file = active, file.number == chunk.segment, chunk.startOffset == size else {
-                    throw LogStoreError(
-                        .ioError, "internal: pending bytes for segment \(chunk.segment) do not follow the file end")
-                }
-                try ioStep(file.path, chunk.startOffset) { () throws(SystemError) in
-                    try io.writeAll(file.fd, chunk.buffer.bytes, at: chunk.startOffset, path: file.path)
-                }
-                size = chunk.endOffset
-            }
-            if let file = active { extendAhead(file, written: size) }
-            if options.fsyncPolicy == .always, let file = active {
-                let started = Clock.monotonicNanoseconds()
-                try ioStep(file.path, size) { () throws(SystemError) in try io.syncData(file.fd, path: file.path) }
-                syncNanoseconds = Clock.monotonicNanoseconds() - started
-            }
-        } catch {
-            failure = error
-        }
-        if failure == nil {
-            state.withLock { state in
-                for effect in work.effects { state.publish(effect) }
-                state.finishReplay()
-                for chunk in work.chunks {
-                    state.segmentSizes[chunk.segment] = max(state.segmentSizes[chunk.segment] ?? 0, chunk.endOffset)
-                }
-                for (segment, count) in work.controlFrames { state.controlFrames[segment, default: 0] += count }
-                for (segment, bytes) in work.retained {
-                    state.retainedBytes[segment, default: UInt64(LogFormat.segmentHeaderSize)] += bytes
-                }
-            }
-        }
-        let wake = queue.withLock { queue -> [DispatchSemaphore] in
-            queue.flushing = false
-            queue.flushingSegments = []
-            queue.activeSize = size
-            queue.flushingChunks = []
-            // Those of this cycle, or one fewer than expected last time: a group that formed short (its
-            // committers were still being woken) does not shrink the next ones at once.
-            queue.expectedCommitters = max(work.committers + queue.pendingCommitters, queue.expectedCommitters - 1)
-            // Half the sync, but at least 150 µs: waking the last group's committers on two cores takes about
-            // that long, and a sync of a few records (no size change to write) takes less.
-            queue.maximumGatherNanoseconds = min(max(syncNanoseconds / 2, 150_000), 1_000_000)
-            if let failure {
-                queue.failure = queue.failure ?? failure
-            } else {
-                queue.durableSequence = max(queue.durableSequence, work.lastSequence)
-                if options.fsyncPolicy != .always { queue.dirty = true }
-            }
-            for chunk in work.chunks where queue.spareBuffers.count < 4 {
-                chunk.buffer.removeAll()
-                queue.spareBuffers.append(chunk.buffer)
-            }
-            return queue.waitersToWake()
-        }
-        for semaphore in wake { semaphore.signal() }
-        queue.broadcast()
-    }
-
     /// Ends a full segment with its seal frame and syncs it: it is never written again.
     func seal(_ file: SegmentFile, at size: UInt64, sequence: UInt64) throws(LogStoreError) {
         let buffer = WriteBuffer(capacity: 64)
@@ -550,8 +406,7 @@ extension Store {
         }
     }
 
-    private func ioStep(_ path: String, _ offset: UInt64, _ body: () throws(SystemError) -> Void) throws(LogStoreError)
-    {
+    func ioStep(_ path: String, _ offset: UInt64, _ body: () throws(SystemError) -> Void) throws(LogStoreError) {
         do {
             try body()
         } catch {
@@ -560,7 +415,7 @@ extension Store {
     }
 
     /// Creates segment `number` with its header, durably (file and directory synced), and maps it.
-    private func createSegment(_ number: UInt32, capacity: Int) throws(LogStoreError) -> SegmentFile {
+    func createSegment(_ number: UInt32, capacity: Int) throws(LogStoreError) -> SegmentFile {
         let path = directory + "/" + LogFormat.segmentFileName(number)
         let header = SegmentHeader(segmentNumber: number, createdAtMilliseconds: Clock.milliseconds()).encoded()
         do {

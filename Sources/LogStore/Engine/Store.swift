@@ -33,6 +33,8 @@ public final class Store: Sendable {
     /// The next id ``newID()`` hands out.
     let nextID: ConditionLock<UInt64>
     let queue: ConditionLock<CommitQueue>
+    /// Lets committers spin while they wait for a group commit.
+    let signals: CommitSignals
     let encoder: FrameEncoder
     private let lock: Mutex<DirectoryLock?>
     /// Serializes rewrites of the segment manifest.
@@ -130,6 +132,7 @@ public final class Store: Sendable {
                 reservedIDs: firstFreeID
             ))
         self.state = ConditionLock(loaded.state)
+        self.signals = CommitSignals(limit: options.commitSpinLimit)
         if case .interval(let milliseconds) = options.fsyncPolicy, !options.readOnly {
             self.flushTimer = FlushTimer(every: milliseconds, queue: queue, io: io)
         } else {

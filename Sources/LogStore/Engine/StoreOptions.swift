@@ -32,6 +32,15 @@ public struct StoreOptions: Sendable {
     /// Open without the write lock and without repairing anything; every write throws
     /// ``LogStoreError/Code/readOnly``. Default off.
     public var readOnly: Bool = false
+    /// How long a committer waiting for a group commit may spin (check, yielding its core to other
+    /// threads between checks) before it sleeps until the leader wakes it. Default 500 µs; `.zero`
+    /// never spins.
+    ///
+    /// Spinning saves the wake-ups, which cost tens of microseconds where idle cores halt (virtual
+    /// machines), at the price of busy cores while commits wait: with eight durable writers on two
+    /// cores it raises their throughput by a third or more. Committers spin only while the last sync
+    /// took less than this limit, and at most four per core at a time. A single writer never spins.
+    public var commitSpinLimit: Duration = .microseconds(500)
     /// When and how segments are compacted.
     public var compaction = CompactionOptions()
     /// Fault injection for tests (see ``FaultInjector``).
@@ -63,6 +72,9 @@ public struct StoreOptions: Sendable {
         }
         if case .interval(let milliseconds) = fsyncPolicy, milliseconds <= 0 {
             throw LogStoreError(.invalidArgument, "fsync interval must be positive, got \(milliseconds) ms")
+        }
+        guard commitSpinLimit >= .zero, commitSpinLimit <= .seconds(1) else {
+            throw LogStoreError(.invalidArgument, "commit spin limit must be within 0...1 s, got \(commitSpinLimit)")
         }
         guard compressionMinimumSize >= 0 else {
             throw LogStoreError(.invalidArgument, "compression minimum size must not be negative")
