@@ -3,7 +3,8 @@ import Testing
 
 @testable @_spi(Testing) import LogStore
 
-/// The thread that fills the page cache ahead of a writer: it reads, never writes, and stops cleanly.
+/// The thread that prepares the region ahead of a writer: it fills the page cache, writes zeros ahead of
+/// small writes when asked to, never touches what the writer claimed, and stops cleanly.
 @Suite struct PageCacheFillerTests {
     @Test func fillsAheadWithoutChangingTheFileAndStops() throws {
         let directory = TemporaryDirectory("filler")
@@ -19,7 +20,7 @@ import Testing
         while written < 8 << 20 {
             try data.withUnsafeBytes { try io.writeAll(fd, $0, at: written, path: path) }
             written += UInt64(data.count)
-            filler.advance(to: written)
+            filler.claim(through: written)
         }
         filler.stop()
         filler.stop()  // a second stop returns at once
@@ -28,5 +29,91 @@ import Testing
         #expect(try io.size(fd, path: path) == extended)
         #expect(try io.read(fd, count: 1 << 20, at: 7 << 20, path: path) == data)
         #expect(try io.read(fd, count: 1 << 20, at: 9 << 20, path: path).allSatisfy { $0 == 0 })
+    }
+
+    /// Small claimed writes with zeros on: the writer's bytes are all intact (zeros never land below a
+    /// claim), and zeros are written ahead of the last write, within the window.
+    @Test func zerosGoAheadOfSmallWritesAndNeverOverThem() throws {
+        let directory = TemporaryDirectory("filler-zeros")
+        let path = directory.path + "/file"
+        let io = SystemIO(faults: nil)
+        let fd = try io.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC)
+        defer { io.close(fd) }
+        let extended: UInt64 = 8 << 20
+        try io.truncate(fd, to: extended, path: path)
+        let filler = PageCacheFiller(fd: fd, io: io, window: 2 << 20, limit: extended, zeroFill: true)
+        var written: UInt64 = 0
+        var expected: [UInt8] = []
+        for index in 0..<3000 {
+            let record = payloadBytes(700 + index % 200, seed: UInt64(index)).map { $0 | 1 }  // never zero
+            filler.claim(through: written + UInt64(record.count))
+            try record.withUnsafeBytes { try io.writeAll(fd, $0, at: written, path: path) }
+            written += UInt64(record.count)
+            expected += record
+        }
+        // Let the thread catch up with the last claim, then stop it.
+        filler.claim(through: written)
+        var zeroEnd: UInt64 = 0
+        for _ in 0..<500 {
+            let regions = try #require(io.dataRegions(fd, after: written, size: extended))
+            zeroEnd = regions.last?.upperBound ?? 0
+            if zeroEnd >= written + PageCacheFiller.zeroWindow - PageCacheFiller.zeroChunk { break }
+            usleep(10_000)
+        }
+        filler.stop()
+        #expect(try io.read(fd, count: Int(written), at: 0, path: path) == expected)
+        #expect(zeroEnd > written + PageCacheFiller.zeroGap, "zeros ahead of the writer")
+        #expect(zeroEnd <= written + PageCacheFiller.zeroWindow + PageCacheFiller.zeroChunk)
+        #expect(try io.read(fd, count: Int(extended - written), at: written, path: path).allSatisfy { $0 == 0 })
+    }
+
+    /// Large writes: no zeros (they would cost the disk twice the bytes for no gain).
+    @Test func noZerosAheadOfLargeWrites() throws {
+        let directory = TemporaryDirectory("filler-large")
+        let path = directory.path + "/file"
+        let io = SystemIO(faults: nil)
+        let fd = try io.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC)
+        defer { io.close(fd) }
+        let extended: UInt64 = 8 << 20
+        try io.truncate(fd, to: extended, path: path)
+        let data = [UInt8](repeating: 0xCD, count: 256 << 10)
+        // Claimed before the filler could zero anything: its average advance is large from the start.
+        let filler = PageCacheFiller(fd: fd, io: io, window: 2 << 20, limit: extended, zeroFill: true)
+        var written: UInt64 = 0
+        for _ in 0..<8 {
+            filler.claim(through: written + UInt64(data.count))
+            try data.withUnsafeBytes { try io.writeAll(fd, $0, at: written, path: path) }
+            written += UInt64(data.count)
+        }
+        filler.stop()
+        let regions = try #require(io.dataRegions(fd, after: written, size: extended))
+        #expect(regions.allSatisfy { $0.upperBound <= written + PageCacheFiller.zeroWindow })
+        #expect(
+            try io.read(fd, count: Int(written), at: 0, path: path) == [UInt8](repeating: 0xCD, count: Int(written)))
+    }
+
+    /// `dataRegions` lists what follows an offset, region by region, and nothing after the last one.
+    @Test func dataRegionsListWhatFollowsAHole() throws {
+        let directory = TemporaryDirectory("regions")
+        let path = directory.path + "/file"
+        let io = SystemIO(faults: nil)
+        let fd = try io.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC)
+        defer { io.close(fd) }
+        let size: UInt64 = 4 << 20
+        try io.truncate(fd, to: size, path: path)
+        let block = [UInt8](repeating: 7, count: 64 << 10)
+        for offset: UInt64 in [0, 1 << 20, 3 << 20] {
+            try block.withUnsafeBytes { try io.writeAll(fd, $0, at: offset, path: path) }
+        }
+        try io.syncData(fd, path: path)
+        let regions = try #require(io.dataRegions(fd, after: 64 << 10, size: size))
+        let mebibyte: UInt64 = 1 << 20
+        let blockSize = UInt64(block.count)
+        let expected: [Range<UInt64>] = [
+            mebibyte..<(mebibyte + blockSize), (3 * mebibyte)..<(3 * mebibyte + blockSize),
+        ]
+        #expect(regions == expected)
+        #expect(io.dataRegions(fd, after: 3 * mebibyte + blockSize, size: size) == [])
+        #expect(io.dataEnd(fd, size: size) == 64 << 10)
     }
 }

@@ -59,6 +59,41 @@ import Testing
         }
     }
 
+    /// After a crash the extension can hold zeros a writer of small commits wrote ahead of itself, after
+    /// a hole: they are trimmed like the hole, not taken for data after a hole inside the log.
+    @Test func zerosAfterAHoleAreTrimmedToo() throws {
+        let directory = TemporaryDirectory("zeros-after-hole")
+        var expected: [Record] = []
+        do {
+            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
+            for index in 0..<200 {
+                let id = try store.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index)))
+                expected.append(try #require(try store.get(id)))
+            }
+            try store.close()
+        }
+        // The file as a crash could leave it: the frames, a hole, 128 KiB of zeros, a hole to 4 MiB.
+        let path = try #require(directory.segmentFiles().last)
+        let frames = UInt64(try fileSize(path))
+        let io = SystemIO(faults: nil)
+        let fd = try io.open(path, flags: O_RDWR)
+        let zerosAt = (frames + (256 << 10)) / 4096 * 4096
+        try io.truncate(fd, to: 4 << 20, path: path)
+        try [UInt8](repeating: 0, count: 128 << 10).withUnsafeBytes { try io.writeAll(fd, $0, at: zerosAt, path: path) }
+        try io.syncData(fd, path: path)
+        let regions = io.dataRegions(fd, after: io.dataEnd(fd, size: 4 << 20), size: 4 << 20)
+        io.close(fd)
+        try #require(regions?.isEmpty == false, "the filesystem reports holes")
+
+        #expect(try Store.verify(at: directory.path).isSound)
+        let reopened = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
+        #expect(reopened.recovery == nil)
+        #expect(reopened.openNotes.contains { $0.contains("zero bytes after the last frame") }, "\(reopened.openNotes)")
+        for record in expected { #expect(try reopened.get(record.id) == record) }
+        try reopened.close()
+        #expect(UInt64(try fileSize(path)) == frames)
+    }
+
     /// A hole inside the log (damage, or a filesystem that reports data as a hole) is not taken for the
     /// end of it: the frames after it are found, and the open refuses the damage instead of trimming them.
     @Test func dataAfterAHoleIsNeverTrimmed() throws {

@@ -1,9 +1,10 @@
+import LogStore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import LogStore
 
 /// A fresh directory under /tmp, removed (with everything in it) by ``remove()``.
 public final class TemporaryDirectory: @unchecked Sendable {

@@ -11,14 +11,15 @@
 // `/proc/self/status` (RssAnon, RssFile) just before and just after `Store.open`. The segment files
 // are mapped, not read into the heap: their pages show up in RssFile, never in the heap figure.
 
+import BenchmarkSupport
+import CMallocInfo
+import LogStore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import BenchmarkSupport
-import CMallocInfo
-import LogStore
 
 // MARK: - Child mode: open a store and report what opening cost
 
@@ -111,7 +112,9 @@ func openInChild(_ path: String, scratch: TemporaryDirectory) -> OpenCost {
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 256)
     _ = fgets(&line, Int32(line.count), file)
-    let fields = stringFromCString(line).split(separator: " ").map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines))! }
+    let fields = stringFromCString(line).split(separator: " ").map {
+        Int($0.trimmingCharacters(in: .whitespacesAndNewlines))!
+    }
     return OpenCost(
         openNanoseconds: UInt64(fields[0]), heapBytes: fields[1], rssAnonBytes: fields[2], rssFileBytes: fields[3],
         objects: fields[4], rssAnonTrimmedBytes: fields[5])
@@ -161,7 +164,9 @@ let fillStart = nanoseconds()
 let summary = try fillStore(store, count: objectCount)
 let fillSeconds = Double(nanoseconds() - fillStart) / 1e9
 try store.close()
-print("fill (incl. payload generation): \(format(fillSeconds)) s, \(format(Double(objectCount) / fillSeconds, 0)) objects/s")
+print(
+    "fill (incl. payload generation): \(format(fillSeconds)) s, \(format(Double(objectCount) / fillSeconds, 0)) objects/s"
+)
 
 // 2. Bytes on disk per payload byte: segment files alone, and everything in the store directory
 // (segment hint files, the segment manifest, the lock file).
@@ -171,13 +176,23 @@ let everything = directorySize(path)
 let payloadBytes = Double(summary.payloadBytes)
 print("")
 print("## Space")
-print("payload bytes:                 \(summary.payloadBytes) (mean \(format(payloadBytes / Double(objectCount), 1)) B/object)")
-print("references:                    \(summary.referenceCount) (mean \(format(Double(summary.referenceCount) / Double(objectCount))) /object, 8 B each)")
+print(
+    "payload bytes:                 \(summary.payloadBytes) (mean \(format(payloadBytes / Double(objectCount), 1)) B/object)"
+)
+print(
+    "references:                    \(summary.referenceCount) (mean \(format(Double(summary.referenceCount) / Double(objectCount))) /object, 8 B each)"
+)
 print("segment files:                 \(segments.files), \(segments.logical) bytes (allocated \(segments.allocated))")
 print("hint files:                    \(hints.files), \(hints.logical) bytes")
-print("all files in the directory:    \(everything.files), \(everything.logical) bytes (allocated \(everything.allocated))")
-print("bytes on disk / payload bytes: \(format(Double(everything.logical) / payloadBytes, 3)) all files, \(format(Double(segments.logical) / payloadBytes, 3)) segments only (st_size); \(format(Double(everything.allocated) / payloadBytes, 3)) allocated blocks")
-print("on-disk bytes per object:      \(format(Double(everything.logical) / Double(objectCount), 1)) all files, \(format(Double(segments.logical) / Double(objectCount), 1)) segments only")
+print(
+    "all files in the directory:    \(everything.files), \(everything.logical) bytes (allocated \(everything.allocated))"
+)
+print(
+    "bytes on disk / payload bytes: \(format(Double(everything.logical) / payloadBytes, 3)) all files, \(format(Double(segments.logical) / payloadBytes, 3)) segments only (st_size); \(format(Double(everything.allocated) / payloadBytes, 3)) allocated blocks"
+)
+print(
+    "on-disk bytes per object:      \(format(Double(everything.logical) / Double(objectCount), 1)) all files, \(format(Double(segments.logical) / Double(objectCount), 1)) segments only"
+)
 
 // The same objects with compression forced on for every payload (default threshold is 512 bytes,
 // so none of these 100-300 byte payloads is compressed by default).
@@ -189,7 +204,9 @@ do {
     try compressed.close()
     let size = directorySize(compressedPath, suffix: ".seg")
     let all = directorySize(compressedPath)
-    print("with compressionMinimumSize 0: \(format(Double(all.logical) / payloadBytes, 3)) all files, \(format(Double(size.logical) / payloadBytes, 3)) segments only")
+    print(
+        "with compressionMinimumSize 0: \(format(Double(all.logical) / payloadBytes, 3)) all files, \(format(Double(size.logical) / payloadBytes, 3)) segments only"
+    )
     removeTree(compressedPath)
 }
 
@@ -208,12 +225,17 @@ let heapPerObject = median(warm.map { Double($0.heapBytes) / Double(objectCount)
 let anonPerObject = median(warm.map { Double($0.rssAnonBytes) / Double(objectCount) })
 let filePerObject = median(warm.map { Double($0.rssFileBytes) / Double(objectCount) })
 let trimmedPerObject = median(warm.map { Double($0.rssAnonTrimmedBytes) / Double(objectCount) })
-print("reopen, warm page cache:        median \(format(median(warm.map { Double($0.openNanoseconds) / 1e6 }), 1)) ms (runs: \(warm.map { format(Double($0.openNanoseconds) / 1e6, 1) }.joined(separator: ", ")))")
-print("reopen, page cache evicted:     median \(format(median(cold.map { Double($0.openNanoseconds) / 1e6 }), 1)) ms (runs: \(cold.map { format(Double($0.openNanoseconds) / 1e6, 1) }.joined(separator: ", ")))")
+print(
+    "reopen, warm page cache:        median \(format(median(warm.map { Double($0.openNanoseconds) / 1e6 }), 1)) ms (runs: \(warm.map { format(Double($0.openNanoseconds) / 1e6, 1) }.joined(separator: ", ")))"
+)
+print(
+    "reopen, page cache evicted:     median \(format(median(cold.map { Double($0.openNanoseconds) / 1e6 }), 1)) ms (runs: \(cold.map { format(Double($0.openNanoseconds) / 1e6, 1) }.joined(separator: ", ")))"
+)
 print("index memory, heap in use:      \(format(heapPerObject)) bytes/object (mallinfo2 delta over Store.open)")
 print("index memory, RssAnon:          \(format(anonPerObject)) bytes/object (resident anonymous memory delta)")
 print("  RssAnon after malloc_trim(0):  \(format(trimmedPerObject)) bytes/object (freed memory malloc kept, returned)")
-print("mapped segment pages, RssFile:  \(format(filePerObject)) bytes/object (file pages touched by the scan; not index)")
+print(
+    "mapped segment pages, RssFile:  \(format(filePerObject)) bytes/object (file pages touched by the scan; not index)")
 
 // 4. Single-get latency, each get timed by itself (clock_gettime around it).
 print("")
@@ -234,7 +256,11 @@ do {
     let total = samples.reduce(0, +)
     samples.sort()
     func percentile(_ p: Double) -> UInt64 { samples[min(samples.count - 1, Int(Double(samples.count) * p))] }
-    print("p50 \(percentile(0.5)) ns, p90 \(percentile(0.9)) ns, p99 \(percentile(0.99)) ns, p99.9 \(percentile(0.999)) ns, max \(samples.last!) ns")
-    print("mean \(format(Double(total) / Double(ids.count), 0)) ns incl. timer (\(format(1e9 * Double(ids.count) / Double(total), 0)) gets/s); checksum \(checksum)")
+    print(
+        "p50 \(percentile(0.5)) ns, p90 \(percentile(0.9)) ns, p99 \(percentile(0.99)) ns, p99.9 \(percentile(0.999)) ns, max \(samples.last!) ns"
+    )
+    print(
+        "mean \(format(Double(total) / Double(ids.count), 0)) ns incl. timer (\(format(1e9 * Double(ids.count) / Double(total), 0)) gets/s); checksum \(checksum)"
+    )
     try store.close()
 }

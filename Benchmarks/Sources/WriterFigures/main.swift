@@ -6,13 +6,14 @@
 // The package-benchmark suite measures the same ("Put: single record, fsync always, …"); this one runs
 // longer, in one process, so that `perf` can watch it.
 
+import BenchmarkSupport
+import LogStore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import BenchmarkSupport
-import LogStore
 
 var writers = 8
 var seconds = 3.0
@@ -66,7 +67,14 @@ func durablePuts(threads: Int, seconds: Double, policy: FsyncPolicy) throws -> D
         slots[writer * 16] = written
     }
     let elapsed = Double(nanoseconds() - started) / 1e9
+    let commits = try store.statistics().groupCommits
     try store.close()
+    print(
+        "  \(threads) writer(s): \(commits.groups) syncs, "
+            + String(
+                format: "%.2f commits per sync, sync %.0f µs, gather %.0f µs", commits.batchesPerGroup,
+                Double(commits.syncNanoseconds) / Double(max(commits.groups, 1)) / 1e3,
+                Double(commits.gatherNanoseconds) / Double(max(commits.groups, 1)) / 1e3))
     let total = (0..<threads).reduce(0) { $0 + counts[$1 * 16] }
     return Double(total) / elapsed
 }

@@ -119,7 +119,7 @@ final class CompactionOutput {
         io.startWriteback(fd, offset: written, length: buffer.count)
         written += UInt64(buffer.count)
         buffer.removeAll()
-        filler?.advance(to: written)
+        filler?.claim(through: written)
     }
 
     /// Writes what is buffered, syncs, renames into place, syncs the directory, and maps the segment.

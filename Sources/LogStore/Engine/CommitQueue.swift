@@ -84,6 +84,8 @@ struct CommitQueue {
     var flushingSegments: Set<UInt32> = []
     /// The chunks the leader is writing now (pending records' references are read from them).
     var flushingChunks: [PendingChunk] = []
+    /// Counts of the group commit since the store was opened.
+    var groupCommits = StoreStatistics.GroupCommits()
     /// Objects freed by reference counting since the store was opened.
     var collectedByCount = 0
     /// While a mark-sweep pass runs: every id that batches put, referenced or named as a root since

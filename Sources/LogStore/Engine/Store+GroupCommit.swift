@@ -72,8 +72,9 @@ extension Store {
                     .storeFailed, "the write failed and was not acknowledged; reopen the store", file: directory,
                     underlying: failure)
             case .lead(var work, let active, let size):
+                let gatherStarted = Clock.monotonicNanoseconds()
                 if gather(work) { work = queue.withLock { $0.takeMore(work) } }
-                flush(work, active: active, size: size)
+                flush(work, active: active, size: size, gathered: Clock.monotonicNanoseconds() - gatherStarted)
                 rounds += 1
             }
         }
@@ -111,7 +112,10 @@ extension Store {
     }
 
     /// The leader's part: write, sync, publish. Records a failure in the queue instead of throwing.
-    private func flush(_ work: CommitQueue.Work, active startActive: SegmentFile?, size startSize: UInt64) {
+    /// `gathered`: how long the leader gathered committers first.
+    private func flush(
+        _ work: CommitQueue.Work, active startActive: SegmentFile?, size startSize: UInt64, gathered: UInt64
+    ) {
         var active = startActive
         var size = startSize
         var failure: LogStoreError?
@@ -138,12 +142,12 @@ extension Store {
                     throw LogStoreError(
                         .ioError, "internal: pending bytes for segment \(chunk.segment) do not follow the file end")
                 }
+                prepareAhead(file, from: size, through: chunk.endOffset)
                 try ioStep(file.path, chunk.startOffset) { () throws(SystemError) in
                     try io.writeAll(file.fd, chunk.buffer.bytes, at: chunk.startOffset, path: file.path)
                 }
                 size = chunk.endOffset
             }
-            if let file = active { extendAhead(file, written: size) }
             if options.fsyncPolicy == .always, let file = active {
                 let started = Clock.monotonicNanoseconds()
                 try ioStep(file.path, size) { () throws(SystemError) in try io.syncData(file.fd, path: file.path) }
@@ -179,6 +183,12 @@ extension Store {
             if let failure {
                 queue.failure = queue.failure ?? failure
             } else {
+                if work.lastSequence > queue.durableSequence {
+                    queue.groupCommits.batches += Int(clamping: work.lastSequence - queue.durableSequence)
+                }
+                queue.groupCommits.groups += 1
+                queue.groupCommits.syncNanoseconds += syncNanoseconds
+                queue.groupCommits.gatherNanoseconds += gathered
                 queue.durableSequence = max(queue.durableSequence, work.lastSequence)
                 if options.fsyncPolicy != .always { queue.dirty = true }
             }

@@ -1,13 +1,14 @@
 /// The segment being written is extended ahead of the writes (a hole, no disk space), and a thread fills
-/// the page cache there (``PageCacheFiller``), so a commit's `pwrite` copies into pages that exist.
+/// the page cache there (``PageCacheFiller``), so a commit's `pwrite` copies into pages that exist; with
+/// small durable commits, it also writes zeros there, so a commit's sync finds its blocks allocated.
 ///
 /// On this VM a new page-cache page costs ~10 µs (the host backs guest memory on first touch): appending
 /// a 256 KB batch spent ~0.6 ms making pages, as long as the `fdatasync` after it. Where that cost is
 /// paid on another core, a durable batch takes the disk's time only (`Benchmarks/README.md`).
 ///
-/// The extension never holds data: a seal cuts the segment back to its frames before syncing it, a clean
-/// close does the same, and after a crash the open trims an all-zero tail of the newest segment (bytes a
-/// torn write left are still cut and saved as before).
+/// The extension never holds data (only zeros): a seal cuts the segment back to its frames before syncing
+/// it, a clean close does the same, and after a crash the open trims an all-zero tail of the newest
+/// segment (bytes a torn write left are still cut and saved as before).
 struct SegmentWriteAhead: Sendable {
     let number: UInt32
     let filler: PageCacheFiller
@@ -17,9 +18,10 @@ extension Store {
     /// How far ahead of the writes the page cache is filled.
     static let writeAheadWindow: UInt64 = 8 << 20
 
-    /// After writes to `file` up to `size`: extends it to its capacity the first time, and moves the filler
-    /// along. An extension that fails is skipped (it is only a speed-up).
-    func extendAhead(_ file: SegmentFile, written size: UInt64) {
+    /// Before a write to `file` from `size` (its end so far) through `end`: extends the file to its capacity
+    /// the first time, and keeps the filler ahead of the write (and out of its way). An extension that
+    /// fails is skipped (it is only a speed-up).
+    func prepareAhead(_ file: SegmentFile, from size: UInt64, through end: UInt64) {
         let capacity = UInt64(file.mappedLength)
         writeAhead.withLock { ahead in
             if let current = ahead, current.number != file.number {
@@ -30,7 +32,7 @@ extension Store {
                 #if os(Linux)
                     // To the segment's capacity at once: every change of the file's size costs the next sync
                     // an inode write (extending in steps of a few MiB showed in the commit latency's tail).
-                    guard capacity > size, (try? io.truncate(file.fd, to: capacity, path: file.path)) != nil else {
+                    guard capacity > end, (try? io.truncate(file.fd, to: capacity, path: file.path)) != nil else {
                         return
                     }
                     // Readers find where the log ends by the hole (`SEEK_HOLE`); a filesystem that does not
@@ -40,15 +42,17 @@ extension Store {
                         try? io.truncate(file.fd, to: size, path: file.path)
                         return
                     }
+                    // Zeros ahead only pay where every commit is synced.
                     ahead = SegmentWriteAhead(
                         number: file.number,
                         filler: PageCacheFiller(
-                            fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity, from: size))
+                            fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity, from: size,
+                            zeroFill: options.fsyncPolicy == .always))
                 #else
                     return
                 #endif
             }
-            ahead?.filler.advance(to: size)
+            ahead?.filler.claim(through: end)
         }
     }
 

@@ -208,14 +208,21 @@ struct StoreLoader {
         /// writes (`Store+WriteAhead.swift`), which reads as zeros; scanning it would only fill the page
         /// cache with zero pages (64 MiB of them after a crash).
         var dataEnd: UInt64
+        /// Data after that hole: zeros the writer wrote ahead of itself (``PageCacheFiller``) that reached
+        /// the disk while the bytes before them did not, or else a hole inside the log.
+        var dataAfterHole: [Range<UInt64>] = []
         do {
             let probe = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
             defer { io.close(probe) }
             size = try io.size(probe, path: path)
             dataEnd = isNewest ? io.dataEnd(probe, size: size) : size
-            // The hole is only a hint: where any data follows it (a hole inside the log, or a filesystem
-            // that reports holes wrongly), the whole file is scanned, as without one.
-            if dataEnd < size && io.hasData(probe, after: dataEnd) { dataEnd = size }
+            if dataEnd < size {
+                if let regions = io.dataRegions(probe, after: dataEnd, size: size) {
+                    dataAfterHole = regions
+                } else {
+                    dataEnd = size
+                }
+            }
         } catch {
             throw LogStoreError(.ioError, "cannot open segment", file: path, underlying: error)
         }
@@ -233,6 +240,13 @@ struct StoreLoader {
         // The hole starts at a block boundary; the zeros between the last frame and it are checked below.
         if dataEnd < UInt64(LogFormat.segmentHeaderSize) { dataEnd = size }
         let bytes = file.bytes(count: Int(size))
+        // The hole is only a hint: where anything but zeros follows it (a hole inside the log, or a
+        // filesystem that reports holes wrongly), the whole file is scanned, as without one.
+        if !dataAfterHole.allSatisfy({ region in
+            bytes[Int(region.lowerBound)..<Int(region.upperBound)].allSatisfy { $0 == 0 }
+        }) {
+            dataEnd = size
+        }
         let scanned = file.bytes(count: Int(dataEnd))
         var isOutput = false
 

@@ -19,6 +19,22 @@ public struct StoreStatistics: Sendable {
         public var garbageBytes: UInt64
     }
 
+    /// How the group commit has done since the store was opened: how many batches shared each write
+    /// and sync, and what the leaders waited for.
+    public struct GroupCommits: Sendable {
+        /// Batches written (every `put`, `delete`, `write`, root change).
+        public var batches: Int = 0
+        /// Writes by a leader, each of one or more batches (and one sync under ``FsyncPolicy/always``).
+        public var groups: Int = 0
+        /// Time spent in those syncs.
+        public var syncNanoseconds: UInt64 = 0
+        /// Time leaders spent gathering committers before writing.
+        public var gatherNanoseconds: UInt64 = 0
+
+        /// Batches per group: how many commits shared a sync, on average.
+        public var batchesPerGroup: Double { groups == 0 ? 0 : Double(batches) / Double(groups) }
+    }
+
     /// The segments, in order.
     public var segments: [Segment]
     /// Number of live objects.
@@ -33,6 +49,8 @@ public struct StoreStatistics: Sendable {
     public var nextID: ObjectID
     /// Objects freed by reference counting (their count dropped to zero) since the store was opened.
     public var collectedByCounting: Int
+    /// The group commit's counts since the store was opened.
+    public var groupCommits: GroupCommits
 
     /// Bytes in all segments.
     public var totalBytes: UInt64 { segments.reduce(0) { $0 + $1.bytes } }
@@ -47,7 +65,9 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`.
     public func statistics() throws(LogStoreError) -> StoreStatistics {
         let next = nextID.withLock { $0 }
-        let (active, collected) = queue.withLock { ($0.active?.number, $0.collectedByCount) }
+        let (active, collected, groupCommits) = queue.withLock {
+            ($0.active?.number, $0.collectedByCount, $0.groupCommits)
+        }
         return try readState { state in
             StoreStatistics(
                 segments: state.segmentSizes.keys.sorted().map { number in
@@ -65,7 +85,8 @@ extension Store {
                 roots: state.roots.count,
                 indexMemoryBytes: state.index.memoryBytes,
                 nextID: ObjectID(next),
-                collectedByCounting: collected)
+                collectedByCounting: collected,
+                groupCommits: groupCommits)
         }
     }
 }

@@ -90,6 +90,20 @@ struct SystemIO: Sendable {
         return max(got, 0)
     }
 
+    /// `pwrite(2)` of `zeros` at `offset`, looping over short writes; false when it fails. Only a
+    /// speed-up (``PageCacheFiller``), so no fault is injected and the caller just stops on failure.
+    func writeZeros(_ fd: Int32, _ zeros: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+        guard let base = zeros.baseAddress else { return true }
+        var written = 0
+        while written < zeros.count {
+            let result = pwrite(fd, base + written, zeros.count - written, off_t(offset) + off_t(written))
+            if result < 0 && errno == EINTR { continue }
+            if result <= 0 { return false }
+            written += result
+        }
+        return true
+    }
+
     /// `fdatasync(2)` (on Darwin, `fcntl(F_FULLFSYNC)`), making a file's data durable.
     func syncData(_ fd: Int32, path: String) throws(SystemError) {
         _ = try injected(.sync, "fdatasync", path)
@@ -160,14 +174,26 @@ struct SystemIO: Sendable {
         #endif
     }
 
-    /// Whether the file holds data (not a hole) anywhere at or after `offset` (`lseek(2)` with
-    /// `SEEK_DATA`); true where that cannot be told.
-    func hasData(_ fd: Int32, after offset: UInt64) -> Bool {
+    /// The regions holding data (not holes) at or after `offset`, up to `size` (`lseek(2)` with
+    /// `SEEK_DATA` and `SEEK_HOLE`): empty when only a hole follows. Nil where that cannot be told, or
+    /// when there are more than `limit` regions; then every byte counts as data.
+    func dataRegions(_ fd: Int32, after offset: UInt64, size: UInt64, limit: Int = 64) -> [Range<UInt64>]? {
         #if os(Linux)
-            let seekData: Int32 = 3  // SEEK_DATA (a macro of _GNU_SOURCE that Swift does not import)
-            return lseek(fd, off_t(offset), seekData) >= 0 || errno != ENXIO
+            let seekData: Int32 = 3  // SEEK_DATA and SEEK_HOLE: macros of _GNU_SOURCE that Swift does not import
+            let seekHole: Int32 = 4
+            var regions: [Range<UInt64>] = []
+            var position = offset
+            while position < size {
+                let start = lseek(fd, off_t(position), seekData)
+                if start < 0 { return errno == ENXIO ? regions : nil }
+                let end = lseek(fd, start, seekHole)
+                guard end > start, regions.count < limit else { return nil }
+                regions.append(UInt64(start)..<min(UInt64(end), size))
+                position = UInt64(end)
+            }
+            return regions
         #else
-            return true
+            return nil
         #endif
     }
 
