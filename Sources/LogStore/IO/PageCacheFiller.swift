@@ -44,6 +44,8 @@ final class PageCacheFiller: Sendable {
         var claimed: UInt64 = 0
         /// Average advance per claim (an exponential moving average over about eight claims).
         var averageAdvance: UInt64 = 0
+        /// Claims so far: the average means something after eight.
+        var claims = 0
         /// Zeros are written (and their writeback started) up to here.
         var zeroed: UInt64 = 0
         /// The chunk the thread is writing zeros to now.
@@ -129,10 +131,13 @@ final class PageCacheFiller: Sendable {
         thread.start()
     }
 
-    /// The next chunk to zero, or nil: only while the writer's advances are small, from ``zeroGap`` past
+    /// The next chunk to zero, or nil: only while the writer's advances are small (after eight of them,
+    /// so that one large batch at the start does not pass for small), from ``zeroGap`` past
     /// its claimed end (rounded up to a chunk) to ``zeroWindow`` past it.
     private static func nextZeros(_ state: State, zeroFill: Bool, limit: UInt64) -> Range<UInt64>? {
-        guard zeroFill, !state.zeroFailed, state.zeroing == nil, state.averageAdvance < Self.smallAdvance else {
+        guard zeroFill, !state.zeroFailed, state.zeroing == nil, state.claims >= 8,
+            state.averageAdvance < Self.smallAdvance
+        else {
             return nil
         }
         let floor = (state.claimed + Self.zeroGap + Self.zeroChunk - 1) / Self.zeroChunk * Self.zeroChunk
@@ -147,7 +152,8 @@ final class PageCacheFiller: Sendable {
         let wake = state.waitUntil { state -> Bool? in
             if let zeroing = state.zeroing, zeroing.lowerBound < end { return nil }
             let advance = end > state.claimed ? end - state.claimed : 0
-            state.averageAdvance = (state.averageAdvance * 7 + advance) / 8
+            state.averageAdvance = state.claims == 0 ? advance : (state.averageAdvance * 7 + advance) / 8
+            state.claims += 1
             state.claimed = max(state.claimed, end)
             state.target = max(state.target, min(end + window, limit))
             // Wake the thread only when it waits and has work now: not for every small commit.
