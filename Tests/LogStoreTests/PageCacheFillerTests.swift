@@ -74,16 +74,17 @@ import Testing
         let io = SystemIO(faults: nil)
         let fd = try io.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC)
         defer { io.close(fd) }
-        let extended: UInt64 = 8 << 20
+        let extended: UInt64 = 16 << 20
         try io.truncate(fd, to: extended, path: path)
         let data = [UInt8](repeating: 0xCD, count: 256 << 10)
         // Large from the first claim: the filler judges the size only after eight claims.
         let filler = PageCacheFiller(fd: fd, io: io, window: 2 << 20, limit: extended, zeroFill: true)
         var written: UInt64 = 0
-        for _ in 0..<8 {
+        for _ in 0..<20 {
             filler.claim(through: written + UInt64(data.count))
             try data.withUnsafeBytes { try io.writeAll(fd, $0, at: written, path: path) }
             written += UInt64(data.count)
+            usleep(2_000)  // time for the thread to zero, were it to
         }
         filler.stop()
         let regions = try #require(io.dataRegions(fd, after: written, size: extended))

@@ -114,12 +114,12 @@ final class CompactionOutput {
     }
 
     private func flushBuffer() throws(SystemError) {
+        filler?.claim(through: written + UInt64(buffer.count))  // before the write, as the filler asks
         try io.writeAll(fd, buffer.bytes, at: written, path: temporaryPath)
         // The disk writes this while the next chunk is gathered, so the sync in `finish` waits less.
         io.startWriteback(fd, offset: written, length: buffer.count)
         written += UInt64(buffer.count)
         buffer.removeAll()
-        filler?.claim(through: written)
     }
 
     /// Writes what is buffered, syncs, renames into place, syncs the directory, and maps the segment.

@@ -24,14 +24,15 @@ final class CommitSignals: Sendable {
     let groupsCompleted = Atomic<UInt64>(0)
     /// How long a committer spins at most; 0 when spinning is off.
     let limitNanoseconds: UInt64
-    /// At most this many committers spin at a time: four per core.
+    /// At most this many committers spin at a time: four per core, sixteen at most (the count of cores
+    /// online ignores affinity and container quotas).
     let maximumSpinners: Int
 
     init(limit: Duration) {
         let (seconds, attoseconds) = limit.components
         let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds / 1_000_000_000)
         limitNanoseconds = UInt64(clamping: nanoseconds)
-        maximumSpinners = 4 * max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        maximumSpinners = min(16, 4 * max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
     }
 
     /// Yields the core until `counter` moves past `seen` or the monotonic clock passes `deadline`.

@@ -217,7 +217,10 @@ struct StoreLoader {
             size = try io.size(probe, path: path)
             dataEnd = isNewest ? io.dataEnd(probe, size: size) : size
             if dataEnd < size {
-                if let regions = io.dataRegions(probe, after: dataEnd, size: size) {
+                // Zeros written ahead reach at most a window past the writer's end (and so past the hole).
+                if let regions = io.dataRegions(probe, after: dataEnd, size: size),
+                    (regions.last?.upperBound ?? 0) <= dataEnd + UInt64(TornGroup.window)
+                {
                     dataAfterHole = regions
                 } else {
                     dataEnd = size
@@ -276,7 +279,9 @@ struct StoreLoader {
 
         loaded.state.segments[number] = file
         var retained = UInt64(LogFormat.segmentHeaderSize)
-        let outcome = SegmentScanner(bytes: scanned).scan(continueAfterDamage: collectsProblems) { frame in
+        let outcome = SegmentScanner(bytes: scanned).scan(
+            continueAfterDamage: collectsProblems, tellsTornGroups: isNewest
+        ) { frame in
             if frame.kind != .put && (isOutput || frame.kind != .delete) { retained += UInt64(frame.length) }
             loaded.replay(
                 frame.kind, id: frame.id, sequence: frame.sequence,
@@ -305,12 +310,17 @@ struct StoreLoader {
             try trimPreallocation(file, size: size, at: validSize, into: &loaded)
         }
         for damage in outcome.damages {
-            if isNewest, damage.nextValidFrame == nil, damage.offset >= outcome.committedEnd {
+            if damage.isTornGroup {
+                // Valid frames follow, but only of the group the crash tore: cut like any torn tail.
+                validSize = UInt64(outcome.committedEnd)
+                try cutTornTail(file, size: size, at: validSize, dataEnd: dataEnd, reason: damage.reason, into: &loaded)
+            } else if isNewest, damage.nextValidFrame == nil, damage.offset >= outcome.committedEnd {
                 validSize = UInt64(outcome.committedEnd)
                 if scanned[outcome.committedEnd...].allSatisfy({ $0 == 0 }) {
                     try trimPreallocation(file, size: size, at: validSize, into: &loaded)
                 } else {
-                    try cutTornTail(file, size: size, at: validSize, reason: damage.reason, into: &loaded)
+                    try cutTornTail(
+                        file, size: size, at: validSize, dataEnd: dataEnd, reason: damage.reason, into: &loaded)
                 }
             } else {
                 try fail(path, UInt64(damage.offset), damage.reason, .corruptFrame, &loaded)
@@ -463,8 +473,9 @@ struct StoreLoader {
     }
 
     /// Cuts the newest segment back to `end`, after saving the cut bytes to a side file.
+    /// Only the bytes up to `dataEnd` are saved: past it lie zeros and holes (checked when it was found).
     private func cutTornTail(
-        _ file: SegmentFile, size: UInt64, at end: UInt64, reason: String, into loaded: inout Loaded
+        _ file: SegmentFile, size: UInt64, at end: UInt64, dataEnd: UInt64, reason: String, into loaded: inout Loaded
     ) throws(LogStoreError) {
         switch mode {
         case .verify:
@@ -475,7 +486,7 @@ struct StoreLoader {
             loaded.recovery = RecoveryReport(
                 segmentFile: file.path, cutOffset: end, bytesCut: size - end, savedTo: nil, reason: reason)
         case .writable:
-            let saved = try saveTail(file, from: end, to: size)
+            let saved = try saveTail(file, from: end, to: max(end, min(dataEnd, size)))
             do {
                 try io.truncate(file.fd, to: end, path: file.path)
                 try io.syncData(file.fd, path: file.path)

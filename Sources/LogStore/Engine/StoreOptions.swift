@@ -38,8 +38,10 @@ public struct StoreOptions: Sendable {
     ///
     /// Spinning saves the wake-ups, which cost tens of microseconds where idle cores halt (virtual
     /// machines), at the price of busy cores while commits wait: with eight durable writers on two
-    /// cores it raises their throughput by a third or more. Committers spin only while the last sync
-    /// took less than this limit, and at most four per core at a time. A single writer never spins.
+    /// cores it raises their throughput by a third or more. Committers spin whenever they wait for
+    /// another thread's write (under any fsync policy), only while the last sync took less than this
+    /// limit, and at most four per core (sixteen in all) at a time. A writer alone waits only behind a
+    /// compaction seal or a collector's batch.
     public var commitSpinLimit: Duration = .microseconds(500)
     /// When and how segments are compacted.
     public var compaction = CompactionOptions()

@@ -22,7 +22,7 @@ public struct StoreStatistics: Sendable {
     /// How the group commit has done since the store was opened: how many batches shared each write
     /// and sync, and what the leaders waited for.
     public struct GroupCommits: Sendable {
-        /// Batches written (every `put`, `delete`, `write`, root change).
+        /// Batches written (every `put`, `delete`, `write`, root change, and the collector's batches).
         public var batches: Int = 0
         /// Writes by a leader, each of one or more batches (and one sync under ``FsyncPolicy/always``).
         public var groups: Int = 0

@@ -7,6 +7,9 @@ struct SegmentDamage: Equatable, Sendable {
     /// Offset of the next valid frame after the damage, or nil when none follows (a torn tail,
     /// if this is the newest segment).
     var nextValidFrame: Int?
+    /// The damage is a group of commits a crash tore out of order (``TornGroup``): a torn tail, not
+    /// corruption, though valid frames follow it.
+    var isTornGroup = false
 }
 
 /// Walks the frames of one segment in order and hands out committed batches.
@@ -40,7 +43,11 @@ struct SegmentScanner {
     ///
     /// - parameter continueAfterDamage: go on from the next valid frame after damage (for `verify`)
     ///   instead of stopping at the first.
-    func scan(continueAfterDamage: Bool = false, onCommittedFrame: (DecodedFrame) -> Void) -> Outcome {
+    /// - parameter tellsTornGroups: the segment is the newest: damage after the last commit that is a
+    ///   group torn out of order (``TornGroup``) ends the scan, flagged, even when valid frames follow.
+    func scan(
+        continueAfterDamage: Bool = false, tellsTornGroups: Bool = false, onCommittedFrame: (DecodedFrame) -> Void
+    ) -> Outcome {
         var outcome = Outcome(committedEnd: LogFormat.segmentHeaderSize)
         var pending: [DecodedFrame] = []
         var offset = LogFormat.segmentHeaderSize
@@ -76,6 +83,18 @@ struct SegmentScanner {
                 }
             case .failure(let problem):
                 let next = FrameDecoder.nextValidFrame(in: bytes, after: offset)
+                if tellsTornGroups, outcome.damages.isEmpty, let next,
+                    TornGroup.isTorn(
+                        bytes, committedEnd: outcome.committedEnd, damage: offset, nextValidFrame: next,
+                        newestSequence: outcome.maxSequence)
+                {
+                    outcome.damages.append(
+                        SegmentDamage(
+                            offset: offset,
+                            reason: "a group of commits torn out of order by a crash (\(problem.reason))",
+                            nextValidFrame: next, isTornGroup: true))
+                    return outcome
+                }
                 outcome.damages.append(SegmentDamage(offset: offset, reason: problem.reason, nextValidFrame: next))
                 pending.removeAll(keepingCapacity: true)
                 guard continueAfterDamage, let next else { return outcome }
