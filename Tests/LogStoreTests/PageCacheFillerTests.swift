@@ -117,4 +117,62 @@ import Testing
         #expect(io.dataRegions(fd, after: 3 * mebibyte + blockSize, size: size) == [])
         #expect(io.dataEnd(fd, size: size) == 64 << 10)
     }
+
+    /// A claim that reaches a chunk the thread is zeroing waits for it: the zero write is slowed down
+    /// (injected delay), the writer jumps far ahead and writes at once, and its bytes are intact.
+    /// Without the wait, the late zeros would land on them.
+    @Test func aClaimWaitsForTheZerosBeneathIt() throws {
+        let directory = TemporaryDirectory("filler-claim-wait")
+        let path = directory.path + "/file"
+        let faults = FaultInjector()
+        let io = SystemIO(faults: faults)
+        let fd = try io.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC)
+        defer { io.close(fd) }
+        let extended: UInt64 = 8 << 20
+        try io.truncate(fd, to: extended, path: path)
+        faults.inject(.zeroFill, .delay(microseconds: 300_000), times: 1000)
+        let filler = PageCacheFiller(fd: fd, io: io, window: 2 << 20, limit: extended, zeroFill: true)
+        var written: UInt64 = 0
+        let small = [UInt8](repeating: 0x11, count: 500)
+        for _ in 0..<10 {
+            filler.claim(through: written + UInt64(small.count))
+            try small.withUnsafeBytes { try io.writeAll(fd, $0, at: written, path: path) }
+            written += UInt64(small.count)
+        }
+        // Wait until the thread is inside its first (delayed) zero write.
+        for _ in 0..<500 where faults.calls(.zeroFill) == 0 { usleep(1_000) }
+        try #require(faults.calls(.zeroFill) > 0)
+        let large = [UInt8](repeating: 0x22, count: 2 << 20)
+        filler.claim(through: written + UInt64(large.count))
+        try large.withUnsafeBytes { try io.writeAll(fd, $0, at: written, path: path) }
+        filler.stop()
+        #expect(try io.read(fd, count: large.count, at: written, path: path) == large)
+    }
+
+    /// A zero write that fails (no space, say) stops the zeros; the writer's bytes are untouched.
+    @Test func aFailedZeroWriteStopsTheZeros() throws {
+        let directory = TemporaryDirectory("filler-zero-failure")
+        let path = directory.path + "/file"
+        let faults = FaultInjector()
+        let io = SystemIO(faults: faults)
+        let fd = try io.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC)
+        defer { io.close(fd) }
+        let extended: UInt64 = 8 << 20
+        try io.truncate(fd, to: extended, path: path)
+        faults.inject(.zeroFill, .error(ENOSPC))
+        let filler = PageCacheFiller(fd: fd, io: io, window: 2 << 20, limit: extended, zeroFill: true)
+        var written: UInt64 = 0
+        let record = [UInt8](repeating: 0x33, count: 700)
+        for _ in 0..<400 {
+            filler.claim(through: written + UInt64(record.count))
+            try record.withUnsafeBytes { try io.writeAll(fd, $0, at: written, path: path) }
+            written += UInt64(record.count)
+            usleep(100)
+        }
+        filler.stop()
+        #expect(faults.calls(.zeroFill) == 1, "no zero write after the failed one")
+        // Nothing past the block the writer ended in.
+        #expect(io.dataRegions(fd, after: (written + 4095) / 4096 * 4096, size: extended)?.isEmpty == true)
+        #expect(try io.read(fd, count: Int(written), at: 0, path: path).allSatisfy { $0 == 0x33 })
+    }
 }

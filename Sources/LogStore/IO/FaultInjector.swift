@@ -32,6 +32,9 @@ public final class FaultInjector: Sendable {
         case truncate
         /// `pread`.
         case read
+        /// `pwrite` of the zeros written ahead of the writer (``PageCacheFiller``). Only a speed-up: an
+        /// error or a short write just stops the zeros.
+        case zeroFill
     }
 
     /// What an injected fault does.
@@ -43,6 +46,8 @@ public final class FaultInjector: Sendable {
         /// A write writes at most this many bytes, then the process ends at once (`_exit(137)`),
         /// as if it had been killed mid-write. Any other call ends the process before it runs.
         case crash(afterBytes: Int)
+        /// The call waits this many microseconds, then runs as usual.
+        case delay(microseconds: Int)
     }
 
     private struct Rule {

@@ -19,6 +19,9 @@ struct SystemIO: Sendable {
         switch fault {
         case .error(let code): throw SystemError(call: call, errno: code, path: path)
         case .crash where operation != .write: _exit(137)
+        case .delay(let microseconds):
+            usleep(UInt32(clamping: microseconds))
+            return nil
         default: return fault
         }
     }
@@ -91,8 +94,17 @@ struct SystemIO: Sendable {
     }
 
     /// `pwrite(2)` of `zeros` at `offset`, looping over short writes; false when it fails. Only a
-    /// speed-up (``PageCacheFiller``), so no fault is injected and the caller just stops on failure.
+    /// speed-up (``PageCacheFiller``): the caller just stops on failure.
     func writeZeros(_ fd: Int32, _ zeros: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+        do {
+            switch try injected(.zeroFill, "pwrite", nil) {
+            case .crash?: _exit(137)
+            case .shortWrite?: return false
+            default: break
+            }
+        } catch {
+            return false  // an injected error
+        }
         guard let base = zeros.baseAddress else { return true }
         var written = 0
         while written < zeros.count {
