@@ -175,4 +175,34 @@ import Testing
         #expect(io.dataRegions(fd, after: (written + 4095) / 4096 * 4096, size: extended)?.isEmpty == true)
         #expect(try io.read(fd, count: Int(written), at: 0, path: path).allSatisfy { $0 == 0x33 })
     }
+
+    /// Through a store: small durable puts get zeros ahead of them in the segment being written, unless
+    /// `writesZerosAhead` is off; either way a clean close cuts the segment back to its frames.
+    @Test(arguments: [true, false])
+    func storesWriteZerosAheadOfSmallCommitsWhenAsked(_ zerosAhead: Bool) throws {
+        let directory = TemporaryDirectory("store-zeros")
+        var options = testOptions(segmentSize: 8 << 20)
+        options.writesZerosAhead = zerosAhead
+        let store = try Store.open(at: directory.path, options: options)
+        for index in 0..<50 { try store.put(typeTag: 1, payload: payloadBytes(200, seed: UInt64(index))) }
+        let end = try #require(try store.statistics().segments.last).bytes
+        let path = try #require(directory.segmentFiles().last)
+        let io = SystemIO(faults: nil)
+        let fd = try io.open(path, flags: O_RDONLY)
+        defer { io.close(fd) }
+        let size = try io.size(fd, path: path)
+        try #require(size > end, "the segment is extended ahead of the writes")
+        let afterFrames = (end + 4095) / 4096 * 4096
+        var regions: [Range<UInt64>] = []
+        for _ in 0..<(zerosAhead ? 500 : 20) {  // the thread writes them soon after the eighth commit
+            regions = try #require(io.dataRegions(fd, after: afterFrames, size: size))
+            if !regions.isEmpty { break }
+            usleep(2_000)
+        }
+        #expect(regions.isEmpty == !zerosAhead, "\(regions)")
+        #expect(regions.allSatisfy { $0.upperBound <= end + UInt64(TornGroup.window) })
+        #expect(try io.read(fd, count: Int(size - afterFrames), at: afterFrames, path: path).allSatisfy { $0 == 0 })
+        try store.close()
+        #expect(try io.size(fd, path: path) == end)
+    }
 }

@@ -43,6 +43,14 @@ public struct StoreOptions: Sendable {
     /// limit, and at most four per core (sixteen in all) at a time. A writer alone waits only behind a
     /// compaction seal or a collector's batch.
     public var commitSpinLimit: Duration = .microseconds(500)
+    /// Under ``FsyncPolicy/always``, with small commits: write zeros up to 1 MiB ahead of the writes
+    /// (on Linux, where the file system reports holes), so that a commit's sync finds its disk blocks
+    /// allocated and has no allocation to journal. Default on.
+    ///
+    /// On ext4 a group commit of eight small records synced in ~115 µs instead of ~150 µs. The zeros
+    /// cost disk bandwidth (each byte of such a log is written twice) and may not help on other file
+    /// systems; turn this off there.
+    public var writesZerosAhead: Bool = true
     /// When and how segments are compacted.
     public var compaction = CompactionOptions()
     /// Fault injection for tests (see ``FaultInjector``).
