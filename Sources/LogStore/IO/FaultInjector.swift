@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -57,8 +55,10 @@ public final class FaultInjector: Sendable {
         var remaining: Int
     }
 
-    private let rules = Mutex<[Rule]>([])
-    private let counts = Mutex<[Operation: Int]>([:])
+    // pthread mutexes (`ConditionLock`), not `Mutex`: the thread sanitizer cannot see a futex-based
+    // lock, and tests run it while a store's threads (the filler's zero writes) call in concurrently.
+    private let rules = ConditionLock<[Rule]>([])
+    private let counts = ConditionLock<[Operation: Int]>([:])
 
     /// Makes an injector with no faults.
     public init() {}
