@@ -12,6 +12,16 @@ import Testing
         handle.closeFile()
     }
 
+    /// The code of the error opening the store at `path` throws, or nil when it opens.
+    func openFailure(at path: String, segmentSize: Int) -> LogStoreError.Code? {
+        do {
+            try Store.open(at: path, options: testOptions(segmentSize: segmentSize)).close()
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
     func fileSize(_ path: String) throws -> Int {
         try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
     }
@@ -143,21 +153,13 @@ import Testing
         // 4,000 records (~1.3 MiB) after the lost sectors: more than zeros written ahead can cover.
         let (far, _, _, _) = try storeWithLostSectors(later: 4000) { end in end..<((end / 512 + 3) * 512) }
         #expect(try !Store.verify(at: far.path).isSound)
-        #expect {
-            try Store.open(at: far.path, options: testOptions(segmentSize: 8 << 20))
-        } throws: { error in
-            (error as? LogStoreError)?.code == .corruptFrame
-        }
+        #expect(openFailure(at: far.path, segmentSize: 8 << 20) == .corruptFrame)
         // A damaged byte (not a zeroed sector) in the first of 40 later records.
         let (flipped, _, path, end) = try storeWithLostSectors(later: 40) { end in end..<end }
         var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         data[end + 40] ^= 0x5A
         try Data(data).write(to: URL(fileURLWithPath: path))
-        #expect {
-            try Store.open(at: flipped.path, options: testOptions(segmentSize: 8 << 20))
-        } throws: { error in
-            (error as? LogStoreError)?.code == .corruptFrame
-        }
+        #expect(openFailure(at: flipped.path, segmentSize: 8 << 20) == .corruptFrame)
     }
 
     /// A hole inside the log (damage, or a filesystem that reports data as a hole) is not taken for the
@@ -199,11 +201,7 @@ import Testing
         }
         try io.syncData(fd, path: path)
         #expect(try !Store.verify(at: directory.path).isSound)
-        #expect {
-            try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
-        } throws: { error in
-            (error as? LogStoreError)?.code == .corruptFrame
-        }
+        #expect(openFailure(at: directory.path, segmentSize: 4 << 20) == .corruptFrame)
     }
 
     @Test func tornTailIsCutAndKeptInASideFile() throws {

@@ -83,8 +83,9 @@ extension Store {
     /// Before a leader writes `work`, lets committers that are still encoding their batches, and those
     /// the last group served that are likely to commit again at once, queue theirs, so that one sync
     /// serves them too. It waits at most half the last sync's time (20 µs at least while someone is
-    /// encoding), blocked on the queue's second condition: the committer that completes the group
-    /// wakes it. Returns whether more may have been queued.
+    /// encoding): spinning on ``CommitSignals/groupsCompleted`` when that is within the spin limit,
+    /// otherwise blocked on the queue's second condition; either way the committer that completes the
+    /// group ends the wait. Returns whether more may have been queued.
     private func gather(_ work: CommitQueue.Work) -> Bool {
         let limit = queue.withLock { queue -> UInt64? in
             queue.gatheringCommitters = work.committers
