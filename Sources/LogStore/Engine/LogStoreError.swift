@@ -46,6 +46,10 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let danglingReference = Code("danglingReference")
         /// A delete named an object that a live object or a named root still refers to.
         public static let stillReferenced = Code("stillReferenced")
+        /// A batch's expectation (``WriteBatch/expect(_:version:)``) did not hold when it committed: another
+        /// write changed or deleted the object after it was read. ``LogStoreError/objects`` names them all;
+        /// nothing of the batch was written.
+        public static let conflict = Code("conflict")
         /// A delete named an object that is not live.
         public static let notFound = Code("notFound")
         /// A root name is empty or too long.

@@ -131,7 +131,9 @@ public final class Store: Sendable {
                 activeSize: continues ? (newest?.size ?? 0) : 0,
                 reservedIDs: firstFreeID
             ))
-        self.state = ConditionLock(loaded.state)
+        var state = loaded.state
+        state.publishedSequence = loaded.maxSequence
+        self.state = ConditionLock(state)
         self.signals = CommitSignals(limit: options.commitSpinLimit)
         if case .interval(let milliseconds) = options.fsyncPolicy, !options.readOnly {
             self.flushTimer = FlushTimer(every: milliseconds, queue: queue, io: io)
