@@ -30,24 +30,31 @@ extension ObjectContext {
         _ = try moveOn()
     }
 
-    /// Forgets the unsaved changes of `object`: it is dropped from the identity cache (detached, with the
-    /// unchanged objects that refer to it) and a pending delete of it is withdrawn, so the next load of its
-    /// id gives its stored state. Other unsaved changes stay. A new, never saved object is simply forgotten.
+    /// Forgets the unsaved changes of `object` and moves the context on (as ``refresh()`` does): the object
+    /// is dropped from the identity cache (detached, with the unchanged objects that refer to it) and a
+    /// pending delete of it is withdrawn, so the next load of its id gives its state as stored now. Other
+    /// unsaved changes stay. A new, never saved object is simply forgotten.
     ///
     /// For example, after a save refused because of one change:
     /// ```swift
-    /// do { try context.save() } catch let error where error.code == .conflict {
-    ///     for id in error.objects { if let stale = context.loadedObject(id) { context.refresh(stale) } }
+    /// do {
+    ///     try context.save()
+    /// } catch let error where error.code == .conflict {
+    ///     for id in error.objects {
+    ///         if let stale = context.loadedObject(id) { try context.refresh(stale) }
+    ///     }
     /// }
     /// ```
-    public func refresh(_ object: any PersistentObject) {
+    /// - throws: ``ObjectStoreError`` `store` when the store is closed.
+    public func refresh(_ object: any PersistentObject) throws(ObjectStoreError) {
         guard let slot = cache.slot(of: object) else { return }
         pendingDeletes.remove(slot.id)
-        guard slot.storedHash != nil else {
+        if slot.storedHash == nil {
             cache.remove(slot.id)
-            return
+        } else {
+            drop([slot.id])
         }
-        drop([slot.id])
+        _ = try moveOn()
     }
 
     /// Withdraws a pending ``delete(_:)`` of `object` (other unsaved changes stay).
