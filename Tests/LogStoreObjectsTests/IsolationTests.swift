@@ -173,6 +173,37 @@ import Testing
         }
     }
 
+    @Test func linkingAnObjectOfAnotherContextIsRefused() throws {
+        let directory = TemporaryDirectory("foreign")
+        try withObjects(directory) { objects in
+            let setup = objects.makeContext()
+            let id = try setup.insert(Circle(center: Point(x: 0, y: 0), radius: 1))
+            try setup.save()
+            let before = try objects.makeContext().count()
+
+            let a = objects.makeContext()
+            let b = objects.makeContext()
+            let loadedInA = try #require(try a.object(id: id, as: Circle.self))
+            try b.setRoot(Layer(name: "b", shapes: [loadedInA]), named: "main")
+            let error = #expect(throws: ObjectStoreError.self) { try b.save() }
+            #expect(error?.code == .foreignObject && error?.typeName == "Circle")
+            #expect(try objects.makeContext().count() == before)
+
+            // A new object added in A is A's too.
+            let newInA = Circle(center: Point(x: 1, y: 1), radius: 2)
+            try a.insert(newInA)
+            let c = objects.makeContext()
+            #expect(throws: ObjectStoreError.self) { try c.insert(newInA) }
+
+            // The same object loaded in B by its id links fine.
+            b.discardChanges()
+            let loadedInB = try #require(try b.object(id: id, as: Circle.self))
+            try b.setRoot(Layer(name: "b", shapes: [loadedInB]), named: "main")
+            try b.save()
+            #expect(try objects.makeContext().count() == before + 1)
+        }
+    }
+
     @Test func aContextSeesItsSnapshotUntilItMovesOn() throws {
         let directory = TemporaryDirectory("move-on")
         try withObjects(directory) { objects in
@@ -270,7 +301,9 @@ import Testing
         let loads = observed.withLock { $0 }
         let uncommitted = loads.filter { !states.contains($0) }
         #expect(problems.withLock { $0 }.isEmpty, "seed \(seed): \(problems.withLock { $0.prefix(3) })")
-        #expect(uncommitted.isEmpty, "seed \(seed): \(uncommitted.count) of \(loads.count) loads, e.g. \(uncommitted.prefix(2))")
+        #expect(
+            uncommitted.isEmpty,
+            "seed \(seed): \(uncommitted.count) of \(loads.count) loads, e.g. \(uncommitted.prefix(2))")
         #expect(loads.count >= 300)
         print("IsolationTests: \(loads.count) loads, \(conflicts.load(ordering: .relaxed)) conflicts retried")
         try objects.close()

@@ -57,7 +57,9 @@ import Testing
         let directory = TemporaryDirectory("snapshot-compaction")
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
         var ids: [ObjectID] = []
-        for index in 0..<1_000 { ids.append(try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index)))) }
+        for index in 0..<1_000 {
+            ids.append(try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))))
+        }
         // An unpinned object that lives only through a root: removing the root collects it.
         let child = store.newID()
         try store.write {

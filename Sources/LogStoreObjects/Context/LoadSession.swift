@@ -22,7 +22,7 @@ final class LoadSession {
     /// How values of each type decode (reference, special, plain), found once per type.
     @exclusivity(unchecked) var kinds: ValueKinds
     /// Everything decoded in this session, held until it finishes.
-    @exclusivity(unchecked) private var loaded: [any PersistentObject] = []
+    @exclusivity(unchecked) private(set) var loaded: [any PersistentObject] = []
     /// The decoder reused for each object (unless a nested load needs one while it is busy).
     @exclusivity(unchecked) private var reusable: PayloadDecoder?
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.

@@ -54,6 +54,9 @@ public final class ObjectContext {
     /// The load in progress, if any (loads started while one runs join it).
     @exclusivity(unchecked) var activeLoad: LoadSession?
 
+    /// This context's number among all contexts of the process (see ``InstanceOwners``).
+    let serial = InstanceOwners.shared.newContextSerial()
+
     init(_ objectStore: ObjectStore) {
         self.objectStore = objectStore
     }
@@ -101,6 +104,14 @@ public final class ObjectContext {
                 .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
                 typeName: typeName(of: object))
         }
+        if let owner = InstanceOwners.shared.owner(of: object), owner != serial {
+            throw ObjectStoreError(
+                .foreignObject,
+                "this \(typeName(of: object)) instance belongs to another context (it was loaded or added there); "
+                    + "pass its id and load it in this context instead",
+                typeName: typeName(of: object))
+        }
+        InstanceOwners.shared.register([object], to: serial)
         let slot = cache.insert(object, id: store.newID(), storedHash: nil, pinned: pinned)
         cache.hold(slot, object)
         return slot
@@ -215,6 +226,7 @@ public final class ObjectContext {
             objects.reserveCapacity(ids.count)
             for id in ids { objects.append(try session.load(id)) }
             try session.finish()
+            InstanceOwners.shared.register(session.loaded, to: serial)
             return objects
         } catch {
             // Objects of a failed load may have reference fields that were never filled in: forget them.
