@@ -125,13 +125,26 @@ import Testing
     /// The identity file of `Documentation/Format.md`'s worked example, byte for byte.
     @Test func theIdentityFileMatchesTheDocumentedExample() throws {
         let identity = StoreIdentity(storeID: Array(0x10...0x1F), createdAtMilliseconds: 1_795_345_531_009)
-        let bytes = identity.encoded()
+        try expectDocumented(identity.encoded())
+        #expect(identity.encoded().withUnsafeBytes { try? StoreIdentity.decode($0).get() } == identity)
+    }
+
+    /// The manifest of `Documentation/Format.md`'s worked example, byte for byte.
+    @Test func theManifestMatchesTheDocumentedExample() throws {
+        let manifest = SegmentManifest(
+            segments: [1, 3], reservedIDs: 42, cleanClose: .init(appendSegment: 3, appendSize: 1532))
+        try expectDocumented(manifest.encoded())
+        #expect(manifest.encoded().withUnsafeBytes { try? SegmentManifest.decode($0).get() } == manifest)
+    }
+
+    /// `bytes` appear in `Documentation/Format.md` as a hex dump: `OFFSET  XX XX ...`, 16 bytes a line.
+    func expectDocumented(_ bytes: [UInt8]) throws {
         let documented = try String(contentsOfFile: formatDocument, encoding: .utf8)
         for row in stride(from: 0, to: bytes.count, by: 16) {
-            let hex = bytes[row..<row + 16].map { String(format: "%02x", $0) }.joined(separator: " ")
-            #expect(documented.contains(String(format: "%08x  ", row) + hex), "\(hex)")
+            let hex = bytes[row..<min(row + 16, bytes.count)].map { String(format: "%02x", $0) }
+            let line = String(format: "%08x  ", row) + hex.joined(separator: " ")
+            #expect(documented.contains(line + "\n"), "\(line)")
         }
-        #expect(identity.encoded().withUnsafeBytes { try? StoreIdentity.decode($0).get() } == identity)
     }
 }
 
