@@ -42,6 +42,12 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let tooManyReferences = Code("tooManyReferences")
         /// An object id was never handed out by this store (see ``Store/newID()``).
         public static let unallocatedID = Code("unallocatedID")
+        /// An object id is 0 or larger than ``LogStoreLimits/maxObjectID`` (a put, a root, an import, or
+        /// ``Store/reserveIDs(through:)``).
+        public static let idOutOfRange = Code("idOutOfRange")
+        /// The store has handed out every object id up to ``LogStoreLimits/maxObjectID`` (or used every
+        /// sequence number): ``Store/newID()`` has nothing left to hand out.
+        public static let exhausted = Code("exhausted")
         /// A put or root named an object that is not live (never written, deleted, or collected).
         public static let danglingReference = Code("danglingReference")
         /// A delete named an object that a live object or a named root still refers to.

@@ -290,6 +290,9 @@ struct HintReader {
             guard entry.referenceCount <= LogStoreLimits.maxReferenceCount,
                 entry.nameLength <= LogStoreLimits.maxRootNameLength, cursor + entry.size <= checked
             else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
+            if let problem = FrameDecoder.rangeProblem(kind: entry.kind, sequence: entry.sequence, id: entry.id) {
+                return .failure(HintProblem("invalid hint entry at byte \(cursor): \(problem)"))
+            }
             cursor += entry.size
         }
         guard cursor == checked else { return .failure(HintProblem("hint has \(checked - cursor) stray bytes")) }

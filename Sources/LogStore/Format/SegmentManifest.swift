@@ -40,7 +40,8 @@ struct SegmentManifest: Equatable {
         let count = Int(base.readLE(UInt32.self, at: 12))
         let end = 24 + count * 4
         guard count <= (raw.count - 32) / 4, end + 8 == raw.count,
-            base.readLE(UInt64.self, at: end) == Checksum.xxh3(base, count: end)
+            base.readLE(UInt64.self, at: end) == Checksum.xxh3(base, count: end),
+            base.readLE(UInt64.self, at: 16) <= LogFormat.maxObjectID + 1
         else { return nil }
         return SegmentManifest(
             segments: (0..<count).map { base.readLE(UInt32.self, at: 24 + $0 * 4) },
