@@ -130,8 +130,17 @@ struct StoreLoader {
         loaded.highestSegmentNumber = numbers.last ?? 0
         // The segment the writer appended to last: the highest-numbered one that is not a compaction
         // output. Only it may have a torn tail or an interrupted creation.
-        let appendSegment = numbers.last { !isCompactionOutput($0) }
-        for number in numbers {
+        var appendSegment = numbers.last { !isCompactionOutput($0) }
+        var stray: UInt32?
+        if let candidate = appendSegment {
+            let previous = numbers.last { $0 < candidate && !isCompactionOutput($0) }
+            if let problem = strayProblem(candidate, previous: previous) {
+                let path = directory + "/" + LogFormat.segmentFileName(candidate)
+                try fail(path, 0, problem, .corruptSegmentHeader, &loaded)
+                (stray, appendSegment) = (candidate, previous)
+            }
+        }
+        for number in numbers where number != stray {
             try loadSegment(number, isNewest: number == appendSegment, into: &loaded)
         }
         loaded.tombstones = [:]
@@ -146,7 +155,15 @@ struct StoreLoader {
     /// come between creating a segment and listing it) and noted.
     private func checkManifest(against numbers: [UInt32], into loaded: inout Loaded) throws(LogStoreError) {
         let path = directory + "/" + SegmentManifest.fileName
-        guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return }  // a new store
+        let fd: Int32
+        do {
+            fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+        } catch  where error.errno == ENOENT {
+            return  // a new store
+        } catch {
+            try fail(path, nil, "cannot read the segment manifest: \(error)", .ioError, &loaded)
+            return
+        }
         defer { io.close(fd) }
         let bytes = (try? io.read(fd, count: Int((try? io.size(fd, path: path)) ?? 0), at: 0, path: path)) ?? []
         guard let manifest = bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) else {
