@@ -3,7 +3,8 @@ import LogStore
 extension ObjectContext {
     /// The ids of the stored objects of class `type` (and its subclasses, unless
     /// `includingSubclasses` is false), from the index alone, in id order.
-    /// - throws: ``ObjectStoreError`` `store`.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
+    ///   ``ObjectStore``'s `types:`, `store`.
     public func ids<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [ObjectID] {
         var ids: [ObjectID] = []
         let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
@@ -18,7 +19,7 @@ extension ObjectContext {
     }
 
     /// The stored objects of class `type` (and its subclasses, unless `includingSubclasses` is false).
-    /// - throws: what ``object(id:as:)`` throws.
+    /// - throws: what ``ids(of:includingSubclasses:)`` and ``object(id:as:)`` throw.
     public func objects<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [T] {
         let ids = try ids(of: type, includingSubclasses: includingSubclasses)
         var objects: [T] = []
@@ -37,7 +38,8 @@ extension ObjectContext {
 
     /// How many objects of class `type` are stored (subclasses included unless `includingSubclasses` is
     /// false), from the index alone.
-    /// - throws: ``ObjectStoreError`` `store`.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
+    ///   ``ObjectStore``'s `types:`, `store`.
     public func count<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> Int {
         let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
         do {
