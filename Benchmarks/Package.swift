@@ -63,6 +63,15 @@ let package = Package(
             ],
             path: "Sources/WriterFigures"
         ),
+        // Gets through a snapshot against plain gets, idle and beside a writer.
+        .executableTarget(
+            name: "SnapshotFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "Sources/SnapshotFigures"
+        ),
         // The object layer: the drawing model scaled up, through LogStoreObjects (and GRDB for comparison).
         .executableTarget(
             name: "ObjectFigures",

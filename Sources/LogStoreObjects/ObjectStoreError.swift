@@ -43,6 +43,14 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         public static let deletedObject = Code("deletedObject")
         /// `begin()` inside a transaction, `save()` inside one, or `commit()`/`rollback()` outside one.
         public static let transactionState = Code("transactionState")
+        /// A save would overwrite objects that another save changed (or deleted) after this context read
+        /// them; ``ObjectStoreError/objects`` names them all and nothing was written. Refresh the objects
+        /// (or use ``ObjectStore/update(attempts:_:)``, which reruns the work in a fresh context) and try
+        /// again.
+        public static let conflict = Code("conflict")
+        /// A save met an object that belongs to another context (or another object store): it was loaded
+        /// or inserted there. Link objects of the same context; pass ids between contexts and load them.
+        public static let foreignObject = Code("foreignObject")
         /// The engine failed; see ``underlying``.
         public static let store = Code("store")
         /// A query by a protocol type whose conforming classes cannot be told (a `private` protocol, or one
@@ -65,6 +73,9 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
     public var objectID: ObjectID?
     /// The error that caused this one (a ``LogStoreError`` for code `store`).
     public var underlying: (any Error & Sendable)?
+    /// Every object the error concerns, when there are several (for `conflict`: all the objects changed
+    /// elsewhere); otherwise ``objectID`` alone, when known.
+    public var objects: [ObjectID] = []
 
     /// Creates an error.
     public init(
@@ -77,6 +88,7 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         self.field = field
         self.objectID = objectID
         self.underlying = underlying
+        self.objects = objectID.map { [$0] } ?? []
     }
 
     /// Wraps an engine error.

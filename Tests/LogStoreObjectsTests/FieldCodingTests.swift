@@ -671,9 +671,14 @@ private final class FCLink: PersistentObject, FieldCodable {
     /// Optionals written with `write(_:for:)` are left out when nil, as synthesized Codable does, and read
     /// back as nil or their value.
     @Test func optionalsAreWrittenOnlyWhenPresent() throws {
-        for note in [FCNote(text: nil, count: nil, at: nil), FCNote(text: "t", count: -4, at: FCPoint(x: 1, y: 2))] {
+        // A new instance for each store: an instance belongs to the context that first saved it.
+        let makers: [() -> FCNote] = [
+            { FCNote(text: nil, count: nil, at: nil) }, { FCNote(text: "t", count: -4, at: FCPoint(x: 1, y: 2)) },
+        ]
+        for make in makers {
+            let note = make()
             let records = try [true, false].map { fieldCoding in
-                try savedRecords(fieldCoding: fieldCoding, types: [FCNote.self]) { note }
+                try savedRecords(fieldCoding: fieldCoding, types: [FCNote.self]) { make() }
             }
             #expect(records[0] == records[1])
             let directory = TemporaryDirectory("field-coding-optionals")

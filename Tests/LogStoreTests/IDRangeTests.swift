@@ -65,6 +65,7 @@ import Testing
         let store = try Store.open(at: directory.path, options: testOptions())
         try store.put(typeTag: 1, payload: [1, 2, 3])
         try store.close()
+        try forgetCleanClose(directory.path)  // as a crash would leave it: the frame is judged on its own
         let path = try #require(directory.segmentFiles().last)
         let offset = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64)
         let buffer = WriteBuffer(capacity: 64)
@@ -88,6 +89,30 @@ import Testing
     func aFrameWithASequenceNumberBeyondTheLargestIsCorruption(sequence: UInt64) throws {
         let (directory, path, offset) = try storeEndingWithFrame(id: 1, sequence: sequence, "sequence-frame")
         try expectCorruption(directory, path, offset, mentioning: "sequence number \(sequence)")
+    }
+
+    @Test func aManifestReservingBeyondTheLargestIDIsDamaged() throws {
+        let directory = TemporaryDirectory("id-manifest")
+        let store = try Store.open(at: directory.path, options: testOptions())
+        try store.put(typeTag: 1, payload: [1])
+        try store.close()
+        let path = directory.path + "/" + SegmentManifest.fileName
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var manifest = try bytes.withUnsafeBytes { try SegmentManifest.decode($0).get() }
+        manifest.reservedIDs = largest + 2
+        try Data(manifest.encoded()).write(to: URL(fileURLWithPath: path))
+        var readOnly = testOptions()
+        readOnly.readOnly = true
+        for options in [testOptions(), readOnly] {
+            let error = try #require(throws: LogStoreError.self) {
+                try Store.open(at: directory.path, options: options)
+            }
+            #expect(error.code == .corruptManifest, "\(error)")
+            #expect(error.file == path && error.offset == 16, "\(error)")
+            #expect(error.message.contains("reserved ids beyond the largest object id"), "\(error)")
+        }
+        let report = try Store.verify(at: directory.path)
+        #expect(report.problems.contains { $0.file == path && $0.offset == 16 }, "\(report.problems)")
     }
 
     /// Opening (for writing and read-only) refuses the store naming the frame; verify reports it there.

@@ -81,6 +81,7 @@ import Testing
                 expected.append(try #require(try store.get(id)))
             }
             try store.close()
+            try forgetCleanClose(directory.path)  // as a crash would leave it
         }
         // The file as a crash could leave it: the frames, a hole, 128 KiB of zeros, a hole to 4 MiB.
         let path = try #require(directory.segmentFiles().last)
@@ -119,6 +120,7 @@ import Testing
         let committedEnd = Int(try #require(try store.statistics().segments.last).bytes)
         for index in 0..<later { try store.put(typeTag: 2, payload: payloadBytes(300, seed: UInt64(1000 + index))) }
         try store.close()
+        try forgetCleanClose(directory.path)  // as a crash would leave it
         let path = try #require(directory.segmentFiles().last)
         var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let range = zeroed(committedEnd)
@@ -172,6 +174,7 @@ import Testing
             let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
             for index in 0..<1400 { try store.put(typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }
             try store.close()
+            try forgetCleanClose(directory.path)  // as a crash would leave it
         }
         let path = try #require(directory.segmentFiles().last)
         let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -213,6 +216,7 @@ import Testing
                 ids.append(try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))))
             }
             try store.close()
+            try forgetCleanClose(directory.path)  // as a crash would leave it
         }
         let segment = try #require(directory.segmentFiles().last)
         let validSize = try fileSize(segment)
@@ -281,6 +285,7 @@ import Testing
             let store = try Store.open(at: directory.path, options: testOptions())
             id = try store.put(typeTag: 1, payload: [5])
             try store.close()
+            try forgetCleanClose(directory.path)  // as a crash would leave it
         }
         // The writer seals a full segment before it creates the next one.
         try sealSegmentFile(try #require(directory.segmentFiles().last))
@@ -300,6 +305,7 @@ import Testing
             let store = try Store.open(at: directory.path, options: testOptions())
             try store.put(typeTag: 1, payload: [1])
             try store.close()
+            try forgetCleanClose(directory.path)  // as a crash would leave it
         }
         let segment = try #require(directory.segmentFiles().last)
         try append([1, 2, 3], to: segment)
@@ -327,6 +333,7 @@ extension RecoveryTests {
                 ids.append(try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))))
             }
             try store.close()
+            try forgetCleanClose(directory.path)  // as a crash would leave it
         }
         let count = directory.segmentFiles().count
         #expect(count >= 2)

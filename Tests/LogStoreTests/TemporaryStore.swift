@@ -71,3 +71,13 @@ func sealSegmentFile(_ path: String) throws {
     handle.write(Data(buffer.bytes))
     try handle.close()
 }
+
+/// Removes the clean-close record from the store's manifest: the files as a crash, rather than `close()`,
+/// would have left them (a crash leaves the manifest as the open for writing wrote it).
+func forgetCleanClose(_ directory: String) throws {
+    let path = directory + "/" + SegmentManifest.fileName
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    var manifest = try bytes.withUnsafeBytes { try SegmentManifest.decode($0).get() }
+    manifest.cleanClose = nil
+    try Data(manifest.encoded()).write(to: URL(fileURLWithPath: path))
+}

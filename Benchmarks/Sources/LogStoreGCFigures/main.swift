@@ -195,7 +195,8 @@ if !onlyOpen {
     let putShare = putShares.sorted()[putShares.count / 2]
     let p99Ratio = p99Ratios.sorted()[p99Ratios.count / 2]
     line(
-        "batched puts during compaction, median of \(putShares.count)", String(format: "%.0f%% of without", putShare * 100),
+        "batched puts during compaction, median of \(putShares.count)",
+        String(format: "%.0f%% of without", putShare * 100),
         "≥ 50%: \(putShare >= 0.5 ? "pass" : "FAIL")")
     line(
         "random get p99 during compaction, median of \(p99Ratios.count)", String(format: "×%.2f of without", p99Ratio),

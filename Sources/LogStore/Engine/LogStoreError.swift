@@ -52,6 +52,10 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let danglingReference = Code("danglingReference")
         /// A delete named an object that a live object or a named root still refers to.
         public static let stillReferenced = Code("stillReferenced")
+        /// A batch's expectation (``WriteBatch/expect(_:version:)``) did not hold when it committed: another
+        /// write changed or deleted the object after it was read. ``LogStoreError/objects`` names them all;
+        /// nothing of the batch was written.
+        public static let conflict = Code("conflict")
         /// A delete named an object that is not live.
         public static let notFound = Code("notFound")
         /// A root name is empty or too long.
@@ -62,6 +66,15 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let readOnly = Code("readOnly")
         /// The store directory does not exist and `createIfMissing` is off.
         public static let storeMissing = Code("storeMissing")
+        /// The directory is not a store: it holds other files and none of a store's (`STORE`, `SEGMENTS`,
+        /// segment files), or it is empty and the open cannot make it a store (read-only, `verify`).
+        /// Nothing was written there.
+        public static let notAStore = Code("notAStore")
+        /// The store's identity file (`STORE`) is damaged: wrong magic, wrong length or bad checksum.
+        public static let corruptStoreIdentity = Code("corruptStoreIdentity")
+        /// The segment manifest (`SEGMENTS`) is damaged, or missing from a store that has an identity file
+        /// and segments; or the segments contradict what it recorded at the last clean close.
+        public static let corruptManifest = Code("corruptManifest")
 
         /// The code's name.
         public var description: String { name }

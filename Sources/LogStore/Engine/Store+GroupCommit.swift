@@ -161,6 +161,7 @@ extension Store {
             state.withLock { state in
                 for effect in work.effects { state.publish(effect) }
                 state.finishReplay()
+                state.publishedSequence = max(state.publishedSequence, work.lastSequence)
                 for chunk in work.chunks {
                     state.segmentSizes[chunk.segment] = max(state.segmentSizes[chunk.segment] ?? 0, chunk.endOffset)
                 }

@@ -1,23 +1,53 @@
 /// Keeping the `SEGMENTS` manifest current: rewritten (temporary name, sync, rename, directory sync)
 /// after a segment is created and before segments are deleted, so it never lists a segment that was
-/// removed on purpose and a listed segment that is missing at open is data loss.
+/// removed on purpose and a listed segment that is missing at open is data loss. A clean close records
+/// the append segment's exact size in it; an open for writing removes that record before it writes.
 extension Store {
-    /// Writes the manifest of the segments the state holds now.
-    func writeManifest() throws(LogStoreError) {
+    /// Writes the manifest of the segments the state holds now, with `cleanClose` when closing cleanly.
+    func writeManifest(cleanClose: SegmentManifest.CleanClose? = nil) throws(LogStoreError) {
         try manifestLock.withLock { _ throws(LogStoreError) in
             let numbers = state.withLock { $0.segments.keys.sorted() }
             let reserved = max(queue.withLock { $0.reservedIDs }, nextID.withLock { $0 })
             try Self.writeManifest(
-                SegmentManifest(segments: numbers, reservedIDs: reserved), directory: directory, io: io)
+                SegmentManifest(segments: numbers, reservedIDs: reserved, cleanClose: cleanClose),
+                directory: directory, io: io)
         }
     }
 
     static func writeManifest(_ manifest: SegmentManifest, directory: String, io: SystemIO) throws(LogStoreError) {
         let path = directory + "/" + SegmentManifest.fileName
+        let bytes = manifest.encoded()
         do {
-            try io.replaceFile(path, with: manifest.encoded(), directory: directory)
+            try io.replaceFile(path, with: bytes, directory: directory)
         } catch {
-            throw LogStoreError(.ioError, "cannot write the segment manifest", file: path, underlying: error)
+            throw LogStoreError.writeFailed(
+                "write the segment manifest", file: path, bytes: bytes.count, underlying: error)
         }
+    }
+
+    /// At open for writing: rewrites the manifest unless the one on disk already lists exactly the
+    /// segments there are and holds no clean-close record (so an open that has nothing to write, e.g.
+    /// on a full disk, writes nothing).
+    func refreshManifestAtOpen(onDisk: SegmentManifest?) throws(LogStoreError) {
+        let numbers = state.withLock { $0.segments.keys.sorted() }
+        if let onDisk, onDisk.segments == numbers, onDisk.cleanClose == nil { return }
+        try writeManifest()
+    }
+
+    /// At a clean close (everything written and synced, no failure): records the append segment and its
+    /// size, so the next open knows that no tail of it can be torn. Records nothing when the size the
+    /// store knows is not the file's.
+    func recordCleanClose() throws(LogStoreError) {
+        let append = state.withLock { state -> (SegmentFile, UInt64)? in
+            let writerSegments = state.segments.filter { !SegmentStatistics.isOutput($0.value) }
+            guard let number = writerSegments.keys.max(), let file = writerSegments[number] else { return nil }
+            return (file, state.segmentSizes[number] ?? 0)
+        }
+        var record = SegmentManifest.CleanClose(appendSegment: 0, appendSize: 0)
+        if let (file, size) = append {
+            guard (try? io.size(file.fd, path: file.path)) == size else { return }
+            record = SegmentManifest.CleanClose(appendSegment: file.number, appendSize: size)
+        }
+        try writeManifest(cleanClose: record)
     }
 }

@@ -8,16 +8,7 @@ extension Store {
     ///   the bytes on disk no longer match their checksum.
     public func get(_ id: ObjectID) throws(LogStoreError) -> Record? {
         guard let (entry, file) = try locate(id) else { return nil }
-        let frame = try decodeFrame(entry, in: file, id: id)
-        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
-        guard let payload = FrameDecoder.payload(of: frame, in: bytes) else {
-            throw LogStoreError(
-                .corruptFrame, "payload of object \(id) does not decompress", file: file.path,
-                offset: UInt64(entry.offset))
-        }
-        return Record(
-            id: id, typeTag: frame.typeTag, references: FrameDecoder.references(of: frame, in: bytes),
-            payload: payload, isPinned: frame.flags.contains(.pinned))
+        return try RecordReader.record(id, entry, in: file).record
     }
 
     /// Calls `body` with the stored bytes of `id`'s payload, without copying them when they are stored
@@ -29,27 +20,14 @@ extension Store {
         of id: ObjectID, _ body: (_ typeTag: UInt32, UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result? {
         guard let (entry, file) = try locate(id) else { return nil }
-        let frame = try decodeFrame(entry, in: file, id: id)
-        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
-        if frame.flags.contains(.compressed) {
-            guard let payload = FrameDecoder.payload(of: frame, in: bytes) else {
-                throw LogStoreError(
-                    .corruptFrame, "payload of object \(id) does not decompress", file: file.path,
-                    offset: UInt64(entry.offset))
-            }
-            return try payload.withUnsafeBytes { try body(frame.typeTag, $0) }
-        }
-        let start = bytes.baseAddress.map { $0 + frame.payloadOffset }
-        return try body(frame.typeTag, UnsafeRawBufferPointer(start: start, count: frame.storedLength))
+        return try RecordReader.withPayload(of: id, entry, in: file, body)
     }
 
     /// The type tag and references of `id`, without reading its payload; nil when it is not live.
     /// - throws: what ``get(_:)`` throws.
     public func header(of id: ObjectID) throws(LogStoreError) -> (typeTag: UInt32, references: [ObjectID])? {
         guard let (entry, file) = try locate(id) else { return nil }
-        let frame = try decodeFrame(entry, in: file, id: id)
-        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
-        return (frame.typeTag, FrameDecoder.references(of: frame, in: bytes))
+        return try RecordReader.header(of: id, entry, in: file)
     }
 
     /// Whether `id` names a live object.
@@ -76,12 +54,9 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`.
     public func ids(ofType typeTag: UInt32? = nil) throws(LogStoreError) -> [ObjectID] {
         try readState { state in
-            var result: [ObjectID] = []
-            result.reserveCapacity(typeTag.map { state.typeCounts[$0] ?? 0 } ?? state.liveCount)
-            state.forEachDurable { id, entry in
-                if typeTag == nil || entry.typeTag == typeTag { result.append(ObjectID(id)) }
+            RecordReader.ids(typeTag: typeTag, typeCounts: state.typeCounts, liveCount: state.liveCount) {
+                state.forEachDurable($0)
             }
-            return result
         }
     }
 
@@ -123,22 +98,6 @@ extension Store {
         case .closed: throw LogStoreError(.closed, "the store is closed", file: directory)
         case .missing: return nil
         case .found(let entry, let file): return (entry, file)
-        }
-    }
-
-    /// Decodes and checks the frame an index entry points at.
-    func decodeFrame(_ entry: IndexEntry, in file: SegmentFile, id: ObjectID) throws(LogStoreError) -> DecodedFrame {
-        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
-        switch FrameDecoder.decode(bytes, at: Int(entry.offset)) {
-        case .success(let frame) where frame.kind == .put && frame.id == id.rawValue && frame.length == entry.length:
-            return frame
-        case .success(let frame):
-            throw LogStoreError(
-                .corruptFrame, "index points at a \(frame.kind) frame of object \(frame.id), expected object \(id)",
-                file: file.path, offset: UInt64(entry.offset))
-        case .failure(let problem):
-            throw LogStoreError(
-                .corruptFrame, "object \(id): \(problem.reason)", file: file.path, offset: UInt64(entry.offset))
         }
     }
 }

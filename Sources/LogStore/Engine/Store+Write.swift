@@ -112,25 +112,37 @@ extension Store {
     /// Applies every change of `batch` atomically: when this returns they are all visible (and durable
     /// under ``FsyncPolicy/always``); after a crash either all of them are there or none is. A batch that
     /// fails validation changes nothing.
-    /// - throws: what the single operations throw, and `invalidArgument` for a batch over 2 GiB.
-    public func write(_ batch: WriteBatch) throws(LogStoreError) {
-        try commit(batch.operations)
+    ///
+    /// The batch's expectations (``WriteBatch/expect(_:version:)``) are checked first, atomically with the
+    /// commit: when one does not hold, nothing is written.
+    /// - returns: the batch's sequence number, the version its records have from now on (0 for an empty
+    ///   batch, which writes nothing).
+    /// - throws: ``LogStoreError`` `conflict` naming the objects whose expectation failed, what the single
+    ///   operations throw, and `invalidArgument` for a batch over 2 GiB.
+    @discardableResult
+    public func write(_ batch: WriteBatch) throws(LogStoreError) -> UInt64 {
+        try commit(batch.operations, expecting: batch.expectations)
     }
 
     /// Builds a batch with `body` and writes it.
+    /// - returns: what ``write(_:)`` returns.
     /// - throws: what ``write(_:)`` throws, or what `body` throws (nothing is written then).
-    public func write(_ body: (inout WriteBatch) throws -> Void) throws {
+    @discardableResult
+    public func write(_ body: (inout WriteBatch) throws -> Void) throws -> UInt64 {
         var batch = WriteBatch()
         try body(&batch)
-        try write(batch)
+        return try write(batch)
     }
 
     // MARK: - The pipeline
 
-    func commit(_ operations: [WriteBatch.Operation]) throws(LogStoreError) {
+    @discardableResult
+    func commit(_ operations: [WriteBatch.Operation], expecting expectations: [WriteBatch.Expectation] = [])
+        throws(LogStoreError) -> UInt64
+    {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkOpen()
-        guard !operations.isEmpty else { return }
+        guard !operations.isEmpty else { return 0 }
         queue.withLock { $0.arriving += 1 }
         var arrived = false
         defer {
@@ -153,12 +165,37 @@ extension Store {
                 throw LogStoreError(
                     .storeFailed, "an earlier write failed; reopen the store", file: directory, underlying: failure)
             }
+            if !expectations.isEmpty { try checkExpectations(expectations) }
             let ticket = try enqueue(operations, allocatedBelow: allocated, into: &queue)
             queue.pendingCommitters += 1
             return (ticket, queue.gathered)
         }
         if wakeLeader { wakeGatheringLeader() }
         try awaitDurable(ticket)
+        return ticket
+    }
+
+    /// Checks a batch's expectations against the writer's view, which includes every batch accepted
+    /// before it (called under the queue lock, so no other batch is accepted meanwhile).
+    /// - throws: ``LogStoreError`` `conflict` naming every object whose expectation does not hold.
+    private func checkExpectations(_ expectations: [WriteBatch.Expectation]) throws(LogStoreError) {
+        let failed = state.withLock { state -> [ObjectID] in
+            expectations.compactMap { expectation in
+                let entry = state.index.entry(expectation.id.rawValue)
+                guard let expected = expectation.version else { return entry == nil ? nil : expectation.id }
+                // A batch that is not yet durable changed it: no reader can have seen that version.
+                guard let entry, !entry.isPending, state.sequence(of: entry) == expected else {
+                    return expectation.id
+                }
+                return nil
+            }
+        }
+        guard failed.isEmpty else {
+            let names = failed.prefix(8).map { "\($0)" }.joined(separator: ", ") + (failed.count > 8 ? ", …" : "")
+            throw LogStoreError(
+                .conflict, "\(failed.count) object(s) changed since they were read: \(names)", file: directory,
+                objects: failed)
+        }
     }
 
     /// Tells the leader gathering a group that it is complete, whether it spins or sleeps.

@@ -50,14 +50,22 @@ public final class Store: Sendable {
 
     /// Opens the store in `directory`, creating it when missing (unless `createIfMissing` is off).
     ///
-    /// Opening rebuilds the index by scanning the segments. A torn tail of the newest segment (left by
-    /// a crash mid-write) is cut back to the last complete commit, the cut bytes kept in a side file,
-    /// and reported in ``recovery``.
+    /// Only a store is opened: a directory that holds other files and none of a store's is refused
+    /// before anything is written there. An empty directory (or a missing one) opened for writing
+    /// becomes a store: its identity file (`STORE`) is written first. A store made before identity
+    /// files existed opens too, and an open for writing adds the file.
     ///
-    /// - throws: ``LogStoreError`` with code `locked` when another process or `Store` has it open
-    ///   for writing, `corruptFrame` / `corruptSegmentHeader` / `unsupportedVersion` (naming file and
-    ///   offset) when a segment is damaged outside a torn tail, `storeMissing`, `invalidArgument`, or
-    ///   `ioError`.
+    /// Opening rebuilds the index by scanning the segments. After a crash, a torn tail of the newest
+    /// segment (left mid-write) is cut back to the last complete commit, the cut bytes kept in a side
+    /// file, and reported in ``recovery``. After a clean ``close()`` nothing can be torn: any damage or
+    /// change of size there is corruption.
+    ///
+    /// - throws: ``LogStoreError`` with code `notAStore` when the directory is not a store (or is
+    ///   empty and the open is read-only), `locked` when another process or `Store` has it open for
+    ///   writing, `corruptFrame` / `corruptSegmentHeader` / `unsupportedVersion` (naming file and offset)
+    ///   when a segment is damaged outside a torn tail, `corruptManifest` / `missingSegment` when the
+    ///   segment manifest is damaged or a segment it lists is missing, `corruptStoreIdentity`,
+    ///   `storeMissing`, `invalidArgument`, or `ioError` (on a full disk, saying how much space it needs).
     public static func open(at directory: String, options: StoreOptions = StoreOptions()) throws(LogStoreError)
         -> Store
     {
@@ -74,9 +82,22 @@ public final class Store: Sendable {
                 throw LogStoreError(.ioError, "cannot create the store directory", file: directory, underlying: error)
             }
         }
+        let recognized = try StoreRecognition(directory: directory, io: io)
+        if let damage = recognized.identityDamage { throw damage }
+        if recognized.kind == .empty {
+            if options.readOnly { try recognized.requireStore(directory, for: "a read-only open") }
+            try StoreRecognition.createIdentity(in: directory, io: io)
+        }
         let lock = options.readOnly ? nil : try DirectoryLock(directory: directory, io: io)
         let mode: StoreLoader.Mode = options.readOnly ? .readOnly : .writable(segmentSize: options.segmentSize)
-        let loaded = try StoreLoader(directory: directory, mode: mode, io: io).load()
+        var loaded = try StoreLoader(
+            directory: directory, mode: mode, io: io, requiresManifest: recognized.kind != .legacy
+        ).load()
+        if recognized.kind == .legacy, options.readOnly {
+            loaded.notes.append(
+                "\(directory): no identity file (\(StoreIdentity.fileName)): the store was made by an older "
+                    + "version; the next open for writing adds it")
+        }
         if !options.readOnly, let newest = loaded.newest {
             // A previous process may have died with writes only in the page cache: make them durable
             // before anything newer is written, so this segment can never become a torn *older* one.
@@ -88,7 +109,11 @@ public final class Store: Sendable {
             }
         }
         let store = Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
-        if !options.readOnly { try store.writeManifest() }
+        if !options.readOnly {
+            try store.refreshManifestAtOpen(onDisk: loaded.manifest)
+            // After the manifest: a store with an identity file and segments must have one.
+            if recognized.kind == .legacy { try StoreRecognition.createIdentity(in: directory, io: io) }
+        }
         // A full newest segment that writing does not continue in is sealed before a newer one exists.
         if !options.readOnly, let newest = loaded.newest, !loaded.newestIsSealed,
             store.queue.withLock({ $0.active == nil })
@@ -131,7 +156,9 @@ public final class Store: Sendable {
                 activeSize: continues ? (newest?.size ?? 0) : 0,
                 reservedIDs: firstFreeID
             ))
-        self.state = ConditionLock(loaded.state)
+        var state = loaded.state
+        state.publishedSequence = loaded.maxSequence
+        self.state = ConditionLock(state)
         self.signals = CommitSignals(limit: options.commitSpinLimit)
         if case .interval(let milliseconds) = options.fsyncPolicy, !options.readOnly {
             self.flushTimer = FlushTimer(every: milliseconds, queue: queue, io: io)
@@ -150,6 +177,10 @@ public final class Store: Sendable {
     }
 
     /// Makes everything written so far durable, waits for writes in flight, and releases the store.
+    ///
+    /// When nothing failed, it records the clean close (with the newest segment's exact size) in the
+    /// segment manifest, so the next open treats any damage at the end of the log as corruption rather
+    /// than as a torn tail of a crash.
     ///
     /// Every later call on this `Store` throws ``LogStoreError/Code/closed``; open the directory again
     /// to go on. Closing twice is harmless.
@@ -181,6 +212,7 @@ public final class Store: Sendable {
             do { try trimWriteAhead() } catch { trimFailure = error }
             try syncActiveSegment()
             if let trimFailure { throw trimFailure }
+            if !options.readOnly, queue.withLock({ $0.failure }) == nil { try recordCleanClose() }
         } else {
             stopWriteAhead()
         }

@@ -40,6 +40,10 @@ struct StoreLoader {
         /// Whether the newest segment ends with a seal frame (writing then starts a new one).
         var newestIsSealed = false
         var recovery: RecoveryReport?
+        /// The segment manifest as read, when there is a valid one.
+        var manifest: SegmentManifest?
+        /// What the last clean close recorded, while it holds (a torn tail is then impossible).
+        var cleanClose: SegmentManifest.CleanClose?
         var problems: [Problem] = []
         var notes: [String] = []
         var frames = 0
@@ -97,18 +101,22 @@ struct StoreLoader {
     let directory: String
     let mode: Mode
     let io: SystemIO
+    /// Whether a store with segments must have a manifest (it has an identity file, so it was made by a
+    /// version that writes the manifest before any segment).
+    let requiresManifest: Bool
     /// Names of the hint files in the directory.
     private var hintNames: Set<String> = []
 
-    init(directory: String, mode: Mode, io: SystemIO) {
+    init(directory: String, mode: Mode, io: SystemIO, requiresManifest: Bool = false) {
         self.directory = directory
         self.mode = mode
         self.io = io
+        self.requiresManifest = requiresManifest
         let names = (try? io.listDirectory(directory)) ?? []
         hintNames = Set(names.filter { $0.hasSuffix("." + HintFile.fileExtension) })
     }
 
-    private var collectsProblems: Bool {
+    var collectsProblems: Bool {
         if case .verify = mode { return true }
         return false
     }
@@ -129,7 +137,7 @@ struct StoreLoader {
         try checkManifest(against: numbers, into: &loaded)
         loaded.highestSegmentNumber = numbers.last ?? 0
         // The segment the writer appended to last: the highest-numbered one that is not a compaction
-        // output. Only it may have a torn tail or an interrupted creation.
+        // output. Only it may have a torn tail or an interrupted creation, and only after a crash.
         var appendSegment = numbers.last { !isCompactionOutput($0) }
         var stray: UInt32?
         if let candidate = appendSegment {
@@ -140,6 +148,7 @@ struct StoreLoader {
                 (stray, appendSegment) = (candidate, previous)
             }
         }
+        try checkCleanClose(appendSegment: appendSegment, into: &loaded)
         for number in numbers where number != stray {
             try loadSegment(number, isNewest: number == appendSegment, into: &loaded)
         }
@@ -149,34 +158,6 @@ struct StoreLoader {
         loaded.hints = [:]
         loaded.hintMappings = []
         return loaded
-    }
-
-    /// Every segment the manifest lists must be there; one that is not listed is accepted (a crash can
-    /// come between creating a segment and listing it) and noted.
-    private func checkManifest(against numbers: [UInt32], into loaded: inout Loaded) throws(LogStoreError) {
-        let path = directory + "/" + SegmentManifest.fileName
-        let fd: Int32
-        do {
-            fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
-        } catch  where error.errno == ENOENT {
-            return  // a new store
-        } catch {
-            try fail(path, nil, "cannot read the segment manifest: \(error)", .ioError, &loaded)
-            return
-        }
-        defer { io.close(fd) }
-        let bytes = (try? io.read(fd, count: Int((try? io.size(fd, path: path)) ?? 0), at: 0, path: path)) ?? []
-        guard let manifest = bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) else {
-            loaded.notes.append("\(path): damaged segment manifest; it is rewritten on the next open for writing")
-            return
-        }
-        loaded.reservedIDs = max(loaded.reservedIDs, manifest.reservedIDs)
-        let present = Set(numbers)
-        let missing = manifest.segments.filter { !present.contains($0) }
-        if !missing.isEmpty {
-            let names = missing.map(LogFormat.segmentFileName).joined(separator: ", ")
-            try fail(path, nil, "segment(s) listed in the manifest are missing: \(names)", .missingSegment, &loaded)
-        }
     }
 
     /// Whether segment `number` has a valid header flagged as a compaction output.
@@ -228,11 +209,25 @@ struct StoreLoader {
         /// Data after that hole: zeros the writer wrote ahead of itself (``PageCacheFiller``) that reached
         /// the disk while the bytes before them did not, or else a hole inside the log.
         var dataAfterHole: [Range<UInt64>] = []
+        /// Whether this is the append segment and the store was not closed cleanly: only then may its end
+        /// be torn (or zeros extended ahead of the writes, or its creation interrupted).
+        var mayBeTorn = isNewest && loaded.cleanClose == nil
+        /// The size the last clean close recorded, when the file's differs from it.
+        var sizeAtCleanClose: UInt64?
         do {
             let probe = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
             defer { io.close(probe) }
             size = try io.size(probe, path: path)
-            dataEnd = isNewest ? io.dataEnd(probe, size: size) : size
+            if isNewest, let clean = loaded.cleanClose, clean.appendSize != size {
+                if cleanCloseStillRecorded(clean) {
+                    sizeAtCleanClose = clean.appendSize
+                } else {
+                    // A writer opened the store since the manifest was read: its tail may be being written.
+                    loaded.cleanClose = nil
+                    mayBeTorn = true
+                }
+            }
+            dataEnd = mayBeTorn ? io.dataEnd(probe, size: size) : size
             if dataEnd < size {
                 // Zeros written ahead reach at most a window past the writer's end (and so past the hole).
                 if let regions = io.dataRegions(probe, after: dataEnd, size: size),
@@ -250,6 +245,10 @@ struct StoreLoader {
             try fail(path, 0, "segment of \(size) bytes is larger than 4 GiB", .corruptSegmentHeader, &loaded)
             return
         }
+        if let recorded = sizeAtCleanClose {
+            try fail(path, min(size, recorded), Self.sizeChange(size, recorded), .corruptFrame, &loaded)
+        }
+        let isListed = loaded.manifest?.segments.contains(number) ?? false
         let file: SegmentFile
         do {
             file = try SegmentFile.open(
@@ -271,10 +270,15 @@ struct StoreLoader {
         var isOutput = false
 
         switch SegmentHeader.decode(bytes) {
-        case .failure(.truncated) where isNewest:
+        case .failure(let problem)
+        where isNewest && isListed && (size < UInt64(LogFormat.segmentHeaderSize) || bytes.allSatisfy({ $0 == 0 })):
+            let reason = problem.reason + "; the segment manifest lists this segment, so its data is lost"
+            try fail(path, 0, reason, .corruptSegmentHeader, &loaded)
+            return
+        case .failure(.truncated) where mayBeTorn:
             try recoverTornCreation(file, size: size, into: &loaded)
             return
-        case .failure where isNewest && bytes.allSatisfy({ $0 == 0 }):
+        case .failure where mayBeTorn && bytes.allSatisfy({ $0 == 0 }):
             // A crash between creating the file and syncing its header can leave zeros.
             try recoverTornCreation(file, size: size, into: &loaded)
             return
@@ -297,7 +301,7 @@ struct StoreLoader {
         loaded.state.segments[number] = file
         var retained = UInt64(LogFormat.segmentHeaderSize)
         let outcome = SegmentScanner(bytes: scanned).scan(
-            continueAfterDamage: collectsProblems, tellsTornGroups: isNewest
+            continueAfterDamage: collectsProblems, tellsTornGroups: mayBeTorn
         ) { frame in
             if frame.kind != .put && (isOutput || frame.kind != .delete) { retained += UInt64(frame.length) }
             loaded.replay(
@@ -331,7 +335,7 @@ struct StoreLoader {
                 // Valid frames follow, but only of the group the crash tore: cut like any torn tail.
                 validSize = UInt64(outcome.committedEnd)
                 try cutTornTail(file, size: size, at: validSize, dataEnd: dataEnd, reason: damage.reason, into: &loaded)
-            } else if isNewest, damage.nextValidFrame == nil, damage.offset >= outcome.committedEnd {
+            } else if mayBeTorn, damage.nextValidFrame == nil, damage.offset >= outcome.committedEnd {
                 validSize = UInt64(outcome.committedEnd)
                 if scanned[outcome.committedEnd...].allSatisfy({ $0 == 0 }) {
                     try trimPreallocation(file, size: size, at: validSize, into: &loaded)
@@ -433,7 +437,7 @@ struct StoreLoader {
     }
 
     /// Throws a corruption error, or records it as a problem when verifying.
-    private func fail(
+    func fail(
         _ path: String, _ offset: UInt64?, _ message: String, _ code: LogStoreError.Code, _ loaded: inout Loaded
     ) throws(LogStoreError) {
         if collectsProblems {
@@ -523,7 +527,11 @@ struct StoreLoader {
             try io.writeNewFile(path, [UInt8](bytes[Int(start)..<Int(end)]))
             try io.syncDirectory(directory)
         } catch {
-            throw LogStoreError(.ioError, "cannot save the torn tail", file: path, underlying: error)
+            // Nothing was cut yet: remove what was written of the side file, leave the segment as it is.
+            if io.exists(path) { try? io.unlink(path) }
+            throw LogStoreError.writeFailed(
+                "save the torn tail before cutting it (the segment is left as it is)", file: path,
+                bytes: Int(end - start), underlying: error)
         }
         return path
     }

@@ -53,6 +53,8 @@ struct StoreState: Sendable {
     /// Durable live objects per type tag, and in all.
     var typeCounts: [UInt32: Int] = [:]
     var liveCount = 0
+    /// The newest batch whose effects readers see (set when a group is published).
+    var publishedSequence: UInt64 = 0
     var isOpen = true
 
     // MARK: - Replay (open) and publishing (the leader, after a batch is durable)
@@ -192,25 +194,12 @@ struct StoreState: Sendable {
     /// The durable entry of `id`: what readers see.
     @inline(__always)
     func durableEntry(_ id: UInt64) -> IndexEntry? {
-        let entry = index.entry(id)
-        if let entry, !entry.isPending { return entry }
-        if !durableUndo.isEmpty, let undo = durableUndo[id] { return undo.isEmpty ? nil : undo }
-        return nil
+        DurableView.durableEntry(id, index: index, undo: durableUndo)
     }
 
     /// Calls `body` for every durable live object, in increasing id order.
     func forEachDurable(_ body: (UInt64, IndexEntry) -> Void) {
-        guard !durableUndo.isEmpty else {
-            index.forEachLive(body)
-            return
-        }
-        var all: [(UInt64, IndexEntry)] = []
-        index.forEachLive { id, entry in
-            if let durable = durableEntry(id) { all.append((id, durable)) }
-        }
-        for (id, undo) in durableUndo where !undo.isEmpty && index.entry(id) == nil { all.append((id, undo)) }
-        all.sort { $0.0 < $1.0 }
-        for (id, entry) in all { body(id, entry) }
+        DurableView.forEachDurable(index: index, undo: durableUndo, body)
     }
 
     // MARK: - Compaction and counts

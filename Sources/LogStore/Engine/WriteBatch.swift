@@ -22,13 +22,25 @@ public struct WriteBatch: Sendable {
         case removeRoot(String)
     }
 
+    /// A condition the whole batch is written under: the object `id` still has the record of `version`
+    /// (the sequence number of the batch that wrote it, see ``Snapshot/version(of:)``), or, when `version`
+    /// is nil, is not live.
+    public struct Expectation: Sendable, Equatable {
+        /// The object.
+        public var id: ObjectID
+        /// The version it must have; nil: it must not be live.
+        public var version: UInt64?
+    }
+
     /// The changes, in the order they apply.
     public private(set) var operations: [Operation] = []
+    /// The conditions checked, atomically with the commit, before any change applies.
+    public private(set) var expectations: [Expectation] = []
 
     /// Makes an empty batch.
     public init() {}
 
-    /// Whether the batch has no changes.
+    /// Whether the batch has no changes (expectations alone write nothing).
     public var isEmpty: Bool { operations.isEmpty }
 
     /// Number of changes in the batch.
@@ -59,4 +71,21 @@ public struct WriteBatch: Sendable {
 
     /// Adds removing the root `name`.
     public mutating func removeRoot(_ name: String) { operations.append(.removeRoot(name)) }
+
+    /// Writes the batch only if `id` still has the record of `version` when it commits (nil: only if `id`
+    /// is not live); otherwise the write fails with ``LogStoreError/Code/conflict`` and changes nothing.
+    /// This is optimistic concurrency: read through a ``Snapshot``, note ``Snapshot/version(of:)`` of what
+    /// you read, and expect it when you write what you derived from it.
+    ///
+    /// For example:
+    /// ```swift
+    /// let view = try store.snapshot()
+    /// var batch = WriteBatch()
+    /// batch.expect(id, version: view.version(of: id))
+    /// batch.put(id, typeTag: 1, payload: Array("new".utf8))
+    /// try store.write(batch)   // throws `conflict` if another write changed `id` after `view`
+    /// ```
+    public mutating func expect(_ id: ObjectID, version: UInt64?) {
+        expectations.append(Expectation(id: id, version: version))
+    }
 }

@@ -10,20 +10,33 @@ extension Store {
     /// let report = try Store.verify(at: "/var/db/app")
     /// for problem in report.problems { print(problem) }
     /// ```
-    /// - throws: ``LogStoreError`` with code `storeMissing` when there is no such directory, or
-    ///   `ioError` when the directory or a segment cannot be read at all.
+    /// - throws: ``LogStoreError`` with code `storeMissing` when there is no such directory, `notAStore`
+    ///   when it is empty or holds other files and none of a store's, or `ioError` when the directory or
+    ///   a segment cannot be read at all.
     public static func verify(at directory: String) throws(LogStoreError) -> VerificationReport {
         let io = SystemIO(faults: nil)
         guard io.isDirectory(directory) else {
             throw LogStoreError(.storeMissing, "no store directory", file: directory)
         }
-        let loader = StoreLoader(directory: directory, mode: .verify, io: io)
+        let recognized = try StoreRecognition(directory: directory, io: io)
+        try recognized.requireStore(directory, for: "verify")
+        let loader = StoreLoader(
+            directory: directory, mode: .verify, io: io, requiresManifest: recognized.kind != .legacy)
         let loaded = try loader.load()
         var report = VerificationReport()
         report.segments = try loader.segmentNumbers().count
         report.frames = loaded.frames
         report.notes = loaded.notes
-        report.problems = loaded.problems.map { .init(file: $0.file, offset: $0.offset, message: $0.message) }
+        if recognized.kind == .legacy {
+            report.notes.append(
+                "no identity file (\(StoreIdentity.fileName)): the store was made by an older version; "
+                    + "the next open for writing adds it")
+        }
+        if let damage = recognized.identityDamage {
+            report.problems.append(
+                .init(file: damage.file ?? directory, offset: damage.offset, message: damage.message))
+        }
+        report.problems += loaded.problems.map { .init(file: $0.file, offset: $0.offset, message: $0.message) }
         let state = loaded.state
         state.forEachDurable { id, entry in
             report.liveObjects += 1

@@ -3,7 +3,7 @@ import LogStore
 /// What a context knows of one object id: its live instance (held weakly) and its stored record.
 /// Its `@exclusivity(unchecked)` properties: see ``IdentityCache``.
 ///
-/// There is one per loaded object, so it is kept small (88 bytes): a loaded graph's memory is mostly
+/// There is one per loaded object, so it is kept small (96 bytes): a loaded graph's memory is mostly
 /// its objects and their slots, and on this VM every fresh page of memory costs ~10 µs to touch.
 final class CacheSlot {
     let id: ObjectID
@@ -21,6 +21,9 @@ final class CacheSlot {
     @exclusivity(unchecked) var unchangedIndex: Int32 = -1
     /// Whether the object is (to be) stored pinned, a root of its own.
     @exclusivity(unchecked) var pinned: Bool
+    /// The version of the stored record (the sequence number of the batch that wrote it) this instance
+    /// was loaded from or last saved as; a save expects the store to still hold it.
+    @exclusivity(unchecked) var version: UInt64 = 0
     /// Set while a load has read the record but not decoded it yet.
     @exclusivity(unchecked) var isLoading = false
     @exclusivity(unchecked) private var hasStoredHash = false
@@ -107,15 +110,15 @@ final class IdentityCache {
         unindexed.removeAll()
     }
 
-    /// Instances dropped by a rollback (held weakly, by identity), which must not be saved as new objects.
+    /// Instances dropped by a rollback or a refresh (held weakly, by identity), which must not be saved as new objects.
     @exclusivity(unchecked) private var detached: [ObjectIdentifier: WeakInstance] = [:]
 
-    /// Marks `object` as dropped by a rollback.
+    /// Marks `object` as dropped by a rollback or a refresh.
     func detach(_ object: any PersistentObject) {
         detached[ObjectIdentifier(object)] = WeakInstance(object)
     }
 
-    /// Whether `object` (this instance, not just its address) was dropped by a rollback.
+    /// Whether `object` (this instance, not just its address) was dropped by a rollback or a refresh.
     func isDetached(_ object: any PersistentObject) -> Bool {
         guard !detached.isEmpty, let entry = detached[ObjectIdentifier(object)] else { return false }
         if entry.object === object { return true }

@@ -16,11 +16,13 @@ final class LoadSession {
     private(set) weak var context: ObjectContext?
     private let registry: TypeRegistry
     private let objectStore: ObjectStore
+    /// The snapshot every record of this load comes from.
+    let view: Snapshot
     @exclusivity(unchecked) private(set) var keys: KeyCatalog.Snapshot
     /// How values of each type decode (reference, special, plain), found once per type.
     @exclusivity(unchecked) var kinds: ValueKinds
     /// Everything decoded in this session, held until it finishes.
-    @exclusivity(unchecked) private var loaded: [any PersistentObject] = []
+    @exclusivity(unchecked) private(set) var loaded: [any PersistentObject] = []
     /// The decoder reused for each object (unless a nested load needs one while it is busy).
     @exclusivity(unchecked) private var reusable: PayloadDecoder?
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.
@@ -42,8 +44,9 @@ final class LoadSession {
         reusable?.containers.removeAll()
     }
 
-    init(_ context: ObjectContext) {
+    init(_ context: ObjectContext, view: Snapshot) {
         self.context = context
+        self.view = view
         self.registry = context.registry
         self.kinds = ValueKinds(decoding: true, fieldCoding: context.registry.usesFieldCoding)
         self.objectStore = context.objectStore
@@ -101,13 +104,13 @@ final class LoadSession {
 
     /// Reads `id`'s record and marks it in progress; nil when it is not live.
     private func read(_ id: ObjectID, _ context: ObjectContext) throws(ObjectStoreError) -> Pending? {
-        let record: Record?
+        let found: (record: Record, version: UInt64)?
         do {
-            record = try objectStore.store.get(id)
+            found = try view.versionedGet(id)
         } catch {
             throw ObjectStoreError(error)
         }
-        guard let record else { return nil }
+        guard let (record, version) = found else { return nil }
         guard let type = registry.type(forTag: record.typeTag) else {
             let name = objectStore.typeName(forTag: record.typeTag)
             throw ObjectStoreError(
@@ -119,6 +122,7 @@ final class LoadSession {
         let eagerCount = try eagerCount(of: record, type: type)
         let slot = context.cache.insert(nil, id: id, storedHash: nil, pinned: record.isPinned)
         slot.isLoading = true
+        slot.version = version
         loadedIDs.append(id)
         return Pending(slot: slot, record: record, type: type, eagerCount: eagerCount)
     }

@@ -39,10 +39,11 @@ extension ObjectContext {
     /// - throws: ``ObjectStoreError`` `store`.
     public func keys<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [String] {
         let tags = Set(try registry.tags(matching: type, includingSubclasses: includingSubclasses))
+        let view = try readView()
         do {
             var keys: [String] = []
-            for (name, id) in try store.roots() {
-                if let header = try store.header(of: id), tags.contains(header.typeTag) { keys.append(name) }
+            for (name, id) in view.roots() {
+                if let header = try view.header(of: id), tags.contains(header.typeTag) { keys.append(name) }
             }
             return keys.sorted()
         } catch {

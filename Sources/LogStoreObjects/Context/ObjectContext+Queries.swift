@@ -1,20 +1,15 @@
 import LogStore
 
 extension ObjectContext {
-    /// The ids of the stored objects of class `type` (and its subclasses, unless
+    /// The ids of the stored objects of class `type` (in this context's snapshot, see ``refresh()``) (and its subclasses, unless
     /// `includingSubclasses` is false), from the index alone, in id order.
     /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
     ///   ``ObjectStore``'s `types:`, `store`.
     public func ids<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [ObjectID] {
         var ids: [ObjectID] = []
         let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
-        do {
-            for tag in tags {
-                ids += try store.ids(ofType: tag)
-            }
-        } catch {
-            throw ObjectStoreError(error)
-        }
+        let view = try readView()
+        for tag in tags { ids += view.ids(ofType: tag) }
         return ids.sorted()
     }
 
@@ -42,25 +37,15 @@ extension ObjectContext {
     ///   ``ObjectStore``'s `types:`, `store`.
     public func count<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> Int {
         let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
-        do {
-            var count = 0
-            for tag in tags {
-                count += try store.count(ofType: tag)
-            }
-            return count
-        } catch {
-            throw ObjectStoreError(error)
-        }
+        let view = try readView()
+        return tags.reduce(0) { $0 + view.count(ofType: $1) }
     }
 
     /// How many persistent objects are stored, of every type.
     /// - throws: ``ObjectStoreError`` `store`.
     public func count() throws(ObjectStoreError) -> Int {
-        do {
-            return try store.count() - store.count(ofType: TypeNames.keyRecordTag)
-        } catch {
-            throw ObjectStoreError(error)
-        }
+        let view = try readView()
+        return view.count() - view.count(ofType: TypeNames.keyRecordTag)
     }
 
     /// Deletes every stored object of class `type` (subclasses included unless `includingSubclasses` is
@@ -74,16 +59,17 @@ extension ObjectContext {
     /// Deletes every stored object and removes every named root, on the next save.
     /// - throws: ``ObjectStoreError`` `store`.
     public func removeAll() throws(ObjectStoreError) {
-        do {
-            for name in try store.roots().keys.sorted() { pendingRoots.append((name, nil)) }
-            for id in try store.ids() {
-                guard let header = try store.header(of: id), header.typeTag != TypeNames.keyRecordTag else {
-                    continue
-                }
-                markDeleted(id)
+        let view = try readView()
+        for name in view.roots().keys.sorted() { pendingRoots.append((name, nil)) }
+        for id in view.ids() {
+            let header: (typeTag: UInt32, references: [ObjectID])?
+            do {
+                header = try view.header(of: id)
+            } catch {
+                throw ObjectStoreError(error)
             }
-        } catch {
-            throw ObjectStoreError(error)
+            guard let header, header.typeTag != TypeNames.keyRecordTag else { continue }
+            markDeleted(id)
         }
         for (id, slot) in cache.slots.entries where slot.storedHash == nil { cache.remove(id) }
     }

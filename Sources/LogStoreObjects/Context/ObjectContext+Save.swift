@@ -32,6 +32,18 @@ extension ObjectContext {
         var batch = WriteBatch()
         batch.reserveCapacity(session.records.count + pendingRoots.count + pendingDeletes.count + 1)
         for record in session.records { batch.put(record) }
+        // Optimistic concurrency: each stored object written or deleted must still be the version this
+        // context read (checked by the engine atomically with the commit).
+        for (slot, _) in session.writtenSlots where slot.storedHash != nil {
+            batch.expect(slot.id, version: session.recreated.contains(slot.id) ? nil : slot.version)
+        }
+        if !pendingDeletes.isEmpty {
+            let view = try readView()
+            for id in pendingDeletes.sorted() {
+                let slot = cache.slot(id)
+                batch.expect(id, version: slot?.storedHash != nil ? slot?.version : view.version(of: id))
+            }
+        }
         let keyRecord = objectStore.catalog.pendingRecord()
         if let keyRecord {
             batch.put(
@@ -42,18 +54,20 @@ extension ObjectContext {
             if let id { batch.setRoot(name, to: id) } else { batch.removeRoot(name) }
         }
         for id in pendingDeletes.sorted() { batch.delete(id) }
+        var sequence: UInt64 = 0
         if !batch.isEmpty {
             do {
-                try store.write(batch)
+                sequence = try store.write(batch)
             } catch {
                 throw describe(error)
             }
+            snapshotIsOld = true
         }
         let report = SaveReport(
             written: session.records.count, unchanged: session.unchangedCount, deleted: pendingDeletes.count,
             rootChanges: pendingRoots.count)
         if let keyRecord { objectStore.catalog.markCommitted(keyRecord.numbers) }
-        session.commit()
+        session.commit(version: sequence)
         for id in pendingDeletes { cache.remove(id) }
         pendingDeletes.removeAll()
         pendingRoots.removeAll()
@@ -77,6 +91,20 @@ public struct SaveReport: Sendable, Equatable {
 extension ObjectContext {
     /// The engine's error, with the type names of the objects it concerns when it is about references.
     func describe(_ error: LogStoreError) -> ObjectStoreError {
+        if error.code == .conflict {
+            let names = error.objects.prefix(8).map { id in
+                cache.object(id).map { "\(typeName(of: $0)) \(id)" } ?? "object \(id)"
+            }
+            var conflict = ObjectStoreError(
+                .conflict,
+                "another save changed \(error.objects.count) object(s) after this context read them: "
+                    + names.joined(separator: ", ") + (error.objects.count > 8 ? ", …" : "")
+                    + "; nothing was written",
+                typeName: error.objects.first.flatMap { cache.object($0) }.map { typeName(of: $0) },
+                objectID: error.objects.first, underlying: error)
+            conflict.objects = error.objects
+            return conflict
+        }
         guard error.code == .stillReferenced || error.code == .danglingReference else { return ObjectStoreError(error) }
         let typeNames = error.objects.map { id in
             (try? store.header(of: id)).flatMap { $0 }.flatMap { objectStore.typeName(forTag: $0.typeTag) }
@@ -101,7 +129,9 @@ final class SaveSession {
     private unowned let context: ObjectContext
     @exclusivity(unchecked) private var queue: [(CacheSlot, any PersistentObject)] = []
     @exclusivity(unchecked) private(set) var records: [Record] = []
-    @exclusivity(unchecked) private var writtenSlots: [(CacheSlot, UInt64)] = []
+    @exclusivity(unchecked) private(set) var writtenSlots: [(CacheSlot, UInt64)] = []
+    /// Objects written again because the store no longer holds them (see ``rewriteReferencedButGone()``).
+    @exclusivity(unchecked) private(set) var recreated: Set<ObjectID> = []
     @exclusivity(unchecked) private(set) var unchangedCount = 0
     @exclusivity(unchecked) private var unchangedSlots: [CacheSlot] = []
     /// The encodings of the unchanged objects, at their slots' `unchangedIndex`.
@@ -217,15 +247,19 @@ final class SaveSession {
             throw ObjectStoreError(error)
         }
         if !live {
+            recreated.insert(id)
             slot.unchangedIndex = -1
             unchangedCount -= 1
             append(record, hash: ContentHash.of(record), slot: slot)
         }
     }
 
-    /// After the batch was written: the written records are now the stored ones.
-    func commit() {
-        for (slot, hash) in writtenSlots { slot.storedHash = hash }
+    /// After the batch was written (as `version`): the written records are now the stored ones.
+    func commit(version: UInt64) {
+        for (slot, hash) in writtenSlots {
+            slot.storedHash = hash
+            slot.version = version
+        }
         for slot in unchangedSlots { slot.unchangedIndex = -1 }
     }
 

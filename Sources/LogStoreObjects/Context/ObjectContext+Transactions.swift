@@ -15,7 +15,7 @@ extension ObjectContext {
             throw ObjectStoreError(.transactionState, "a transaction is already open")
         }
         var hashes: [ObjectID: UInt64] = [:]
-        let encoder = snapshotEncoder(detached: [])
+        let encoder = hashingEncoder(detached: [])
         for (slot, object) in cache.liveSlots {
             if let hash = encodingHash(of: object, slot: slot, encoder) { hashes[slot.id] = hash }
         }
@@ -68,7 +68,7 @@ extension ObjectContext {
             if slot.storedHash != nil { cache.detach(object) }
             cache.remove(slot.id)
         }
-        let encoder = snapshotEncoder(detached: [])
+        let encoder = hashingEncoder(detached: [])
         for (slot, object) in cache.liveSlots {
             // Objects loaded during the transaction compare with their stored records.
             let reference = hashes?[slot.id] ?? slot.storedHash
@@ -83,7 +83,7 @@ extension ObjectContext {
         while changed {
             changed = false
             let detachedNow = detached
-            let checker = snapshotEncoder(detached: detachedNow)
+            let checker = hashingEncoder(detached: detachedNow)
             for (slot, object) in cache.liveSlots where encodingHash(of: object, slot: slot, checker) == nil {
                 detach(slot, object)
                 changed = true
@@ -95,7 +95,7 @@ extension ObjectContext {
 
     /// An encoder for hashing objects as they are now: known objects become their ids, unknown ones id 0;
     /// encoding fails (nil hash) when an object refers to one of `detached`.
-    private func snapshotEncoder(detached: Set<ObjectIdentifier>) -> PayloadEncoder {
+    func hashingEncoder(detached: Set<ObjectIdentifier>) -> PayloadEncoder {
         PayloadEncoder(catalog: objectStore.catalog, fieldCoding: registry.usesFieldCoding) {
             [unowned self] object throws(ObjectStoreError) in
             if detached.contains(ObjectIdentifier(object)) {
@@ -106,7 +106,7 @@ extension ObjectContext {
     }
 
     /// The content hash `object` would be saved with now; nil when it cannot be encoded.
-    private func encodingHash(of object: any PersistentObject, slot: CacheSlot, _ encoder: PayloadEncoder) -> UInt64? {
+    func encodingHash(of object: any PersistentObject, slot: CacheSlot, _ encoder: PayloadEncoder) -> UInt64? {
         guard let registered = registry.type(of: object),
             let encoded = try? encoder.encode(object, as: registered)
         else { return nil }

@@ -5,12 +5,18 @@ import LogStore
 ///
 /// **Threads.** A context and the objects it loaded belong to one thread or task at a time (the type is
 /// not `Sendable`, so Swift 6 enforces it). Several contexts on one object store work concurrently:
-/// reads run in parallel, saves are serialized by the engine, the last save of an object wins. To hand
-/// results from a background task to the main actor, pass ``ObjectID``s (they are `Sendable`) and load
-/// them in the main actor's context, or hand over plain `Sendable` values.
+/// reads run in parallel, saves are serialized by the engine. To hand results from a background task to
+/// the main actor, pass ``ObjectID``s (they are `Sendable`) and load them in the main actor's context, or
+/// hand over plain `Sendable` values.
 ///
-/// **What reads see.** Queries and loads read the store, i.e. saved state; unsaved changes of this
-/// context (deletes, root changes) are not visible in them until ``save()``.
+/// **What reads see.** Loads, lazy references, roots, queries and counts read one snapshot of the store,
+/// taken at the context's first read: everything a context loads belongs to one committed state, however
+/// other contexts save meanwhile. A save, or ``refresh()``, moves the context on to the state as of then.
+/// Unsaved changes of this context (deletes, root changes) are not visible in queries until ``save()``.
+///
+/// **Conflicts.** A save writes an object only if nobody else changed it since this context read it;
+/// otherwise it fails with `conflict`, names the objects, and writes nothing (see
+/// ``ObjectStore/update(attempts:_:)`` for work that can simply be redone).
 ///
 /// For example:
 ///
@@ -41,8 +47,15 @@ public final class ObjectContext {
 
     /// Set while a transaction is open.
     var transactionStart: TransactionStart?
+    /// The snapshot loads and queries read (see `ObjectContext+Snapshot.swift`); nil until the first read.
+    @exclusivity(unchecked) var snapshot: Snapshot?
+    /// Set by a save: the next read takes a snapshot that includes it.
+    @exclusivity(unchecked) var snapshotIsOld = false
     /// The load in progress, if any (loads started while one runs join it).
     @exclusivity(unchecked) var activeLoad: LoadSession?
+
+    /// This context's number among all contexts of the process (see ``InstanceOwners``).
+    let serial = InstanceOwners.shared.newContextSerial()
 
     init(_ objectStore: ObjectStore) {
         self.objectStore = objectStore
@@ -83,7 +96,7 @@ public final class ObjectContext {
         if cache.isDetached(object) {
             throw ObjectStoreError(
                 .deletedObject,
-                "this \(typeName(of: object)) instance was dropped by a rollback; load the object again",
+                "this \(typeName(of: object)) instance was dropped from the context (by a rollback or a refresh); load the object again",
                 typeName: typeName(of: object))
         }
         guard registry.type(of: object) != nil else {
@@ -91,6 +104,14 @@ public final class ObjectContext {
                 .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
                 typeName: typeName(of: object))
         }
+        if let owner = InstanceOwners.shared.owner(of: object), owner != serial {
+            throw ObjectStoreError(
+                .foreignObject,
+                "this \(typeName(of: object)) instance belongs to another context (it was loaded or added there); "
+                    + "pass its id and load it in this context instead",
+                typeName: typeName(of: object))
+        }
+        InstanceOwners.shared.register([object], to: serial)
         let slot = cache.insert(object, id: store.newID(), storedHash: nil, pinned: pinned)
         cache.hold(slot, object)
         return slot
@@ -145,11 +166,7 @@ public final class ObjectContext {
         if let pending = pendingRoots.last(where: { $0.name == name }) {
             id = pending.id
         } else {
-            do {
-                id = try store.root(named: name)
-            } catch {
-                throw ObjectStoreError(error)
-            }
+            id = try readView().root(named: name)
         }
         guard let id else { return nil }
         return try object(id: id, as: type)
@@ -197,7 +214,7 @@ public final class ObjectContext {
             for id in ids { objects.append(try activeLoad.load(id)) }
             return objects
         }
-        let session = LoadSession(self)
+        let session = LoadSession(self, view: try readView())
         activeLoad = session
         cache.suspendPurge = true
         defer {
@@ -209,6 +226,7 @@ public final class ObjectContext {
             objects.reserveCapacity(ids.count)
             for id in ids { objects.append(try session.load(id)) }
             try session.finish()
+            InstanceOwners.shared.register(session.loaded, to: serial)
             return objects
         } catch {
             // Objects of a failed load may have reference fields that were never filled in: forget them.

@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What the loader takes from the `SEGMENTS` manifest: which segments must be there, and whether the
+/// store was closed cleanly (then the append segment must have exactly the size recorded, and no part
+/// of it can be a torn tail).
+extension StoreLoader {
+    var manifestPath: String { directory + "/" + SegmentManifest.fileName }
+
+    /// Reads the manifest into `loaded`. Every segment it lists must be there; one that is not listed is
+    /// accepted (a crash can come between creating a segment and listing it). A damaged manifest is an
+    /// error (a problem when verifying): without it a lost segment could not be told from one removed on
+    /// purpose. A missing one is an error only when the store must have one (``requiresManifest``).
+    func checkManifest(against numbers: [UInt32], into loaded: inout Loaded) throws(LogStoreError) {
+        let path = manifestPath
+        guard io.exists(path) else {
+            if requiresManifest, !numbers.isEmpty {
+                try fail(
+                    path, nil, "the segment manifest is missing, so lost segments cannot be detected",
+                    .corruptManifest, &loaded)
+            }
+            return
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try readManifestBytes()
+        } catch {
+            // Not a regular file, or unreadable: an error, which `verify` lists and goes on.
+            guard collectsProblems else {
+                throw LogStoreError(.ioError, "cannot read the segment manifest", file: path, underlying: error)
+            }
+            try fail(path, nil, "cannot read the segment manifest: \(error)", .ioError, &loaded)
+            return
+        }
+        let manifest: SegmentManifest
+        switch bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) {
+        case .success(let decoded):
+            manifest = decoded
+        case .failure(let problem):
+            let code: LogStoreError.Code = problem.isUnsupportedVersion ? .unsupportedVersion : .corruptManifest
+            let reason = problem.reason + "; lost segments cannot be detected, so it is left as it is"
+            try fail(path, problem.offset, reason, code, &loaded)
+            return
+        }
+        loaded.manifest = manifest
+        loaded.cleanClose = manifest.cleanClose
+        loaded.reservedIDs = max(loaded.reservedIDs, manifest.reservedIDs)
+        let present = Set(numbers)
+        let missing = manifest.segments.filter { !present.contains($0) }
+        if !missing.isEmpty {
+            let names = missing.map(LogFormat.segmentFileName).joined(separator: ", ")
+            try fail(path, nil, "segment(s) listed in the manifest are missing: \(names)", .missingSegment, &loaded)
+        }
+    }
+
+    /// After a clean close the append segment must be the one recorded (none when 0 was recorded).
+    func checkCleanClose(appendSegment: UInt32?, into loaded: inout Loaded) throws(LogStoreError) {
+        guard let clean = loaded.cleanClose, clean.appendSegment != (appendSegment ?? 0) else { return }
+        guard cleanCloseStillRecorded(clean) else {
+            loaded.cleanClose = nil
+            return
+        }
+        let recorded = clean.appendSegment == 0 ? "none" : LogFormat.segmentFileName(clean.appendSegment)
+        let found = appendSegment.map(LogFormat.segmentFileName) ?? "none"
+        try fail(
+            manifestPath, nil,
+            "the store was closed cleanly with append segment \(recorded), but the newest writer segment is \(found)",
+            .corruptManifest, &loaded)
+        loaded.cleanClose = nil
+    }
+
+    /// Whether the manifest still holds the clean-close record `clean`. Always true for an open for
+    /// writing (it holds the lock); a read-only open or `verify` may run while a writer opens the store,
+    /// and a writer removes the record before it writes anything.
+    func cleanCloseStillRecorded(_ clean: SegmentManifest.CleanClose) -> Bool {
+        if case .writable = mode { return true }
+        guard let bytes = try? readManifestBytes(),
+            case .success(let manifest) = bytes.withUnsafeBytes({ SegmentManifest.decode($0) })
+        else { return false }
+        return manifest.cleanClose == clean
+    }
+
+    /// What is wrong with an append segment of `size` bytes that had `recorded` bytes at the clean close.
+    static func sizeChange(_ size: UInt64, _ recorded: UInt64) -> String {
+        if size < recorded {
+            return "segment is \(size) bytes but had \(recorded) when the store was closed cleanly: "
+                + "its last \(recorded - size) bytes are lost"
+        }
+        return "segment is \(size) bytes but had \(recorded) when the store was closed cleanly: "
+            + "\(size - recorded) bytes were added after the clean close"
+    }
+
+    private func readManifestBytes() throws(SystemError) -> [UInt8] {
+        let path = manifestPath
+        let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+        defer { io.close(fd) }
+        let size = try io.size(fd, path: path)
+        return try io.read(fd, count: Int(min(size, 1 << 30)), at: 0, path: path)
+    }
+}

@@ -1,0 +1,40 @@
+import LogStore
+
+extension ObjectStore {
+    /// Runs `body` in a new context and saves what it changed; when the save fails with `conflict` (another
+    /// context changed an object `body` read and changed), runs it again in another new context, which reads
+    /// the newer state, up to `attempts` times in all.
+    ///
+    /// Use it for short read-modify-write work that can simply be redone, such as incrementing a counter
+    /// or adding to a list. `body` may run more than once, so it should change nothing outside the context
+    /// it is given. Work that must not be redone without asking (an edit the user made on the screen) saves
+    /// through its own context instead and handles `conflict` itself, e.g. by showing both versions.
+    ///
+    /// For example:
+    /// ```swift
+    /// try objects.update { context in
+    ///     guard let circle = try context.object(id: id, as: Circle.self) else { return }
+    ///     circle.radius += 1
+    /// }
+    /// ```
+    /// - parameter attempts: how many times `body` may run (at least 1).
+    /// - returns: what the successful run of `body` returned.
+    /// - throws: what `body` throws, the last `conflict` when every attempt conflicted, and what
+    ///   ``ObjectContext/save()`` throws.
+    public func update<Result>(attempts: Int = 3, _ body: (ObjectContext) throws -> Result) throws -> Result {
+        var attempt = 1
+        while true {
+            let context = makeContext()
+            let result = try body(context)
+            let failure: ObjectStoreError
+            do {
+                try context.save()
+                return result
+            } catch {
+                failure = error
+            }
+            guard failure.code == .conflict, attempt < attempts else { throw failure }
+            attempt += 1
+        }
+    }
+}
