@@ -3,7 +3,8 @@ import Testing
 
 @testable @_spi(Testing) import LogStore
 
-/// Errors describe themselves to Foundation (`localizedDescription`) as they do to `print`.
+/// Errors describe themselves to Foundation (`localizedDescription`) as they do to `print`: code,
+/// message, file and offset, cause.
 @Suite struct ErrorDescriptionTests {
     @Test func aStoreErrorsLocalizedDescriptionIsItsDescription() throws {
         let directory = TemporaryDirectory("error-text")
@@ -13,6 +14,16 @@ import Testing
         let bridged: any Error = error
         #expect(bridged.localizedDescription == error.description)
         #expect(bridged.localizedDescription.contains("storeMissing: no store directory"))
+        #expect(bridged.localizedDescription.contains(directory.path + "/missing"))
+    }
+
+    @Test func aCorruptionErrorsLocalizedDescriptionNamesFileOffsetAndCause() {
+        let cause = SystemError(call: "pread", errno: EIO, path: "/data/0000000002.seg")
+        let error: any Error = LogStoreError(
+            .corruptFrame, "checksum mismatch", file: "/data/0000000002.seg", offset: 4096, underlying: cause)
+        #expect(
+            error.localizedDescription
+                == "corruptFrame: checksum mismatch [/data/0000000002.seg @ 4096] (cause: \(cause))")
     }
 
     @Test func aSystemErrorsLocalizedDescriptionIsItsDescription() {
