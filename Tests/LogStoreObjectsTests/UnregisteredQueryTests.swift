@@ -25,6 +25,7 @@ import Testing
             #expect { _ = try context.objects(of: Unregistered.self) } throws: { isUnregisteredClass($0) }
             #expect { _ = try context.ids(of: Unregistered.self) } throws: { isUnregisteredClass($0) }
             #expect { try context.deleteAll(of: Unregistered.self) } throws: { isUnregisteredClass($0) }
+            #expect { _ = try context.keys(of: Unregistered.self) } throws: { isUnregisteredClass($0) }
             // Nothing was marked for deletion: the stored node stays.
             #expect(try context.save().written == 0)
             #expect(try context.count(of: Node.self) == 1)

@@ -1,8 +1,8 @@
 import LogStore
 
 extension ObjectContext {
-    /// The ids of the stored objects of class `type` (in this context's snapshot, see ``refresh()``) (and its subclasses, unless
-    /// `includingSubclasses` is false), from the index alone, in id order.
+    /// The ids of the stored objects of class `type` (and its subclasses, unless `includingSubclasses` is
+    /// false) in this context's snapshot (see ``refresh()``), from the index alone, in id order.
     /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
     ///   ``ObjectStore``'s `types:`, `store`.
     public func ids<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [ObjectID] {
@@ -51,7 +51,8 @@ extension ObjectContext {
     /// Deletes every stored object of class `type` (subclasses included unless `includingSubclasses` is
     /// false) on the next save. The save fails (engine `stillReferenced`) when an object that is not
     /// deleted still references one of them.
-    /// - throws: ``ObjectStoreError`` `store`.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
+    ///   ``ObjectStore``'s `types:`, `store`.
     public func deleteAll<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) {
         for id in try ids(of: type, includingSubclasses: includingSubclasses) { markDeleted(id) }
     }
