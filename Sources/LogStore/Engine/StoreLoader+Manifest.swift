@@ -28,7 +28,12 @@ extension StoreLoader {
         do {
             bytes = try readManifestBytes()
         } catch {
-            throw LogStoreError(.ioError, "cannot read the segment manifest", file: path, underlying: error)
+            // Not a regular file, or unreadable: an error, which `verify` lists and goes on.
+            guard collectsProblems else {
+                throw LogStoreError(.ioError, "cannot read the segment manifest", file: path, underlying: error)
+            }
+            try fail(path, nil, "cannot read the segment manifest: \(error)", .ioError, &loaded)
+            return
         }
         let manifest: SegmentManifest
         switch bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) {
