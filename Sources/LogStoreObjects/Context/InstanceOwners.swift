@@ -1,3 +1,4 @@
+import LogStore
 import Synchronization
 
 /// Which context each persistent instance in the process belongs to, so that a save that meets an instance
@@ -17,14 +18,15 @@ import Synchronization
 final class InstanceOwners: Sendable {
     static let shared = InstanceOwners()
 
-    private struct Registry: ~Copyable {
+    private struct Registry {
         var contexts: [UInt64: ContextInstances] = [:]
         /// Serials of contexts gone while some of their instances lived.
         var closed: Set<UInt64> = []
         var creationsSinceSweep = 0
     }
 
-    private let registry = Mutex(Registry())
+    /// A pthread mutex rather than `Mutex`: the thread sanitizer cannot see a futex-based lock on Linux.
+    private let registry = ConditionLock(Registry())
     private let serials = Atomic<UInt64>(0)
     /// How many contexts are registered (open, or closed with live instances): with one, nobody can own
     /// what its context does not know.
@@ -104,7 +106,7 @@ final class ContextInstances: @unchecked Sendable {
         var count = 0
     }
 
-    private let state = Mutex(State())
+    private let state = ConditionLock(State())
 
     init(serial: UInt64) {
         self.serial = serial
@@ -114,10 +116,9 @@ final class ContextInstances: @unchecked Sendable {
     /// dead entries are kept before they are pruned.
     func publish(_ slots: [CacheSlot], liveSlots: Int) {
         guard !slots.isEmpty else { return }
-        let batch = SlotBatch(slots: slots)
         state.withLock { state in
-            state.batches.append(batch.slots)
-            state.count += batch.slots.count
+            state.batches.append(slots)
+            state.count += slots.count
             guard state.count > max(1 << 16, 2 * liveSlots) else { return }
             state.index = state.index.filter { $0.value.object != nil }
             state.batches = [state.batches.joined().filter { $0.object != nil }]
@@ -148,10 +149,5 @@ final class ContextInstances: @unchecked Sendable {
                 state.index[identity]?.object.map { ObjectIdentifier($0) == identity } ?? false
             }
         }
-    }
-
-    /// Slots handed to the lock (see the type's comment for why that is safe).
-    private struct SlotBatch: @unchecked Sendable {
-        let slots: [CacheSlot]
     }
 }
