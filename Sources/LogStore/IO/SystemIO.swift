@@ -15,7 +15,7 @@ struct SystemIO: Sendable {
     fileprivate func injected(_ operation: FaultInjector.Operation, _ call: String, _ path: String?) throws(SystemError)
         -> FaultInjector.Fault?
     {
-        guard let fault = faults?.fault(for: operation) else { return nil }
+        guard let fault = faults?.fault(for: operation, path: path) else { return nil }
         switch fault {
         case .error(let code): throw SystemError(call: call, errno: code, path: path)
         case .crash where operation != .write: _exit(137)
