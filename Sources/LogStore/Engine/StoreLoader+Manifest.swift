@@ -10,25 +10,38 @@
 extension StoreLoader {
     var manifestPath: String { directory + "/" + SegmentManifest.fileName }
 
-    /// Reads the manifest into `loaded`. Every segment it lists must be there; one that is not listed is
-    /// accepted (a crash can come between creating a segment and listing it). A damaged manifest is an
-    /// error (a problem when verifying): without it a lost segment could not be told from one removed on
-    /// purpose. A missing one is an error only when the store must have one (``requiresManifest``).
-    func checkManifest(against numbers: [UInt32], into loaded: inout Loaded) throws(LogStoreError) {
+    /// The manifest's bytes as they are now, or nil when there is no manifest.
+    /// - throws: ``LogStoreError`` with code `ioError` when it is there but cannot be read.
+    func readManifestFile() throws(LogStoreError) -> [UInt8]? {
+        guard io.exists(manifestPath) else { return nil }
+        do {
+            return try readManifestBytes()
+        } catch {
+            throw LogStoreError(.ioError, "cannot read the segment manifest", file: manifestPath, underlying: error)
+        }
+    }
+
+    /// Checks the manifest (`bytes`, nil when there is none) against the segments listed after it was
+    /// read, into `loaded`. Every segment it lists must be there; one that is not listed is accepted (a
+    /// crash can come between creating a segment and listing it). A damaged manifest is an error (a
+    /// problem when verifying): without it a lost segment could not be told from one removed on purpose.
+    /// A missing one is an error only when the store must have one (``requiresManifest``).
+    ///
+    /// A read-only open or `verify` reads the manifest again when a segment it lists is not in the
+    /// listing: one the manifest no longer lists was deleted on purpose by a writer's compaction after
+    /// the first read, and is returned as a change (the load starts again); one it still lists is lost,
+    /// since a writer lists a segment out before it deletes it and never lists it again.
+    func checkManifest(_ bytes: [UInt8]?, against numbers: [UInt32], into loaded: inout Loaded)
+        throws(LogStoreError) -> StoreChange?
+    {
         let path = manifestPath
-        guard io.exists(path) else {
+        guard let bytes else {
             if requiresManifest, !numbers.isEmpty {
                 try fail(
                     path, nil, "the segment manifest is missing, so lost segments cannot be detected",
                     .corruptManifest, &loaded)
             }
-            return
-        }
-        let bytes: [UInt8]
-        do {
-            bytes = try readManifestBytes()
-        } catch {
-            throw LogStoreError(.ioError, "cannot read the segment manifest", file: path, underlying: error)
+            return nil
         }
         let manifest: SegmentManifest
         switch bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) {
@@ -38,17 +51,33 @@ extension StoreLoader {
             let code: LogStoreError.Code = problem.isUnsupportedVersion ? .unsupportedVersion : .corruptManifest
             let reason = problem.reason + "; lost segments cannot be detected, so it is left as it is"
             try fail(path, problem.offset, reason, code, &loaded)
-            return
+            return nil
         }
         loaded.manifest = manifest
         loaded.cleanClose = manifest.cleanClose
         loaded.reservedIDs = max(loaded.reservedIDs, manifest.reservedIDs)
         let present = Set(numbers)
-        let missing = manifest.segments.filter { !present.contains($0) }
+        var missing = manifest.segments.filter { !present.contains($0) }
+        if !missing.isEmpty, tracksChanges {
+            guard let again = try? readManifestBytes(),
+                case .success(let current) = again.withUnsafeBytes({ SegmentManifest.decode($0) })
+            else {
+                return StoreChange("the segment manifest changed while the store was read", file: path)
+            }
+            let stillListed = Set(current.segments)
+            let removed = missing.filter { !stillListed.contains($0) }
+            missing.removeAll { !stillListed.contains($0) }
+            if missing.isEmpty, let first = removed.first {
+                return StoreChange(
+                    "segment \(LogFormat.segmentFileName(first)) was deleted (by a writer's compaction) while the "
+                        + "store was read", file: directory + "/" + LogFormat.segmentFileName(first))
+            }
+        }
         if !missing.isEmpty {
             let names = missing.map(LogFormat.segmentFileName).joined(separator: ", ")
             try fail(path, nil, "segment(s) listed in the manifest are missing: \(names)", .missingSegment, &loaded)
         }
+        return nil
     }
 
     /// After a clean close the append segment must be the one recorded (none when 0 was recorded).
