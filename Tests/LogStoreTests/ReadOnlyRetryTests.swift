@@ -177,3 +177,47 @@ extension ReadOnlyRetryTests {
         }
     }
 }
+
+// MARK: - The append segment cut back while it is read
+
+extension ReadOnlyRetryTests {
+    /// The writer extends its segment ahead of its writes and cuts the extension off when it seals the
+    /// segment or closes. A reader that read that space through its mapping after the cut would fault
+    /// (SIGBUS, the whole process ends); it reads a copy instead, which just comes out shorter.
+    @Test(arguments: [false, true])
+    func theWriterCuttingTheAppendSegmentBackWhileItIsReadIsNoFault(verifying: Bool) throws {
+        let directory = TemporaryDirectory("retry-cut")
+        let (writer, ids) = try ReadOnlyBesideWriterTests.writer(directory, rounds: 2)
+        var expected: [ObjectID: Record] = [:]
+        for id in ids { expected[id] = try writer.get(id) }
+        let path = try #require(directory.segmentFiles().last)
+        let sizeOf = { () -> Int in
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+        }
+        let extended = sizeOf()
+        // As the writer's filler does with time: zeros written over the hole after the frames, so the whole
+        // file is data and a reader scans all of it.
+        let fd = open(path, O_WRONLY)
+        let hole = lseek(fd, 0, 4)  // SEEK_HOLE
+        let zeros = [UInt8](repeating: 0, count: max(0, extended - Int(hole)))
+        #expect(hole > 0 && pwrite(fd, zeros, zeros.count, hole) == zeros.count)
+        close(fd)
+        let faults = FaultInjector()
+        let closed = Shared<Bool>(false)
+        // The first read of the segment is its header's (which kind of segment it is); the second copies it.
+        faults.perform(before: .read, pathSuffix: "/" + (path as NSString).lastPathComponent, after: 1) { _ in
+            closed.withLock { $0 = (try? writer.close()) != nil }
+        }
+        if verifying {
+            let report = try Store.verify(at: directory.path, faultInjector: faults)
+            #expect(report.problems.isEmpty, "\(report.problems)")
+            #expect(report.liveObjects == ids.count)
+        } else {
+            let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+            for id in ids { #expect(try store.get(id) == expected[id], "\(id)") }
+            try store.close()
+        }
+        #expect(closed.withLock { $0 }, "the writer closed while the segment was read")
+        #expect(sizeOf() < extended, "closing cut the segment back: \(sizeOf()) of \(extended) bytes")
+    }
+}

@@ -255,15 +255,23 @@ struct StoreLoader {
         }
         // The hole starts at a block boundary; the zeros between the last frame and it are checked below.
         if dataEnd < UInt64(LogFormat.segmentHeaderSize) { dataEnd = size }
-        let bytes = file.bytes(count: Int(size))
+        // Beside a writer, the append segment is read from a copy, never through the mapping: the writer
+        // may cut off the space after its frames meanwhile (see ``SegmentCopy``).
+        var copy: SegmentCopy?
+        if tracksChanges, isNewest {
+            copy = try copyOfAppendSegment(file, size: size, dataEnd: &dataEnd, dataAfterHole: dataAfterHole)
+        }
+        let bytes = copy?.bytes ?? file.bytes(count: Int(size))
         // The hole is only a hint: where anything but zeros follows it (a hole inside the log, or a
         // filesystem that reports holes wrongly), the whole file is scanned, as without one.
-        if !dataAfterHole.allSatisfy({ region in
-            bytes[Int(region.lowerBound)..<Int(region.upperBound)].allSatisfy { $0 == 0 }
-        }) {
+        if copy == nil,
+            !dataAfterHole.allSatisfy({ region in
+                bytes[Int(region.lowerBound)..<Int(region.upperBound)].allSatisfy { $0 == 0 }
+            })
+        {
             dataEnd = size
         }
-        let scanned = file.bytes(count: Int(dataEnd))
+        let scanned = copy?.bytes ?? file.bytes(count: Int(dataEnd))
         var isOutput = false
 
         switch SegmentHeader.decode(bytes) {

@@ -84,6 +84,25 @@ struct SystemIO: Sendable {
         return result
     }
 
+    /// `pread(2)` into `buffer` from `offset` until it is full or the file ends; returns the bytes read.
+    func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String)
+        throws(SystemError) -> Int
+    {
+        _ = try injected(.read, "pread", path)
+        guard let base = buffer.baseAddress else { return 0 }
+        var done = 0
+        while done < buffer.count {
+            let got = pread(fd, base + done, buffer.count - done, off_t(offset) + off_t(done))
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(call: "pread", errno: errno, path: path)
+            }
+            if got == 0 { break }
+            done += got
+        }
+        return done
+    }
+
     /// `pread(2)` into `buffer`, only to bring a region of a file into the page cache (see
     /// ``PageCacheFiller``): advisory, so a failure is ignored. Returns the bytes read (0 at end of file or
     /// on an error).

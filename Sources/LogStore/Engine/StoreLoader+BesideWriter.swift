@@ -1,9 +1,10 @@
 /// Loading beside a writer. A read-only open or `verify` takes no lock, so a writer in another process
-/// (or another `Store` of this one) may create segments, rewrite the manifest and, compacting, delete
-/// segments while it loads. Each attempt reads the manifest, lists the directory and opens every listed
-/// segment (``PinnedSegments``) before it reads any; when that shows the set of segments changed in
-/// between, the attempt is dropped and the load starts again, a bounded number of times. See "Readers
-/// beside a writer" in `Documentation/Format.md`.
+/// (or another `Store` of this one) may append, create segments, rewrite the manifest and, compacting,
+/// delete segments while it loads. Each attempt reads the manifest, lists the directory and opens every
+/// listed segment (``PinnedSegments``) before it reads any; when that shows the set of segments changed
+/// in between, the attempt is dropped and the load starts again, a bounded number of times. The append
+/// segment is scanned from a copy (``SegmentCopy``), and damage counts only when found twice. See
+/// "Readers beside a writer" (section 6.8) in `Documentation/Format.md`.
 extension StoreLoader {
     /// Why an attempt was dropped: the store's set of segments changed while it was listed and opened.
     struct StoreChange {
@@ -145,5 +146,28 @@ extension StoreLoader {
             // Unreadable now: the next attempt reports why, if it lasts.
         }
         return StoreChange("the segment manifest changed while the store's segments were listed", file: manifestPath)
+    }
+
+    /// The append segment's bytes up to `dataEnd`, copied with `pread` (all `size` bytes when anything
+    /// but zeros follows the hole at `dataEnd`, in `dataAfterHole`). When the file has become shorter (the
+    /// writer sealed it and cut off the space extended ahead of its writes), `dataEnd` becomes its length.
+    /// - throws: ``LogStoreError`` with code `ioError` when the segment cannot be read.
+    func copyOfAppendSegment(
+        _ file: SegmentFile, size: UInt64, dataEnd: inout UInt64, dataAfterHole: [Range<UInt64>]
+    ) throws(LogStoreError) -> SegmentCopy {
+        do {
+            for region in dataAfterHole {
+                let after = try io.read(file.fd, count: Int(region.count), at: region.lowerBound, path: file.path)
+                if !after.allSatisfy({ $0 == 0 }) {
+                    dataEnd = size
+                    break
+                }
+            }
+            let copy = try SegmentCopy(fd: file.fd, count: Int(dataEnd), path: file.path, io: io)
+            dataEnd = UInt64(copy.bytes.count)
+            return copy
+        } catch {
+            throw LogStoreError(.ioError, "cannot read segment", file: file.path, underlying: error)
+        }
     }
 }
