@@ -51,6 +51,21 @@ let package = Package(
             name: "LogStoreTests",
             dependencies: ["LogStore", "TestSupport", "logstore-tool"]
         ),
+        // The Swift snippets of README.md and Documentation/*.md, compiled (DocSnippetsPlugin).
+        .executableTarget(
+            name: "doc-snippets",
+            path: "Plugins/DocSnippetGenerator"
+        ),
+        .plugin(
+            name: "DocSnippetsPlugin",
+            capability: .buildTool(),
+            dependencies: ["doc-snippets"]
+        ),
+        .testTarget(
+            name: "DocSnippetTests",
+            dependencies: ["LogStore", "LogStoreObjects"],
+            plugins: ["DocSnippetsPlugin"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,6 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-swift format lint --strict -r Sources Tests
+swift format lint --strict -r Sources Tests Plugins
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2

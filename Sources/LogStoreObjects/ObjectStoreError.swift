@@ -25,6 +25,10 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         /// A reference cycle runs through plain fields only; at least one field of each cycle must be
         /// ``ObjectRef``, ``ObjectList`` or ``LazyRef``.
         public static let cyclicReference = Code("cyclicReference")
+        /// A subclass of a persistent class encoded none of its own stored properties: it does not
+        /// override `encode(to:)` / `init(from:)` (or `encodeFields(to:)` / `init(fields:)`), so they
+        /// would be lost. The message names the class and the properties.
+        public static let incompleteEncoding = Code("incompleteEncoding")
         /// A stored payload is not valid LogStore object encoding.
         public static let corruptPayload = Code("corruptPayload")
         /// A class could not be registered: duplicate or reserved type name, or a tag collision.

@@ -79,10 +79,13 @@ final class OutputSink {
         if buffer.count >= 1 << 16 { try flush() }
     }
 
-    /// Writes out what is buffered; for a file, also makes it durable.
+    /// Writes out what is buffered; for a regular file, also makes it durable (a pipe or a device such
+    /// as `/dev/null` has nothing to sync).
     func finish() throws {
         try flush()
-        if ownsDescriptor, fsync(fd) != 0 {
+        var info = stat()
+        let isRegularFile = fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        if isRegularFile, fsync(fd) != 0 {
             throw ToolError("cannot sync \(name): \(String(cString: strerror(errno)))")
         }
     }

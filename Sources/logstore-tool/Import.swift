@@ -51,7 +51,7 @@ struct Import: ParsableCommand {
         let (batches, largestCycle) = plan.batches(of: batchSize)
         var written = Progress()
         do {
-            if plan.highestID > 0 { opened.reserveIDs(through: ObjectID(plan.highestID)) }
+            if plan.highestID > 0 { try opened.reserveIDs(through: ObjectID(plan.highestID)) }
             for (number, members) in batches.enumerated() {
                 var batch = WriteBatch()
                 batch.reserveCapacity(members.count)
@@ -111,6 +111,10 @@ struct Import: ParsableCommand {
             switch parsed {
             case .object(let record):
                 let id = record.id.rawValue
+                if let problem = idRangeProblem(id) {
+                    bad.append((lineNumber, problem))
+                    continue
+                }
                 if let first = plan.positions[id] {
                     bad.append((lineNumber, "object \(id) appears again (first on line \(plan.objects[first].line))"))
                     continue
@@ -121,6 +125,10 @@ struct Import: ParsableCommand {
                         id: id, references: record.references.map(\.rawValue), line: lineNumber, location: location))
                 plan.highestID = max(plan.highestID, id)
             case .root(let name, let id):
+                if let problem = idRangeProblem(id.rawValue) {
+                    bad.append((lineNumber, problem))
+                    continue
+                }
                 if let first = rootLines[name] {
                     bad.append((lineNumber, "root \(jsonString(name)) appears again (first on line \(first))"))
                     continue
@@ -173,6 +181,13 @@ struct Import: ParsableCommand {
             throw ExitCode(1)
         }
         return plan
+    }
+
+    /// Why `id` cannot be stored (0, or larger than the largest object id), or nil.
+    private func idRangeProblem(_ id: UInt64) -> String? {
+        let largest = LogStoreLimits.maxObjectID.rawValue
+        guard id == 0 || id > largest else { return nil }
+        return "object id \(id) is outside the ids a store holds (1 … \(largest))"
     }
 
     private struct Progress {

@@ -204,6 +204,41 @@ import Testing
         }
     }
 
+    @Test func objectsOfAContextThatIsGoneOrOfAnotherStoreAreRefusedAndTheSaverStaysUsable() throws {
+        let first = TemporaryDirectory("foreign-gone")
+        let second = TemporaryDirectory("foreign-other-store")
+        try withObjects(first) { objects in
+            let setup = objects.makeContext()
+            let id = try setup.insert(Circle(center: Point(x: 0, y: 0), radius: 1))
+            try setup.save()
+
+            // Loaded by a context that is gone since: still not this context's.
+            var orphan: Circle?
+            do { orphan = try objects.makeContext().object(id: id, as: Circle.self) }
+            let loaded = try #require(orphan)
+            let b = objects.makeContext()
+            let layer = Layer(name: "b", shapes: [loaded])
+            try b.setRoot(layer, named: "main")
+            let error = #expect(throws: ObjectStoreError.self) { try b.save() }
+            #expect(error?.code == .foreignObject)
+
+            // Without discarding anything, the link replaced by the object loaded here saves.
+            let own = try #require(try b.object(id: id, as: Circle.self))
+            layer.shapes = [own]
+            #expect(try b.save().written == 1)
+            #expect(try objects.makeContext().root(named: "main", as: Layer.self)?.shapes.count == 1)
+
+            // An object of another object store.
+            try withObjects(second) { others in
+                let elsewhere = others.makeContext()
+                try elsewhere.setRoot(Layer(name: "other", shapes: [loaded]), named: "main")
+                let error = #expect(throws: ObjectStoreError.self) { try elsewhere.save() }
+                #expect(error?.code == .foreignObject)
+                #expect(try others.makeContext().count() == 0)
+            }
+        }
+    }
+
     @Test func aContextSeesItsSnapshotUntilItMovesOn() throws {
         let directory = TemporaryDirectory("move-on")
         try withObjects(directory) { objects in

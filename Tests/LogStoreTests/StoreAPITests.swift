@@ -66,7 +66,7 @@ import Testing
     @Test func importedIDsMoveTheAllocator() throws {
         let directory = TemporaryDirectory("reserve")
         var store = try Store.open(at: directory.path)
-        store.reserveIDs(through: ObjectID(5000))
+        try store.reserveIDs(through: ObjectID(5000))
         try store.put(ObjectID(5000), typeTag: 1, payload: [1])
         #expect(store.newID() > ObjectID(5000))
         let handedOut = store.newID()

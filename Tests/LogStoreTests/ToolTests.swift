@@ -305,6 +305,10 @@ import Testing
         ("{\"id\":3,\"type\":1,\"payload\":\"\"}", "object 3 appears again (first on line 3)"),
         ("{\"id\":17,\"type\":1,\"refs\":[16,12345],\"payload\":\"\"}", "object 17 refers to unknown object 12345"),
         ("{\"root\":\"main\",\"id\":54321}", "root \"main\" points at unknown object 54321"),
+        (
+            "{\"id\":18446744073709551550,\"type\":1,\"payload\":\"\"}",
+            "object id 18446744073709551550 is outside the ids a store holds (1 … 9223372036854775807)"
+        ),
     ])
     func importWritesNothingWhenALineIsBad(badLine: String, reason: String) throws {
         let directory = TemporaryDirectory("tool-import-bad")
@@ -357,7 +361,7 @@ import Testing
         do {
             let store = try Store.open(at: directory.path, options: quietOptions())
             #expect(try store.count() == 0)
-            store.reserveIDs(through: ObjectID(999))
+            try store.reserveIDs(through: ObjectID(999))
             for id in [996, 997, 998, 999] as [UInt64] { try store.put(ObjectID(id), typeTag: 2, payload: []) }
             try store.close()
         }

@@ -64,8 +64,13 @@ package enum ToolRunner {
     /// Runs the tool to its end with `arguments`, feeding `input` on standard input (none when nil).
     ///
     /// A run that takes longer than `timeout` seconds is killed and recorded as an issue.
-    package static func run(_ arguments: [String], input: Data? = nil, timeout: Double = 120) throws -> ToolResult {
-        let child = try RunningTool(arguments, input: input)
+    ///
+    /// - parameter fileSizeLimitKiB: run it under this file-size limit (`ulimit -f`, in KiB), through
+    ///   `/bin/bash`, which then replaces itself with the tool.
+    package static func run(
+        _ arguments: [String], input: Data? = nil, timeout: Double = 120, fileSizeLimitKiB: Int? = nil
+    ) throws -> ToolResult {
+        let child = try RunningTool(arguments, input: input, fileSizeLimitKiB: fileSizeLimitKiB)
         if !child.waitForExit(timeout: timeout) {
             Issue.record("logstore-tool \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
             child.killNow()
@@ -83,8 +88,8 @@ package final class RunningTool {
     private var hasExited = false
     private let pipes: [Pipe]
 
-    /// Starts the tool with `arguments`.
-    package init(_ arguments: [String], input: Data? = nil) throws {
+    /// Starts the tool with `arguments`, under a file-size limit (KiB, `ulimit -f` of bash) when one is given.
+    package init(_ arguments: [String], input: Data? = nil, fileSizeLimitKiB: Int? = nil) throws {
         guard let executable = ToolRunner.executable else {
             throw ToolRunnerError("logstore-tool binary not found; build it (swift build) or set LOGSTORE_TOOL")
         }
@@ -92,8 +97,13 @@ package final class RunningTool {
         let errorPipe = Pipe()
         let inputPipe = Pipe()
         pipes = [outputPipe, errorPipe, inputPipe]
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        if let fileSizeLimitKiB {
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        }
         process.standardOutput = outputPipe
         process.standardError = errorPipe
         process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
@@ -103,6 +113,8 @@ package final class RunningTool {
         stdout = PipeReader(outputPipe.fileHandleForReading)
         stderr = PipeReader(errorPipe.fileHandleForReading)
         if let input {
+            // A child that stops reading would otherwise end this process with SIGPIPE.
+            _ = signal(SIGPIPE, SIG_IGN)
             let writer = inputPipe.fileHandleForWriting
             Thread.detachNewThread {
                 // The child may stop reading (a bad line ends an import): a failed write is fine.

@@ -95,8 +95,12 @@ extension Store {
         var finished: [(CompactionOutput, SegmentFile)] = []
         let chosenNumbers = Set(chosen.map(\.file.number))
         let reservation = queue.withLock { ($0.reservedIDs, $0.durableSequence) }
-        var indexOnly = liveRecordsOfSegmentsWithoutControlFrames(chosenNumbers)
-        let indexOnlyRecords = indexOnly.values.reduce(0) { $0 + $1.count }
+        // Every live record of the chosen segments: each must be copied before its segment may go.
+        var live = liveRecords(of: chosenNumbers)
+        // Segments without tombstones and root frames are compacted from the index alone, without
+        // reading their dead records.
+        let indexOnly = state.withLock { state in chosenNumbers.filter { state.controlFrames[$0, default: 0] == 0 } }
+        let indexOnlyRecords = indexOnly.reduce(0) { $0 + (live[$1]?.count ?? 0) }
 
         do throws(LogStoreError) {
             for (file, size) in chosen {
@@ -131,7 +135,8 @@ extension Store {
                     throttle(bytes: UInt64(frame.length), since: started, copied: report.bytesCopied)
                 }
                 // Taken out of the table, so it is sorted in place rather than copied.
-                if var records = indexOnly.removeValue(forKey: file.number), sortAndCheck(&records, in: bytes) {
+                var records = live.removeValue(forKey: file.number) ?? []
+                if indexOnly.contains(file.number), sortAndCheck(&records, in: bytes) {
                     // Streamed: a list of the decoded frames would be ~130 bytes per record of fresh memory.
                     for (id, entry) in records {
                         guard
@@ -147,11 +152,9 @@ extension Store {
                     }
                 } else {
                     let frames = try committedFrames(of: file, bytes: bytes)
-                    for (frame, move) in decide(
-                        frames, in: file.number, bytes: bytes, chosen: chosenNumbers, report: &report)
-                    {
-                        try copy(frame, move)
-                    }
+                    let kept = decide(frames, in: file.number, bytes: bytes, chosen: chosenNumbers, report: &report)
+                    try checkEveryLiveRecordIsKept(records, kept: kept, file: file)
+                    for (frame, move) in kept { try copy(frame, move) }
                 }
                 done += size
                 progress?(CompactionProgress(bytesDone: done, bytesTotal: total))
@@ -207,11 +210,10 @@ extension Store {
         }
     }
 
-    /// The live records of the chosen segments that hold no tombstone and no root frame, found in the
-    /// index in one pass: those segments are compacted without reading their dead records.
-    private func liveRecordsOfSegmentsWithoutControlFrames(_ chosen: Set<UInt32>) -> [UInt32: [(UInt64, IndexEntry)]] {
+    /// The live records of the chosen segments, found in the index in one pass.
+    private func liveRecords(of chosen: Set<UInt32>) -> [UInt32: [(UInt64, IndexEntry)]] {
         state.withLock { state in
-            let numbers = chosen.filter { state.controlFrames[$0, default: 0] == 0 }.sorted()
+            let numbers = chosen.sorted()
             guard let highest = numbers.last else { return [:] }
             // Segment number → position in `lists`, in a table when the numbers are small (one array
             // read per live object instead of a dictionary lookup), in a dictionary otherwise.
@@ -264,17 +266,38 @@ extension Store {
         }
     }
 
-    /// Sorts `records` (the live records of one segment) by offset and checks that each names a frame of
-    /// its object and length; false when one does not (the segment is then scanned instead).
+    /// Sorts `records` (the live records of one segment) by offset and checks that each names a `put`
+    /// frame of its object and length; false when one does not (the segment is then scanned instead).
     private func sortAndCheck(_ records: inout [(UInt64, IndexEntry)], in bytes: UnsafeRawBufferPointer) -> Bool {
         records.sort { $0.1.offset < $1.1.offset }
         for (id, entry) in records {
             // The checksum is checked as the frame is copied.
             guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset), verifyChecksum: false),
-                frame.id == id, frame.length == Int(entry.length)
+                frame.kind == .put, frame.id == id, frame.length == Int(entry.length)
             else { return false }
         }
         return true
+    }
+
+    /// Checks that the frames a scan of `file` keeps include every record the index holds live in it
+    /// (`records`, taken when the pass started). One that is missing (the index, rebuilt from a hint
+    /// file, places the object where the segment has no frame of it) would be lost with the segment:
+    /// that is corruption, and the pass stops before anything is deleted. A record that stopped being
+    /// live meanwhile (deleted or replaced by a writer) is not missing.
+    private func checkEveryLiveRecordIsKept(
+        _ records: [(UInt64, IndexEntry)], kept: [(DecodedFrame, (id: UInt64, from: IndexEntry)?)], file: SegmentFile
+    ) throws(LogStoreError) {
+        var copied: [UInt64: UInt32] = [:]
+        copied.reserveCapacity(kept.count)
+        for case (_, let move?) in kept { copied[move.id] = move.from.offset }
+        for (id, entry) in records where copied[id] != entry.offset {
+            guard state.withLock({ $0.isDurableRecord(id, entry) }) else { continue }
+            throw LogStoreError(
+                .corruptFrame,
+                "cannot compact: object \(id) is live at offset \(entry.offset) of this segment by the index (its"
+                    + " hint file?), but no frame of it is there; the segment is kept",
+                file: file.path, offset: UInt64(entry.offset), objects: [ObjectID(id)])
+        }
     }
 
     /// Every frame of a sealed segment; damage stops the pass.

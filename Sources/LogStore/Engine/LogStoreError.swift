@@ -42,6 +42,12 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let tooManyReferences = Code("tooManyReferences")
         /// An object id was never handed out by this store (see ``Store/newID()``).
         public static let unallocatedID = Code("unallocatedID")
+        /// An object id is 0 or larger than ``LogStoreLimits/maxObjectID`` (a put, a root, an import, or
+        /// ``Store/reserveIDs(through:)``).
+        public static let idOutOfRange = Code("idOutOfRange")
+        /// The store has handed out every object id up to ``LogStoreLimits/maxObjectID`` (or used every
+        /// sequence number): ``Store/newID()`` has nothing left to hand out.
+        public static let exhausted = Code("exhausted")
         /// A put or root named an object that is not live (never written, deleted, or collected).
         public static let danglingReference = Code("danglingReference")
         /// A delete named an object that a live object or a named root still refers to.
@@ -127,18 +133,23 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     public var errno: Int32
     /// The path involved, when there is one.
     public var path: String?
+    /// Why the call was refused, when the store refused it rather than the system (for example
+    /// "not a regular file (a FIFO)"); nil when `errno` says it all.
+    public var reason: String?
 
     /// Makes a system error.
-    public init(call: String, errno: Int32, path: String? = nil) {
+    public init(call: String, errno: Int32, path: String? = nil, reason: String? = nil) {
         self.call = call
         self.errno = errno
         self.path = path
+        self.reason = reason
     }
 
-    /// `call(path): strerror (errno)`.
+    /// `call(path): strerror (errno)`, or `call(path): reason` when there is a reason.
     public var description: String {
-        let reason = String(cString: strerror(errno))
-        return "\(call)(\(path ?? "")): \(reason) (errno \(errno))"
+        if let reason { return "\(call)(\(path ?? "")): \(reason)" }
+        let text = String(cString: strerror(errno))
+        return "\(call)(\(path ?? "")): \(text) (errno \(errno))"
     }
 }
 

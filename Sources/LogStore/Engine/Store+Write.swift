@@ -17,17 +17,32 @@ extension Store {
     ///
     /// The id is reserved on disk with the next commit, so after a crash it is not handed out again
     /// once anything was committed after this call.
+    ///
+    /// Ids end at ``LogStoreLimits/maxObjectID`` (2^63 − 1). Once every id was handed out, this returns
+    /// an id one past that limit, and every write that uses it throws ``LogStoreError/Code/exhausted``.
+    /// It does not throw itself: every caller goes on to write the id, which reports the error, and the
+    /// limit is out of reach of ids handed out one by one (only an import or ``reserveIDs(through:)`` of
+    /// ids near it gets there), so a throwing signature would burden every call for a case that
+    /// practically never happens.
     public func newID() -> ObjectID {
         nextID.withLock { next in
-            defer { next += 1 }
-            return ObjectID(next)
+            let id = next
+            if next <= LogFormat.maxObjectID { next += 1 }
+            return ObjectID(id)
         }
     }
 
     /// Moves the id allocator past `id`, so ids up to it may be used in puts (as `import` does with
     /// the ids it brings) and are never handed out by ``newID()``.
-    public func reserveIDs(through id: ObjectID) {
-        nextID.withLock { $0 = max($0, id.rawValue &+ 1) }
+    /// - throws: ``LogStoreError`` with code `idOutOfRange` when `id` is larger than
+    ///   ``LogStoreLimits/maxObjectID`` (nothing changes then).
+    public func reserveIDs(through id: ObjectID) throws(LogStoreError) {
+        guard id.rawValue <= LogFormat.maxObjectID else {
+            throw LogStoreError(
+                .idOutOfRange, "cannot reserve ids through \(id): the largest object id is \(LogFormat.maxObjectID)",
+                objects: [id])
+        }
+        nextID.withLock { $0 = max($0, id.rawValue + 1) }
     }
 
     /// Stores a new object under a new id and returns the id.
@@ -194,6 +209,17 @@ extension Store {
         throws(LogStoreError)
     {
         func checkAllocated(_ id: ObjectID) throws(LogStoreError) {
+            guard id.rawValue <= LogFormat.maxObjectID else {
+                if id.rawValue == LogFormat.maxObjectID + 1, allocated > LogFormat.maxObjectID {
+                    throw LogStoreError(
+                        .exhausted,
+                        "the store has handed out every object id (the largest is \(LogFormat.maxObjectID))",
+                        objects: [id])
+                }
+                throw LogStoreError(
+                    .idOutOfRange, "object id \(id) is larger than the largest object id \(LogFormat.maxObjectID)",
+                    objects: [id])
+            }
             guard id.rawValue > 0, id.rawValue < allocated else {
                 throw LogStoreError(.unallocatedID, "object id \(id) was never handed out by this store")
             }
@@ -245,7 +271,17 @@ extension Store {
         }
         let collected = tracker.collected
 
-        let reserveThrough: UInt64? = allocated > queue.reservedIDs ? allocated + LogFormat.idReservationBlock : nil
+        guard queue.nextSequence <= LogFormat.maxSequence else {
+            state.withLock { tracker.undoAccepted(&$0) }
+            throw LogStoreError(
+                .exhausted, "the store has used every sequence number (the largest is \(LogFormat.maxSequence))",
+                file: directory)
+        }
+        // `allocated` is at most `maxObjectID + 1` (``newID()`` stops there): no overflow, and no
+        // reservation beyond "every id".
+        let reserveThrough: UInt64? =
+            allocated > queue.reservedIDs
+            ? min(allocated + LogFormat.idReservationBlock, LogFormat.maxObjectID + 1) : nil
         var bound = (reserveThrough == nil ? 0 : 1) * LogFormat.minimumFrameSize
         for operation in operations { bound += frameBound(operation) }
         bound += collected.count * LogFormat.minimumFrameSize

@@ -103,7 +103,7 @@ extension StoreLoader {
         var loaded = Loaded()
         if case .writable = mode { try removeUnfinishedCompactions() }
         // The manifest before the listing: a segment it lists was there before the listing began.
-        let manifestBytes = try readManifestFile()
+        let manifestFile = readManifestFile()
         let names: [String]
         do {
             names = try io.listDirectory(directory)
@@ -113,7 +113,7 @@ extension StoreLoader {
         let numbers = names.compactMap(LogFormat.segmentNumber(fromFileName:)).sorted()
         var loader = self
         loader.hintNames = Set(names.filter { $0.hasSuffix("." + HintFile.fileExtension) })
-        if let change = try checkManifest(manifestBytes, against: numbers, into: &loaded) { return .changed(change) }
+        if let change = try checkManifest(manifestFile, against: numbers, into: &loaded) { return .changed(change) }
         if tracksChanges {
             switch try PinnedSegments.pin(numbers, in: directory, io: io) {
             case .vanished(let path, let error):
@@ -124,7 +124,7 @@ extension StoreLoader {
             case .pinned(let pinned):
                 loader.pinned = pinned
             }
-            if let change = unlistedSegmentsChange(numbers, manifest: loaded.manifest, bytes: manifestBytes) {
+            if let change = unlistedSegmentsChange(numbers, manifest: loaded.manifest, file: manifestFile) {
                 return .changed(change)
             }
         }
@@ -135,16 +135,11 @@ extension StoreLoader {
     /// left unlisted by a crash), the listing and the opened segments are one consistent set only if the
     /// manifest did not change meanwhile: otherwise a segment made and compacted away after the manifest
     /// was read could be missing while a newer one that depends on it is there.
-    private func unlistedSegmentsChange(_ numbers: [UInt32], manifest: SegmentManifest?, bytes: [UInt8]?)
+    private func unlistedSegmentsChange(_ numbers: [UInt32], manifest: SegmentManifest?, file: ManifestFile)
         -> StoreChange?
     {
         let listed = Set(manifest?.segments ?? [])
-        guard numbers.contains(where: { !listed.contains($0) }) else { return nil }
-        do {
-            if try readManifestFile() == bytes { return nil }
-        } catch {
-            // Unreadable now: the next attempt reports why, if it lasts.
-        }
+        guard numbers.contains(where: { !listed.contains($0) }), readManifestFile() != file else { return nil }
         return StoreChange("the segment manifest changed while the store's segments were listed", file: manifestPath)
     }
 

@@ -10,38 +10,58 @@
 extension StoreLoader {
     var manifestPath: String { directory + "/" + SegmentManifest.fileName }
 
-    /// The manifest's bytes as they are now, or nil when there is no manifest.
-    /// - throws: ``LogStoreError`` with code `ioError` when it is there but cannot be read.
-    func readManifestFile() throws(LogStoreError) -> [UInt8]? {
-        guard io.exists(manifestPath) else { return nil }
+    /// The manifest file as one read of it found it.
+    enum ManifestFile: Equatable {
+        /// There is no `SEGMENTS`.
+        case absent
+        /// Its bytes.
+        case bytes([UInt8])
+        /// It is there but cannot be read (not a regular file, or an I/O error).
+        case unreadable(SystemError)
+    }
+
+    /// Reads the manifest file as it is now.
+    func readManifestFile() -> ManifestFile {
+        guard io.exists(manifestPath) else { return .absent }
         do {
-            return try readManifestBytes()
+            return .bytes(try readManifestBytes())
         } catch {
-            throw LogStoreError(.ioError, "cannot read the segment manifest", file: manifestPath, underlying: error)
+            return .unreadable(error)
         }
     }
 
-    /// Checks the manifest (`bytes`, nil when there is none) against the segments listed after it was
-    /// read, into `loaded`. Every segment it lists must be there; one that is not listed is accepted (a
-    /// crash can come between creating a segment and listing it). A damaged manifest is an error (a
-    /// problem when verifying): without it a lost segment could not be told from one removed on purpose.
-    /// A missing one is an error only when the store must have one (``requiresManifest``).
+    /// Checks the manifest (`file`, as read before the directory was listed) against the segments
+    /// listed, into `loaded`. Every segment it lists must be there; one that is not listed is accepted (a
+    /// crash can come between creating a segment and listing it). A damaged or unreadable manifest is an
+    /// error (a problem when verifying): without it a lost segment could not be told from one removed on
+    /// purpose. A missing one is an error only when the store must have one (``requiresManifest``).
     ///
     /// A read-only open or `verify` reads the manifest again when a segment it lists is not in the
     /// listing: one the manifest no longer lists was deleted on purpose by a writer's compaction after
     /// the first read, and is returned as a change (the load starts again); one it still lists is lost,
     /// since a writer lists a segment out before it deletes it and never lists it again.
-    func checkManifest(_ bytes: [UInt8]?, against numbers: [UInt32], into loaded: inout Loaded)
+    func checkManifest(_ file: ManifestFile, against numbers: [UInt32], into loaded: inout Loaded)
         throws(LogStoreError) -> StoreChange?
     {
         let path = manifestPath
-        guard let bytes else {
+        let bytes: [UInt8]
+        switch file {
+        case .absent:
             if requiresManifest, !numbers.isEmpty {
                 try fail(
                     path, nil, "the segment manifest is missing, so lost segments cannot be detected",
                     .corruptManifest, &loaded)
             }
             return nil
+        case .unreadable(let error):
+            // Not a regular file, or unreadable: an error, which `verify` lists and goes on.
+            guard collectsProblems else {
+                throw LogStoreError(.ioError, "cannot read the segment manifest", file: path, underlying: error)
+            }
+            try fail(path, nil, "cannot read the segment manifest: \(error)", .ioError, &loaded)
+            return nil
+        case .bytes(let read):
+            bytes = read
         }
         let manifest: SegmentManifest
         switch bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) {
@@ -59,7 +79,7 @@ extension StoreLoader {
         let present = Set(numbers)
         var missing = manifest.segments.filter { !present.contains($0) }
         if !missing.isEmpty, tracksChanges {
-            guard let again = try? readManifestBytes(),
+            guard case .bytes(let again) = readManifestFile(),
                 case .success(let current) = again.withUnsafeBytes({ SegmentManifest.decode($0) })
             else {
                 return StoreChange("the segment manifest changed while the store was read", file: path)

@@ -132,9 +132,18 @@ struct StoreLoader {
         loaded.highestSegmentNumber = numbers.last ?? 0
         // The segment the writer appended to last: the highest-numbered one that is not a compaction
         // output. Only it may have a torn tail or an interrupted creation, and only after a crash.
-        let appendSegment = numbers.last { !isCompactionOutput($0) }
+        var appendSegment = numbers.last { !isCompactionOutput($0) }
+        var stray: UInt32?
+        if let candidate = appendSegment {
+            let previous = numbers.last { $0 < candidate && !isCompactionOutput($0) }
+            if let problem = strayProblem(candidate, previous: previous) {
+                let path = directory + "/" + LogFormat.segmentFileName(candidate)
+                try fail(path, 0, problem, .corruptSegmentHeader, &loaded)
+                (stray, appendSegment) = (candidate, previous)
+            }
+        }
         try checkCleanClose(appendSegment: appendSegment, into: &loaded)
-        for number in numbers {
+        for number in numbers where number != stray {
             try loadSegment(number, isNewest: number == appendSegment, into: &loaded)
         }
         loaded.tombstones = [:]

@@ -108,6 +108,35 @@ enum FrameDecoder {
             ))
     }
 
+    /// Why a frame's sequence number or object id is outside the ranges of the format
+    /// (``LogFormat/maxSequence``, ``LogFormat/maxObjectID``), or nil when both are in range.
+    ///
+    /// A `reserveIDs` frame may name one id more than the largest ("every id reserved"); a `seal`
+    /// frame's id is its offset (checked by the scanner); a `removeRoot` frame's id is not used.
+    static func rangeProblem(of frame: DecodedFrame) -> String? {
+        rangeProblem(kind: frame.kind, sequence: frame.sequence, id: frame.id)
+    }
+
+    /// ``rangeProblem(of:)`` for the fields of a frame or of a hint entry.
+    static func rangeProblem(kind: FrameKind, sequence: UInt64, id: UInt64) -> String? {
+        if sequence > LogFormat.maxSequence {
+            return "sequence number \(sequence) is larger than the largest sequence number \(LogFormat.maxSequence)"
+        }
+        switch kind {
+        case .put, .delete, .setRoot:
+            guard id >= 1, id <= LogFormat.maxObjectID else {
+                return "object id \(id) of a \(kind) frame is outside 1 … \(LogFormat.maxObjectID)"
+            }
+        case .reserveIDs:
+            guard id <= LogFormat.maxObjectID + 1 else {
+                return "reserveIDs frame reserves through \(id), beyond the largest object id \(LogFormat.maxObjectID)"
+            }
+        case .removeRoot, .seal:
+            break
+        }
+        return nil
+    }
+
     /// The first offset after `offset` where a whole, valid frame starts, or nil when there is none.
     ///
     /// Used to tell a torn tail (nothing valid after the damage) from corruption in the middle of

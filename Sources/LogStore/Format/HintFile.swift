@@ -281,15 +281,29 @@ struct HintReader {
         guard number > 0, number <= UInt64(UInt32.max), count <= UInt64(checked / HintFile.entrySize) else {
             return .failure(HintProblem("impossible hint header field"))
         }
+        let segmentSize = base.readLE(UInt64.self, at: 24)
         var cursor = HintFile.headerSize
         for _ in 0..<count {
             guard cursor + HintFile.entrySize <= checked,
                 FrameKind(rawValue: base.load(fromByteOffset: cursor, as: UInt8.self)) != nil
             else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
+            let frame = EntryView(base: base, at: cursor)
+            let frameEnd = UInt64(frame.offset) + UInt64(frame.length)
+            guard frame.offset >= LogFormat.segmentHeaderSize, frame.length >= LogFormat.minimumFrameSize,
+                frameEnd <= segmentSize
+            else {
+                return .failure(
+                    HintProblem(
+                        "invalid hint entry at byte \(cursor): frame at \(frame.offset) of \(frame.length) bytes is"
+                            + " outside the segment's \(segmentSize) bytes"))
+            }
             let entry = EntryView(base: base, at: cursor)
             guard entry.referenceCount <= LogStoreLimits.maxReferenceCount,
                 entry.nameLength <= LogStoreLimits.maxRootNameLength, cursor + entry.size <= checked
             else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
+            if let problem = FrameDecoder.rangeProblem(kind: entry.kind, sequence: entry.sequence, id: entry.id) {
+                return .failure(HintProblem("invalid hint entry at byte \(cursor): \(problem)"))
+            }
             cursor += entry.size
         }
         guard cursor == checked else { return .failure(HintProblem("hint has \(checked - cursor) stray bytes")) }

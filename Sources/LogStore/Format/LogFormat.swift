@@ -27,6 +27,13 @@ enum LogFormat {
     static let tornSuffix = ".torn-"
     /// How many ids one `reserveIDs` frame reserves ahead of the allocator.
     static let idReservationBlock: UInt64 = 64
+    /// The largest object id: 2^63 − 1. Valid ids are 1 … `maxObjectID`; a `reserveIDs` frame may name
+    /// one more (`maxObjectID + 1`, "every id reserved"). Half of the 64-bit range, so that arithmetic on
+    /// ids and reservations (`id + 1`, `id + idReservationBlock`) can never overflow, and ids fit a
+    /// signed 64-bit integer in other languages and tools.
+    static let maxObjectID: UInt64 = (1 << 63) - 1
+    /// The largest sequence number: 2^63 − 1. Valid sequence numbers are 0 … `maxSequence`.
+    static let maxSequence: UInt64 = (1 << 63) - 1
     /// Segment header flag: the segment is a compaction output, written completely under a temporary
     /// name and renamed into place; the writer never appends to it, so it never has a torn tail.
     static let compactedSegmentFlag: UInt32 = 1 << 0
@@ -98,4 +105,10 @@ public enum LogStoreLimits {
     public static let maxSegmentSize = 1 << 31
     /// The smallest segment size option: 64 KiB.
     public static let minSegmentSize = 1 << 16
+    /// The largest object id: 2^63 − 1 (ids are 1 … `maxObjectID`). A put, root, import or
+    /// ``Store/reserveIDs(through:)`` of a larger id is refused with `idOutOfRange`; a frame on disk
+    /// that names one is corruption.
+    public static let maxObjectID = ObjectID(LogFormat.maxObjectID)
+    /// The largest batch sequence number: 2^63 − 1. A frame on disk with a larger one is corruption.
+    public static let maxSequence = LogFormat.maxSequence
 }

@@ -87,6 +87,10 @@ struct SegmentManifest: Equatable {
         guard base.readLE(UInt64.self, at: end) == Checksum.xxh3(base, count: end) else {
             return .failure(Problem(offset: UInt64(end), reason: "damaged segment manifest (checksum mismatch)"))
         }
+        guard base.readLE(UInt64.self, at: 16) <= LogFormat.maxObjectID + 1 else {
+            return .failure(
+                Problem(offset: 16, reason: "damaged segment manifest: reserved ids beyond the largest object id"))
+        }
         var cleanClose: CleanClose?
         if version >= 2, base.readLE(UInt16.self, at: 10) & cleanCloseFlag != 0 {
             cleanClose = CleanClose(

@@ -59,6 +59,14 @@ struct SegmentScanner {
                     SegmentDamage(
                         offset: frame.offset, reason: "frame after the segment's seal", nextValidFrame: frame.offset))
                 return outcome
+            case .success(let frame) where FrameDecoder.rangeProblem(of: frame) != nil:
+                // Written like this (its checksum holds): corruption, never a torn tail.
+                let reason = FrameDecoder.rangeProblem(of: frame) ?? ""
+                outcome.damages.append(
+                    SegmentDamage(offset: frame.offset, reason: reason, nextValidFrame: frame.offset))
+                pending.removeAll(keepingCapacity: true)
+                guard continueAfterDamage else { return outcome }
+                offset += frame.length
             case .success(let frame) where frame.kind == .seal:
                 guard frame.id == UInt64(frame.offset), frame.flags.contains(.commit), pending.isEmpty else {
                     outcome.damages.append(

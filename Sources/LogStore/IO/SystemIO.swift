@@ -12,6 +12,13 @@
 struct SystemIO: Sendable {
     let faults: FaultInjector?
 
+    /// Makes the seam; the first one in a process also has file-size-limit signals ignored
+    /// (``FileSizeLimitSignal``), so a write beyond `RLIMIT_FSIZE` fails with `EFBIG` instead.
+    init(faults: FaultInjector?) {
+        self.faults = faults
+        FileSizeLimitSignal.ignore()
+    }
+
     fileprivate func injected(_ operation: FaultInjector.Operation, _ call: String, _ path: String?) throws(SystemError)
         -> FaultInjector.Fault?
     {
@@ -26,14 +33,41 @@ struct SystemIO: Sendable {
         }
     }
 
-    /// `open(2)`.
+    /// `open(2)` of a regular file.
+    ///
+    /// Anything else at `path` (a FIFO, a device, a socket, a directory) is refused with a
+    /// ``SystemError`` saying what it is: a store holds only regular files. The open itself does not
+    /// wait (`O_NONBLOCK`, cleared again on a regular file), so a FIFO named like a store file cannot
+    /// block it until some process writes to it.
     func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> Int32 {
         _ = try injected(.open, "open", path)
         while true {
-            let fd = path.withCString { cOpen($0, flags, mode) }
-            if fd >= 0 { return fd }
+            let fd = path.withCString { cOpen($0, flags | O_NONBLOCK, mode) }
+            if fd >= 0 {
+                try requireRegularFile(fd, path: path)
+                return fd
+            }
             if errno != EINTR { throw SystemError(call: "open", errno: errno, path: path) }
         }
+    }
+
+    /// Checks that `fd` (just opened) is a regular file and clears `O_NONBLOCK`; closes it and throws
+    /// when it is not.
+    private func requireRegularFile(_ fd: Int32, path: String) throws(SystemError) {
+        var info = stat()
+        if fstat(fd, &info) != 0 {
+            let code = errno
+            cClose(fd)
+            throw SystemError(call: "fstat", errno: code, path: path)
+        }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFREG else {
+            cClose(fd)
+            throw SystemError(
+                call: "open", errno: EINVAL, path: path, reason: "not a regular file (\(fileTypeName(type)))")
+        }
+        let status = fcntl(fd, F_GETFL)
+        if status >= 0 { _ = fcntl(fd, F_SETFL, status & ~O_NONBLOCK) }
     }
 
     /// `close(2)`; errors are ignored, as the descriptor is gone either way.
@@ -236,11 +270,24 @@ struct SystemIO: Sendable {
     }
 }
 
+/// What a file of type `type` (`st_mode & S_IFMT`) is, in words.
+func fileTypeName(_ type: mode_t) -> String {
+    switch type {
+    case S_IFIFO: return "a FIFO"
+    case S_IFCHR: return "a character device"
+    case S_IFBLK: return "a block device"
+    case S_IFSOCK: return "a socket"
+    case S_IFDIR: return "a directory"
+    case S_IFLNK: return "a symbolic link"
+    default: return "file type 0o\(String(type, radix: 8))"
+    }
+}
+
 // Unqualified names of the C calls that `SystemIO`'s own methods shadow.
 private func cOpen(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
     open(path, flags, mode)
 }
-private func cClose(_ fd: Int32) -> Int32 { close(fd) }
+@discardableResult private func cClose(_ fd: Int32) -> Int32 { close(fd) }
 private func cRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
 private func cUnlink(_ path: String) -> Int32 { unlink(path) }
 

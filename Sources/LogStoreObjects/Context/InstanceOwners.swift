@@ -1,57 +1,157 @@
 import Synchronization
 
-/// Which context each persistent instance in the process belongs to: the one that loaded or first
-/// numbered it. A save that meets an instance its context does not know asks here, so that an object of
-/// another context (or another object store) is refused rather than stored a second time under a new id.
+/// Which context each persistent instance in the process belongs to, so that a save that meets an instance
+/// of another context (or another object store) refuses it rather than storing it a second time under a
+/// new id.
 ///
-/// Instances are held weakly, so an address reused by a new object after the old one was freed is never
-/// taken for the old one. A load registers all its objects in one lock hold, when it finishes.
+/// Each context publishes the cache slots of what it loaded or numbered to its ``ContextInstances``: one
+/// lock and one array append per load or save, nothing per object. Only a context that meets instances
+/// it does not know (new objects, or objects of another context) asks the others, once per save for all
+/// such instances together, and only when another context exists; the other context's index by instance
+/// is built then, on first asking. So the cost falls on the rare save that links objects across contexts,
+/// not on loads. A slot holds its instance weakly, so an address reused by a new object after the old one
+/// was freed is never taken for the old one.
+///
+/// A context's instances stay registered after the context is gone while any of them is still alive
+/// (linking such an object elsewhere is still an error); then they are dropped.
 final class InstanceOwners: Sendable {
     static let shared = InstanceOwners()
 
-    /// `@unchecked Sendable`: the instance is never used through this reference, only compared by identity
-    /// (`===`) and tested for nil, so none of its state is read or written by another thread. The weak
-    /// reference itself is thread-safe (the runtime loads and clears weak references atomically); the
-    /// temporary strong reference a comparison takes may be the last one to go, in which case the instance
-    /// is deinitialized on the comparing thread, after every other thread let go of it (reference counts
-    /// order that), as when any object is released by the last of several threads.
-    private struct Owner: @unchecked Sendable {
-        weak var object: AnyObject?
-        let context: UInt64
+    private struct Registry: ~Copyable {
+        var contexts: [UInt64: ContextInstances] = [:]
+        /// Serials of contexts gone while some of their instances lived.
+        var closed: Set<UInt64> = []
+        var creationsSinceSweep = 0
     }
 
-    private struct Table: ~Copyable {
-        var owners: [ObjectIdentifier: Owner] = [:]
-        /// Purge dead entries when the table reaches this size.
-        var purgeAt = 1 << 16
-    }
-
-    private let table = Mutex(Table())
+    private let registry = Mutex(Registry())
     private let serials = Atomic<UInt64>(0)
+    /// How many contexts are registered (open, or closed with live instances): with one, nobody can own
+    /// what its context does not know.
+    private let registered = Atomic<Int>(0)
 
-    /// A number for a new context, never handed out before in this process.
-    func newContextSerial() -> UInt64 {
-        serials.add(1, ordering: .relaxed).newValue
-    }
-
-    /// Records that `objects` belong to the context `serial`.
-    func register(_ objects: [any PersistentObject], to serial: UInt64) {
-        guard !objects.isEmpty else { return }
-        table.withLock { table in
-            if table.owners.count + objects.count >= table.purgeAt {
-                table.owners = table.owners.filter { $0.value.object != nil }
-                table.purgeAt = max(1 << 16, 2 * (table.owners.count + objects.count))
+    /// Registers a new context and returns its published instances.
+    func newContext() -> ContextInstances {
+        let instances = ContextInstances(serial: serials.add(1, ordering: .relaxed).newValue)
+        let removed = registry.withLock { registry -> Int in
+            registry.contexts[instances.serial] = instances
+            registry.creationsSinceSweep += 1
+            guard !registry.closed.isEmpty, registry.creationsSinceSweep >= 64 else { return 0 }
+            registry.creationsSinceSweep = 0
+            var removed = 0
+            for serial in registry.closed where registry.contexts[serial]?.hasLiveInstance() != true {
+                registry.contexts[serial] = nil
+                registry.closed.remove(serial)
+                removed += 1
             }
-            table.owners.reserveCapacity(table.owners.count + objects.count)
-            for object in objects { table.owners[ObjectIdentifier(object)] = Owner(object: object, context: serial) }
+            return removed
+        }
+        registered.add(1 - removed, ordering: .relaxed)
+        return instances
+    }
+
+    /// The context of `instances` is gone: forget its instances now, or once none of them lives.
+    func close(_ instances: ContextInstances) {
+        let alive = instances.hasLiveInstance()
+        let removed = registry.withLock { registry -> Bool in
+            guard !alive else {
+                registry.closed.insert(instances.serial)
+                return false
+            }
+            registry.contexts[instances.serial] = nil
+            return true
+        }
+        if removed { registered.subtract(1, ordering: .relaxed) }
+    }
+
+    /// The index in `objects` (instances the context `serial` does not know) of the first that another
+    /// context owns, and that context's serial.
+    func firstForeign(_ objects: [any PersistentObject], besides serial: UInt64) -> Int? {
+        guard !objects.isEmpty, registered.load(ordering: .relaxed) > 1 else { return nil }
+        let others = registry.withLock { registry in
+            registry.contexts.values.filter { $0.serial != serial }
+        }
+        // Identities suffice: the caller holds every instance of `objects`, so an instance alive at the same
+        // address is the same instance.
+        let identities = objects.map { ObjectIdentifier($0) }
+        var first: Int?
+        for other in others {
+            if let index = other.firstOwned(identities), index < (first ?? .max) { first = index }
+        }
+        return first
+    }
+}
+
+/// The cache slots one context published: what it loaded and what it numbered as new.
+///
+/// `@unchecked Sendable`: its state is only touched under `state`'s lock. The slots in it belong to the
+/// publishing context, whose thread goes on changing their other properties; other threads read only
+/// their `object`, a weak reference that the owning context writes once, before it publishes the slot
+/// (in `CacheSlot.init`, or in `IdentityCache.attach` during the load that then publishes it), so the lock
+/// orders that write before every other thread's read; the runtime loads weak references atomically, also
+/// while the instance is being freed. A slot's last release may happen on another thread; by then its
+/// context has let go of it and it holds no strong reference to an instance (the cache clears
+/// `strongHold` when it drops a slot).
+final class ContextInstances: @unchecked Sendable {
+    let serial: UInt64
+
+    private struct State {
+        /// Published slots not yet in `index`.
+        var batches: [[CacheSlot]] = []
+        /// Slot by instance, built when another context first asks.
+        var index: [ObjectIdentifier: CacheSlot] = [:]
+        /// Slots in `batches` and `index`.
+        var count = 0
+    }
+
+    private let state = Mutex(State())
+
+    init(serial: UInt64) {
+        self.serial = serial
+    }
+
+    /// Publishes `slots` (their instances set); `liveSlots`, the context's cache size, bounds how many
+    /// dead entries are kept before they are pruned.
+    func publish(_ slots: [CacheSlot], liveSlots: Int) {
+        guard !slots.isEmpty else { return }
+        let batch = SlotBatch(slots: slots)
+        state.withLock { state in
+            state.batches.append(batch.slots)
+            state.count += batch.slots.count
+            guard state.count > max(1 << 16, 2 * liveSlots) else { return }
+            state.index = state.index.filter { $0.value.object != nil }
+            state.batches = [state.batches.joined().filter { $0.object != nil }]
+            state.count = state.index.count + state.batches[0].count
         }
     }
 
-    /// The context `object` (this instance, not just its address) belongs to, if any.
-    func owner(of object: any PersistentObject) -> UInt64? {
-        table.withLock { table in
-            guard let owner = table.owners[ObjectIdentifier(object)], owner.object === object else { return nil }
-            return owner.context
+    /// Whether any published instance is still alive.
+    func hasLiveInstance() -> Bool {
+        state.withLock { state in
+            state.index.values.contains { $0.object != nil }
+                || state.batches.contains { $0.contains { $0.object != nil } }
         }
+    }
+
+    /// The index in `identities` of the first instance published here and alive (so, while the caller
+    /// holds its instances, that very instance).
+    func firstOwned(_ identities: [ObjectIdentifier]) -> Int? {
+        state.withLock { state in
+            for batch in state.batches {
+                for slot in batch {
+                    if let object = slot.object { state.index[ObjectIdentifier(object)] = slot }
+                }
+            }
+            state.batches.removeAll()
+            state.count = state.index.count
+            return identities.firstIndex { identity in
+                state.index[identity]?.object.map { ObjectIdentifier($0) == identity } ?? false
+            }
+        }
+    }
+
+    /// Slots handed to the lock (see the type's comment for why that is safe).
+    private struct SlotBatch: @unchecked Sendable {
+        let slots: [CacheSlot]
     }
 }

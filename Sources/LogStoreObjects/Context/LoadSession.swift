@@ -22,7 +22,9 @@ final class LoadSession {
     /// How values of each type decode (reference, special, plain), found once per type.
     @exclusivity(unchecked) var kinds: ValueKinds
     /// Everything decoded in this session, held until it finishes.
-    @exclusivity(unchecked) private(set) var loaded: [any PersistentObject] = []
+    @exclusivity(unchecked) private var loaded: [any PersistentObject] = []
+    /// The slots of everything decoded in this session, to publish when it finishes (``InstanceOwners``).
+    @exclusivity(unchecked) private(set) var loadedSlots: [CacheSlot] = []
     /// The decoder reused for each object (unless a nested load needs one while it is busy).
     @exclusivity(unchecked) private var reusable: PayloadDecoder?
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.
@@ -159,6 +161,7 @@ final class LoadSession {
         slot.isLoading = false
         context.cache.attach(object, to: slot)
         loaded.append(object)
+        loadedSlots.append(slot)
         return object
     }
 

@@ -36,7 +36,8 @@ extension ObjectContext {
     }
 
     /// The stored keys (named roots) whose objects are of class `type` (or a subclass), sorted.
-    /// - throws: ``ObjectStoreError`` `store`.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
+    ///   ``ObjectStore``'s `types:`, `store`.
     public func keys<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [String] {
         let tags = Set(try registry.tags(matching: type, includingSubclasses: includingSubclasses))
         let view = try readView()

@@ -1,9 +1,10 @@
 import LogStore
 
 extension ObjectContext {
-    /// The ids of the stored objects of class `type` (in this context's snapshot, see ``refresh()``) (and its subclasses, unless
-    /// `includingSubclasses` is false), from the index alone, in id order.
-    /// - throws: ``ObjectStoreError`` `store`.
+    /// The ids of the stored objects of class `type` (and its subclasses, unless `includingSubclasses` is
+    /// false) in this context's snapshot (see ``refresh()``), from the index alone, in id order.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
+    ///   ``ObjectStore``'s `types:`, `store`.
     public func ids<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [ObjectID] {
         var ids: [ObjectID] = []
         let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
@@ -13,7 +14,7 @@ extension ObjectContext {
     }
 
     /// The stored objects of class `type` (and its subclasses, unless `includingSubclasses` is false).
-    /// - throws: what ``object(id:as:)`` throws.
+    /// - throws: what ``ids(of:includingSubclasses:)`` and ``object(id:as:)`` throw.
     public func objects<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [T] {
         let ids = try ids(of: type, includingSubclasses: includingSubclasses)
         var objects: [T] = []
@@ -32,7 +33,8 @@ extension ObjectContext {
 
     /// How many objects of class `type` are stored (subclasses included unless `includingSubclasses` is
     /// false), from the index alone.
-    /// - throws: ``ObjectStoreError`` `store`.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
+    ///   ``ObjectStore``'s `types:`, `store`.
     public func count<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> Int {
         let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
         let view = try readView()
@@ -49,7 +51,8 @@ extension ObjectContext {
     /// Deletes every stored object of class `type` (subclasses included unless `includingSubclasses` is
     /// false) on the next save. The save fails (engine `stillReferenced`) when an object that is not
     /// deleted still references one of them.
-    /// - throws: ``ObjectStoreError`` `store`.
+    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
+    ///   ``ObjectStore``'s `types:`, `store`.
     public func deleteAll<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) {
         for id in try ids(of: type, includingSubclasses: includingSubclasses) { markDeleted(id) }
     }

@@ -29,6 +29,7 @@ extension ObjectContext {
         }
         try session.encodeAll()
         try session.rewriteReferencedButGone()
+        try settleNewObjects()
         var batch = WriteBatch()
         batch.reserveCapacity(session.records.count + pendingRoots.count + pendingDeletes.count + 1)
         for record in session.records { batch.put(record) }

@@ -39,7 +39,8 @@ extension ObjectContext {
     /// ```swift
     /// do {
     ///     try context.save()
-    /// } catch let error where error.code == .conflict {
+    /// } catch {
+    ///     guard error.code == .conflict else { throw error }
     ///     for id in error.objects {
     ///         if let stale = context.loadedObject(id) { try context.refresh(stale) }
     ///     }

@@ -54,11 +54,18 @@ public final class ObjectContext {
     /// The load in progress, if any (loads started while one runs join it).
     @exclusivity(unchecked) var activeLoad: LoadSession?
 
-    /// This context's number among all contexts of the process (see ``InstanceOwners``).
-    let serial = InstanceOwners.shared.newContextSerial()
+    /// What this context loaded or numbered, as other contexts' saves see it (see ``InstanceOwners``).
+    let instances = InstanceOwners.shared.newContext()
+    /// Slots of instances this context numbered as new and has not yet checked against other contexts
+    /// (see ``settleNewObjects()``).
+    @exclusivity(unchecked) var unsettled: [CacheSlot] = []
 
     init(_ objectStore: ObjectStore) {
         self.objectStore = objectStore
+    }
+
+    deinit {
+        InstanceOwners.shared.close(instances)
     }
 
     var store: Store { objectStore.store }
@@ -104,17 +111,39 @@ public final class ObjectContext {
                 .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
                 typeName: typeName(of: object))
         }
-        if let owner = InstanceOwners.shared.owner(of: object), owner != serial {
-            throw ObjectStoreError(
-                .foreignObject,
-                "this \(typeName(of: object)) instance belongs to another context (it was loaded or added there); "
-                    + "pass its id and load it in this context instead",
-                typeName: typeName(of: object))
-        }
-        InstanceOwners.shared.register([object], to: serial)
         let slot = cache.insert(object, id: store.newID(), storedHash: nil, pinned: pinned)
         cache.hold(slot, object)
+        unsettled.append(slot)
         return slot
+    }
+
+    /// Checks the instances numbered as new since the last call against every other context, all at once,
+    /// and publishes them as this context's. An instance another context loaded or added is dropped from
+    /// this context and refused with `foreignObject` (the other new instances stay, to be checked again).
+    func settleNewObjects() throws(ObjectStoreError) {
+        guard !unsettled.isEmpty else { return }
+        var slots: [CacheSlot] = []
+        var objects: [any PersistentObject] = []
+        slots.reserveCapacity(unsettled.count)
+        objects.reserveCapacity(unsettled.count)
+        for slot in unsettled {
+            if let object = slot.object, cache.slot(slot.id) === slot {
+                slots.append(slot)
+                objects.append(object)
+            }
+        }
+        if let index = InstanceOwners.shared.firstForeign(objects, besides: instances.serial) {
+            let foreign = slots[index]
+            unsettled.removeAll { $0 === foreign }
+            cache.remove(foreign.id)
+            throw ObjectStoreError(
+                .foreignObject,
+                "this \(typeName(of: objects[index])) instance belongs to another context (it was loaded or added "
+                    + "there); pass its id and load it in this context instead",
+                typeName: typeName(of: objects[index]))
+        }
+        unsettled.removeAll()
+        instances.publish(slots, liveSlots: cache.slots.count)
     }
 
     func typeName(of object: any PersistentObject) -> String {
@@ -130,6 +159,7 @@ public final class ObjectContext {
     @discardableResult
     public func insert(_ object: any PersistentObject) throws(ObjectStoreError) -> ObjectID {
         let slot = try assignID(object, pinned: true)
+        try settleNewObjects()
         slot.pinned = true
         cache.hold(slot, object)
         return slot.id
@@ -148,6 +178,7 @@ public final class ObjectContext {
     /// - throws: ``ObjectStoreError`` `unregisteredClass`, or `deletedObject`.
     public func setRoot(_ object: any PersistentObject, named name: String) throws(ObjectStoreError) {
         let slot = try assignID(object, pinned: false)
+        try settleNewObjects()
         cache.hold(slot, object)
         pendingRoots.append((name, slot.id))
     }
@@ -226,7 +257,7 @@ public final class ObjectContext {
             objects.reserveCapacity(ids.count)
             for id in ids { objects.append(try session.load(id)) }
             try session.finish()
-            InstanceOwners.shared.register(session.loaded, to: serial)
+            instances.publish(session.loadedSlots, liveSlots: cache.slots.count)
             return objects
         } catch {
             // Objects of a failed load may have reference fields that were never filled in: forget them.

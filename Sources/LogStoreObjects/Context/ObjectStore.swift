@@ -16,6 +16,16 @@ public final class ObjectStore: Sendable {
     let registry: TypeRegistry
     let catalog: KeyCatalog
 
+    /// What opening repaired: the torn tail of the last, unacknowledged write cut after a crash (its bytes
+    /// saved to a side file next to the segment), or nil when the log was clean. Only a crash can leave a
+    /// torn tail; after a clean close any damage fails the open instead. Check it after opening when
+    /// you want to tell your user that the moments before a crash were not saved.
+    public var recovery: RecoveryReport? { store.recovery }
+
+    /// What opening noticed without it being damage (a hint file it could not use, a missing identity
+    /// file in a store made before identity files existed).
+    public var openNotes: [String] { store.openNotes }
+
     /// An object store over an open engine store.
     /// - parameters:
     ///   - store: the engine store; the object store does not close it.

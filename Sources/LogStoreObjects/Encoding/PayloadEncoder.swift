@@ -93,6 +93,14 @@ final class PayloadEncoder {
             }
         }
         closeFrames(above: 0)
+        if registered.encodingChecksLeft.load(ordering: .relaxed) > 0 {
+            switch try SubclassEncodingCheck.check(
+                object, payload: writer.bytes, names: catalog.snapshot().names, registered: registered)
+            {
+            case .passed: registered.encodingChecksLeft.store(0, ordering: .relaxed)
+            case .undecided: registered.encodingChecksLeft.wrappingSubtract(1, ordering: .relaxed)
+            }
+        }
         var references = eagerReferences
         if !lazyReferences.isEmpty {
             var header = ByteWriter(capacity: 4)

@@ -1,7 +1,9 @@
+import Synchronization
+
 /// What the object layer knows about one registered persistent class.
 ///
-/// A class (immutable, so `Sendable`): every load and save passes it along per object, and a struct of
-/// this many reference-counted fields cost a dozen retains and releases per copy.
+/// A class (immutable but for an atomic counter, so `Sendable`): every load and save passes it along per
+/// object, and a struct of this many reference-counted fields cost a dozen retains and releases per copy.
 final class RegisteredType: Sendable {
 
     /// The class.
@@ -17,6 +19,9 @@ final class RegisteredType: Sendable {
     /// How to encode and decode the class directly, when it is ``FieldCodable`` (and the object store
     /// uses field coding).
     let fieldCoder: FieldCoder?
+    /// How many more encodings ``SubclassEncodingCheck`` looks at: 0 once it found that the class encodes
+    /// its own fields or needs no check (not a subclass of a persistent class).
+    let encodingChecksLeft = Atomic(SubclassEncodingCheck.maximumChecks)
 
     init(
         type: any PersistentObject.Type, name: String, tag: UInt32, allTags: [UInt32],

@@ -87,8 +87,16 @@ struct TypeRegistry: Sendable {
     /// The tags of every registered class that is `T` or a subclass of it, or, when `T` is a protocol
     /// type (`any Shape`), that conforms to it.
     /// - throws: ``ObjectStoreError`` `unsupportedQuery` for a protocol type whose conforming classes
-    ///   cannot be told (a `private` protocol, or one with constrained associated types).
+    ///   cannot be told (a `private` protocol, or one with constrained associated types);
+    ///   `unregisteredClass` for a persistent class that is not registered (its objects could not be
+    ///   told from others, so a count of 0 would be a wrong answer).
     func tags<T>(matching _: T.Type, includingSubclasses: Bool) throws(ObjectStoreError) -> [UInt32] {
+        if let persistent = T.self as? any PersistentObject.Type, registration(of: persistent) == nil {
+            throw ObjectStoreError(
+                .unregisteredClass,
+                "\(T.self) is not registered with the ObjectStore (add it to `types:` to query its objects)",
+                typeName: persistent.typeName)
+        }
         var tags: [UInt32] = []
         var conformance: ProtocolConformance?
         if includingSubclasses && !(T.self is AnyClass) {

@@ -1,0 +1,14 @@
+import Foundation
+
+/// Foundation's `localizedDescription` of a store error is its one-line ``LogStoreError/description``
+/// (code, message, file and offset, cause), not a generic "error 1".
+extension LogStoreError: LocalizedError {
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}
+
+/// Foundation's `localizedDescription` of a failed system call is its ``SystemError/description``.
+extension SystemError: LocalizedError {
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}

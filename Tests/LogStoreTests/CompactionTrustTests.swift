@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+/// Compaction checks every record it copies against the index, so a forged or damaged hint file
+/// (valid checksum, wrong entry) never makes it drop a live object and delete its segment.
+@Suite struct CompactionTrustTests {
+    func options() -> StoreOptions {
+        var options = testOptions(segmentSize: 1 << 16)
+        options.compaction.background = false
+        return options
+    }
+
+    /// A closed store whose first segment is sealed, has a hint and holds garbage (object 1 was
+    /// deleted); returns the payloads of the live objects.
+    func makeStore(_ directory: TemporaryDirectory) throws -> [ObjectID: [UInt8]] {
+        let store = try Store.open(at: directory.path, options: options())
+        var live: [ObjectID: [UInt8]] = [:]
+        var index: UInt64 = 0
+        while directory.segmentFiles().count < 2 {
+            index += 1
+            let payload = payloadBytes(500, seed: index)
+            live[try store.put(typeTag: 1, payload: payload)] = payload
+        }
+        try store.writeHints()
+        try store.delete(ObjectID(1))
+        live[ObjectID(1)] = nil
+        try store.close()
+        return live
+    }
+
+    /// Rewrites the hint of segment 1 with `change` applied to the entry of object `id`; the checksum
+    /// is computed anew, so the hint is valid as a file.
+    func forgeHint(
+        _ directory: TemporaryDirectory, object id: UInt64, _ change: (inout HintFile.Entry, HintFile) -> Void
+    )
+        throws
+    {
+        let path = directory.path + "/" + HintFile.fileName(1)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        var hint = try bytes.withUnsafeBytes { try HintFile.decode($0).get() }
+        let position = try #require(hint.entries.firstIndex { $0.kind == .put && $0.id == id })
+        var entry = hint.entries[position]
+        change(&entry, hint)
+        hint.entries[position] = entry
+        try Data(hint.encoded()).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func aHintEntryPointingAtAnotherFrameStopsCompactionAndKeepsTheSegment() throws {
+        let directory = TemporaryDirectory("compact-forged-hint")
+        let live = try makeStore(directory)
+        var forgedOffset: UInt32 = 0
+        try forgeHint(directory, object: 5) { entry, hint in
+            // Object 5 is "at" the frame of object 6, inside the segment.
+            forgedOffset = hint.entries.first { $0.kind == .put && $0.id == 6 }?.offset ?? 0
+            entry.offset = forgedOffset
+        }
+        let segment = directory.path + "/" + LogFormat.segmentFileName(1)
+
+        let store = try Store.open(at: directory.path, options: options())
+        #expect(store.segmentsLoadedFromHints == 1)
+        let error = try #require(throws: LogStoreError.self) { try store.compact() }
+        #expect(error.code == .corruptFrame, "\(error)")
+        #expect(error.file == segment)
+        #expect(error.offset == UInt64(forgedOffset))
+        #expect(error.objects == [ObjectID(5)])
+        try store.close()
+
+        // The original segment is still there, and without the forged hint every object is intact.
+        #expect(FileManager.default.fileExists(atPath: segment))
+        #expect(!directory.fileNames().contains { $0.hasSuffix(".compacting") })
+        try FileManager.default.removeItem(atPath: directory.path + "/" + HintFile.fileName(1))
+        let reopened = try Store.open(at: directory.path, options: options())
+        for (id, payload) in live { #expect(try reopened.get(id)?.payload == payload, "object \(id)") }
+        try reopened.close()
+    }
+
+    @Test func aHintEntryOutsideItsSegmentIsNotUsed() throws {
+        let directory = TemporaryDirectory("compact-outside-hint")
+        let live = try makeStore(directory)
+        try forgeHint(directory, object: 5) { entry, hint in entry.offset = UInt32(hint.segmentSize) + 100 }
+
+        let store = try Store.open(at: directory.path, options: options())
+        #expect(store.segmentsLoadedFromHints == 0)
+        #expect(store.openNotes.contains { $0.contains("outside the segment") }, "\(store.openNotes)")
+        try store.compact()
+        for (id, payload) in live { #expect(try store.get(id)?.payload == payload, "object \(id)") }
+        try store.close()
+        #expect(try Store.verify(at: directory.path).isSound)
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+/// Object ids are 1 … 2^63 − 1 and sequence numbers 0 … 2^63 − 1: writes outside are refused with a
+/// typed error, frames outside are corruption, and nothing traps near the limits.
+@Suite struct IDRangeTests {
+    let largest = LogStoreLimits.maxObjectID.rawValue
+
+    @Test func aPutOfAnIDBeyondTheLargestIsRefused() throws {
+        let directory = TemporaryDirectory("id-put")
+        let store = try Store.open(at: directory.path, options: testOptions())
+        for id in [largest + 1, UInt64.max - 1, UInt64.max] {
+            let error = try #require(throws: LogStoreError.self) {
+                try store.put(ObjectID(id), typeTag: 1, payload: [])
+            }
+            #expect(error.code == .idOutOfRange, "\(error)")
+            #expect(error.objects == [ObjectID(id)])
+        }
+        try store.close()
+    }
+
+    @Test func reservingIDsBeyondTheLargestIsRefused() throws {
+        let directory = TemporaryDirectory("id-reserve")
+        let store = try Store.open(at: directory.path, options: testOptions())
+        for id in [largest + 1, UInt64.max - 64, UInt64.max] {
+            let error = try #require(throws: LogStoreError.self) { try store.reserveIDs(through: ObjectID(id)) }
+            #expect(error.code == .idOutOfRange, "\(error)")
+        }
+        // Nothing moved: the allocator still starts at 1.
+        #expect(store.newID() == ObjectID(1))
+        try store.close()
+    }
+
+    @Test func theLargestIDIsUsableAndThenTheIDsAreExhausted() throws {
+        let directory = TemporaryDirectory("id-exhausted")
+        let store = try Store.open(at: directory.path, options: testOptions())
+        try store.reserveIDs(through: ObjectID(largest - 1))
+        try store.put(ObjectID(largest - 1), typeTag: 1, payload: [1])
+        let last = store.newID()
+        #expect(last == ObjectID(largest))
+        try store.put(last, typeTag: 1, payload: [2])
+        for _ in 0..<2 {
+            let error = try #require(throws: LogStoreError.self) { try store.put(typeTag: 1, payload: [3]) }
+            #expect(error.code == .exhausted, "\(error)")
+        }
+        try store.close()
+
+        // Reopening a store that holds the largest id works (and reserved every id); no id is left.
+        let reopened = try Store.open(at: directory.path, options: testOptions())
+        #expect(try reopened.get(ObjectID(largest))?.payload == [2])
+        let error = try #require(throws: LogStoreError.self) { try reopened.put(typeTag: 1, payload: [4]) }
+        #expect(error.code == .exhausted, "\(error)")
+        try reopened.close()
+        #expect(try Store.verify(at: directory.path).isSound)
+    }
+
+    /// A store whose newest segment ends with a committed frame carrying `id` and `sequence`, and
+    /// the offset of that frame.
+    private func storeEndingWithFrame(id: UInt64, sequence: UInt64, _ label: String) throws -> (
+        TemporaryDirectory, String, UInt64
+    ) {
+        let directory = TemporaryDirectory(label)
+        let store = try Store.open(at: directory.path, options: testOptions())
+        try store.put(typeTag: 1, payload: [1, 2, 3])
+        try store.close()
+        try forgetCleanClose(directory.path)  // as a crash would leave it: the frame is judged on its own
+        let path = try #require(directory.segmentFiles().last)
+        let offset = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64)
+        let buffer = WriteBuffer(capacity: 64)
+        FrameEncoder(compressionMinimumSize: 0).append(
+            kind: .put, flags: .commit, sequence: sequence, id: id, typeTag: 1, references: [],
+            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(buffer.bytes))
+        try handle.close()
+        return (directory, path, offset)
+    }
+
+    @Test(arguments: [UInt64.max, (1 << 63) as UInt64])
+    func aFrameWithAnIDBeyondTheLargestIsCorruption(id: UInt64) throws {
+        let (directory, path, offset) = try storeEndingWithFrame(id: id, sequence: 2, "id-frame")
+        try expectCorruption(directory, path, offset, mentioning: "object id \(id)")
+    }
+
+    @Test(arguments: [UInt64.max, (1 << 63) as UInt64])
+    func aFrameWithASequenceNumberBeyondTheLargestIsCorruption(sequence: UInt64) throws {
+        let (directory, path, offset) = try storeEndingWithFrame(id: 1, sequence: sequence, "sequence-frame")
+        try expectCorruption(directory, path, offset, mentioning: "sequence number \(sequence)")
+    }
+
+    @Test func aManifestReservingBeyondTheLargestIDIsDamaged() throws {
+        let directory = TemporaryDirectory("id-manifest")
+        let store = try Store.open(at: directory.path, options: testOptions())
+        try store.put(typeTag: 1, payload: [1])
+        try store.close()
+        let path = directory.path + "/" + SegmentManifest.fileName
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var manifest = try bytes.withUnsafeBytes { try SegmentManifest.decode($0).get() }
+        manifest.reservedIDs = largest + 2
+        try Data(manifest.encoded()).write(to: URL(fileURLWithPath: path))
+        var readOnly = testOptions()
+        readOnly.readOnly = true
+        for options in [testOptions(), readOnly] {
+            let error = try #require(throws: LogStoreError.self) {
+                try Store.open(at: directory.path, options: options)
+            }
+            #expect(error.code == .corruptManifest, "\(error)")
+            #expect(error.file == path && error.offset == 16, "\(error)")
+            #expect(error.message.contains("reserved ids beyond the largest object id"), "\(error)")
+        }
+        let report = try Store.verify(at: directory.path)
+        #expect(report.problems.contains { $0.file == path && $0.offset == 16 }, "\(report.problems)")
+    }
+
+    /// Opening (for writing and read-only) refuses the store naming the frame; verify reports it there.
+    private func expectCorruption(
+        _ directory: TemporaryDirectory, _ path: String, _ offset: UInt64, mentioning text: String
+    ) throws {
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64
+        var readOnly = testOptions()
+        readOnly.readOnly = true
+        for options in [testOptions(), readOnly] {
+            let error = try #require(throws: LogStoreError.self) {
+                try Store.open(at: directory.path, options: options)
+            }
+            #expect(error.code == .corruptFrame, "\(error)")
+            #expect(error.file == path)
+            #expect(error.offset == offset)
+            #expect(error.message.contains(text), "\(error)")
+        }
+        // Nothing was cut as if it were a torn tail.
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64 == size)
+        let report = try Store.verify(at: directory.path)
+        #expect(!report.isSound)
+        #expect(report.problems.contains { $0.file == path && $0.offset == offset && $0.message.contains(text) })
+    }
+}
