@@ -60,12 +60,17 @@ public final class Store: Sendable {
     /// file, and reported in ``recovery``. After a clean ``close()`` nothing can be torn: any damage or
     /// change of size there is corruption.
     ///
+    /// A read-only open (``StoreOptions/readOnly``) takes no lock and may run beside a writer: when the
+    /// writer's compaction replaces segments while the store is read, it reads it again (a bounded number
+    /// of times), and it reports damage only when it finds it again.
+    ///
     /// - throws: ``LogStoreError`` with code `notAStore` when the directory is not a store (or is
     ///   empty and the open is read-only), `locked` when another process or `Store` has it open for
     ///   writing, `corruptFrame` / `corruptSegmentHeader` / `unsupportedVersion` (naming file and offset)
     ///   when a segment is damaged outside a torn tail, `corruptManifest` / `missingSegment` when the
     ///   segment manifest is damaged or a segment it lists is missing, `corruptStoreIdentity`,
-    ///   `storeMissing`, `invalidArgument`, or `ioError` (on a full disk, saying how much space it needs).
+    ///   `storeMissing`, `invalidArgument`, or `ioError` (on a full disk, saying how much space it needs;
+    ///   for a read-only open, also when a writer kept changing the segments for every attempt).
     public static func open(at directory: String, options: StoreOptions = StoreOptions()) throws(LogStoreError)
         -> Store
     {

@@ -10,30 +10,58 @@
 extension StoreLoader {
     var manifestPath: String { directory + "/" + SegmentManifest.fileName }
 
-    /// Reads the manifest into `loaded`. Every segment it lists must be there; one that is not listed is
-    /// accepted (a crash can come between creating a segment and listing it). A damaged manifest is an
+    /// The manifest file as one read of it found it.
+    enum ManifestFile: Equatable {
+        /// There is no `SEGMENTS`.
+        case absent
+        /// Its bytes.
+        case bytes([UInt8])
+        /// It is there but cannot be read (not a regular file, or an I/O error).
+        case unreadable(SystemError)
+    }
+
+    /// Reads the manifest file as it is now.
+    func readManifestFile() -> ManifestFile {
+        guard io.exists(manifestPath) else { return .absent }
+        do {
+            return .bytes(try readManifestBytes())
+        } catch {
+            return .unreadable(error)
+        }
+    }
+
+    /// Checks the manifest (`file`, as read before the directory was listed) against the segments
+    /// listed, into `loaded`. Every segment it lists must be there; one that is not listed is accepted (a
+    /// crash can come between creating a segment and listing it). A damaged or unreadable manifest is an
     /// error (a problem when verifying): without it a lost segment could not be told from one removed on
     /// purpose. A missing one is an error only when the store must have one (``requiresManifest``).
-    func checkManifest(against numbers: [UInt32], into loaded: inout Loaded) throws(LogStoreError) {
+    ///
+    /// A read-only open or `verify` reads the manifest again when a segment it lists is not in the
+    /// listing: one the manifest no longer lists was deleted on purpose by a writer's compaction after
+    /// the first read, and is returned as a change (the load starts again); one it still lists is lost,
+    /// since a writer lists a segment out before it deletes it and never lists it again.
+    func checkManifest(_ file: ManifestFile, against numbers: [UInt32], into loaded: inout Loaded)
+        throws(LogStoreError) -> StoreChange?
+    {
         let path = manifestPath
-        guard io.exists(path) else {
+        let bytes: [UInt8]
+        switch file {
+        case .absent:
             if requiresManifest, !numbers.isEmpty {
                 try fail(
                     path, nil, "the segment manifest is missing, so lost segments cannot be detected",
                     .corruptManifest, &loaded)
             }
-            return
-        }
-        let bytes: [UInt8]
-        do {
-            bytes = try readManifestBytes()
-        } catch {
+            return nil
+        case .unreadable(let error):
             // Not a regular file, or unreadable: an error, which `verify` lists and goes on.
             guard collectsProblems else {
                 throw LogStoreError(.ioError, "cannot read the segment manifest", file: path, underlying: error)
             }
             try fail(path, nil, "cannot read the segment manifest: \(error)", .ioError, &loaded)
-            return
+            return nil
+        case .bytes(let read):
+            bytes = read
         }
         let manifest: SegmentManifest
         switch bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) {
@@ -43,17 +71,33 @@ extension StoreLoader {
             let code: LogStoreError.Code = problem.isUnsupportedVersion ? .unsupportedVersion : .corruptManifest
             let reason = problem.reason + "; lost segments cannot be detected, so it is left as it is"
             try fail(path, problem.offset, reason, code, &loaded)
-            return
+            return nil
         }
         loaded.manifest = manifest
         loaded.cleanClose = manifest.cleanClose
         loaded.reservedIDs = max(loaded.reservedIDs, manifest.reservedIDs)
         let present = Set(numbers)
-        let missing = manifest.segments.filter { !present.contains($0) }
+        var missing = manifest.segments.filter { !present.contains($0) }
+        if !missing.isEmpty, tracksChanges {
+            guard case .bytes(let again) = readManifestFile(),
+                case .success(let current) = again.withUnsafeBytes({ SegmentManifest.decode($0) })
+            else {
+                return StoreChange("the segment manifest changed while the store was read", file: path)
+            }
+            let stillListed = Set(current.segments)
+            let removed = missing.filter { !stillListed.contains($0) }
+            missing.removeAll { !stillListed.contains($0) }
+            if missing.isEmpty, let first = removed.first {
+                return StoreChange(
+                    "segment \(LogFormat.segmentFileName(first)) was deleted (by a writer's compaction) while the "
+                        + "store was read", file: directory + "/" + LogFormat.segmentFileName(first))
+            }
+        }
         if !missing.isEmpty {
             let names = missing.map(LogFormat.segmentFileName).joined(separator: ", ")
             try fail(path, nil, "segment(s) listed in the manifest are missing: \(names)", .missingSegment, &loaded)
         }
+        return nil
     }
 
     /// After a clean close the append segment must be the one recorded (none when 0 was recorded).

@@ -19,7 +19,7 @@ extension StoreLoader {
         let path = directory + "/" + LogFormat.segmentFileName(candidate)
         let bytes: [UInt8]
         do {
-            bytes = try headOf(path, count: LogFormat.segmentHeaderSize)
+            bytes = try headOf(candidate, path: path, count: LogFormat.segmentHeaderSize)
         } catch {
             // Not a regular file, or unreadable: loading it reports that, unless the one before it is the
             // append segment, which would then be blamed for lacking its seal.
@@ -42,18 +42,26 @@ extension StoreLoader {
             + "creates the next). Move this file out of the store directory."
     }
 
-    /// The first `count` bytes of a file (fewer when it is shorter).
-    private func headOf(_ path: String, count: Int) throws(SystemError) -> [UInt8] {
+    /// The first `count` bytes of segment `number` at `path` (fewer when it is shorter), read through its
+    /// pinned descriptor when the load holds one (``PinnedSegments``).
+    private func headOf(_ number: UInt32, path: String, count: Int) throws(SystemError) -> [UInt8] {
+        if let fd = pinned?.descriptor(number) { return try io.read(fd, count: count, at: 0, path: path) }
         let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
         defer { io.close(fd) }
         return try io.read(fd, count: count, at: 0, path: path)
     }
 
-    /// Whether segment `number` ends with a valid seal frame.
+    /// Whether segment `number` ends with a valid seal frame (read through its pinned descriptor when the
+    /// load holds one).
     private func endsWithSeal(_ number: UInt32) -> Bool {
         let path = directory + "/" + LogFormat.segmentFileName(number)
+        if let fd = pinned?.descriptor(number) { return Self.endsWithSeal(fd, path: path, io: io) }
         guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return false }
         defer { io.close(fd) }
+        return Self.endsWithSeal(fd, path: path, io: io)
+    }
+
+    private static func endsWithSeal(_ fd: Int32, path: String, io: SystemIO) -> Bool {
         let sealSize = UInt64(LogFormat.minimumFrameSize)
         guard let size = try? io.size(fd, path: path), size >= UInt64(LogFormat.segmentHeaderSize) + sealSize,
             let tail = try? io.read(fd, count: Int(sealSize), at: size - sealSize, path: path)

@@ -40,6 +40,8 @@ struct StoreLoader {
         /// Whether the newest segment ends with a seal frame (writing then starts a new one).
         var newestIsSealed = false
         var recovery: RecoveryReport?
+        /// The segments loaded (the directory listing), in increasing order.
+        var segmentNumbers: [UInt32] = []
         /// The segment manifest as read, when there is a valid one.
         var manifest: SegmentManifest?
         /// What the last clean close recorded, while it holds (a torn tail is then impossible).
@@ -104,16 +106,17 @@ struct StoreLoader {
     /// Whether a store with segments must have a manifest (it has an identity file, so it was made by a
     /// version that writes the manifest before any segment).
     let requiresManifest: Bool
-    /// Names of the hint files in the directory.
-    private var hintNames: Set<String> = []
+    /// Names of the hint files in the directory listing the segments were taken from.
+    var hintNames: Set<String> = []
+    /// For a read-only open or `verify`: the listed segments, opened before any is read (nil for an open
+    /// for writing, which opens each segment as it loads it: it holds the lock, nothing changes under it).
+    var pinned: PinnedSegments?
 
     init(directory: String, mode: Mode, io: SystemIO, requiresManifest: Bool = false) {
         self.directory = directory
         self.mode = mode
         self.io = io
         self.requiresManifest = requiresManifest
-        let names = (try? io.listDirectory(directory)) ?? []
-        hintNames = Set(names.filter { $0.hasSuffix("." + HintFile.fileExtension) })
     }
 
     var collectsProblems: Bool {
@@ -121,20 +124,11 @@ struct StoreLoader {
         return false
     }
 
-    /// The segment numbers present in the directory, in increasing order.
-    func segmentNumbers() throws(LogStoreError) -> [UInt32] {
-        do {
-            return try io.listDirectory(directory).compactMap(LogFormat.segmentNumber(fromFileName:)).sorted()
-        } catch {
-            throw LogStoreError(.ioError, "cannot list the store directory", file: directory, underlying: error)
-        }
-    }
-
-    func load() throws(LogStoreError) -> Loaded {
-        var loaded = Loaded()
-        if case .writable = mode { try removeUnfinishedCompactions() }
-        let numbers = try segmentNumbers()
-        try checkManifest(against: numbers, into: &loaded)
+    /// Loads the segments `numbers` (the directory listing, in increasing order), with the manifest
+    /// already checked into `loaded`.
+    func loadListed(_ numbers: [UInt32], into start: Loaded) throws(LogStoreError) -> Loaded {
+        var loaded = start
+        loaded.segmentNumbers = numbers
         loaded.highestSegmentNumber = numbers.last ?? 0
         // The segment the writer appended to last: the highest-numbered one that is not a compaction
         // output. Only it may have a torn tail or an interrupted creation, and only after a crash.
@@ -163,8 +157,13 @@ struct StoreLoader {
     /// Whether segment `number` has a valid header flagged as a compaction output.
     private func isCompactionOutput(_ number: UInt32) -> Bool {
         let path = directory + "/" + LogFormat.segmentFileName(number)
+        if let fd = pinned?.descriptor(number) { return Self.isCompactionOutput(fd, path: path, io: io) }
         guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return false }
         defer { io.close(fd) }
+        return Self.isCompactionOutput(fd, path: path, io: io)
+    }
+
+    private static func isCompactionOutput(_ fd: Int32, path: String, io: SystemIO) -> Bool {
         guard let bytes = try? io.read(fd, count: LogFormat.segmentHeaderSize, at: 0, path: path) else { return false }
         let header = bytes.withUnsafeBytes { SegmentHeader.decode($0) }
         if case .success(let header) = header { return header.isCompactionOutput }
@@ -173,7 +172,7 @@ struct StoreLoader {
 
     /// Deletes compaction outputs and hint files that a crash left unfinished (never renamed into
     /// place), and hints whose segment is gone.
-    private func removeUnfinishedCompactions() throws(LogStoreError) {
+    func removeUnfinishedCompactions() throws(LogStoreError) {
         do {
             let names = try io.listDirectory(directory)
             let segments = Set(names.filter { LogFormat.segmentNumber(fromFileName: $0) != nil })
@@ -215,8 +214,10 @@ struct StoreLoader {
         /// The size the last clean close recorded, when the file's differs from it.
         var sizeAtCleanClose: UInt64?
         do {
-            let probe = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
-            defer { io.close(probe) }
+            // A pinned segment is read through the descriptor opened at the listing (kept open).
+            let held = pinned?.descriptor(number)
+            let probe = try held ?? io.open(path, flags: O_RDONLY | O_CLOEXEC)
+            defer { if held == nil { io.close(probe) } }
             size = try io.size(probe, path: path)
             if isNewest, let clean = loaded.cleanClose, clean.appendSize != size {
                 if cleanCloseStillRecorded(clean) {
@@ -251,22 +252,35 @@ struct StoreLoader {
         let isListed = loaded.manifest?.segments.contains(number) ?? false
         let file: SegmentFile
         do {
-            file = try SegmentFile.open(
-                number: number, path: path, writable: writable, capacity: max(capacity, Int(size) + sealRoom), io: io)
+            let mappedSize = max(capacity, Int(size) + sealRoom)
+            if let fd = pinned?.take(number) {
+                file = try SegmentFile.map(number: number, path: path, fd: fd, capacity: mappedSize, io: io)
+            } else {
+                file = try SegmentFile.open(
+                    number: number, path: path, writable: writable, capacity: mappedSize, io: io)
+            }
         } catch {
             throw LogStoreError(.ioError, "cannot map segment", file: path, underlying: error)
         }
         // The hole starts at a block boundary; the zeros between the last frame and it are checked below.
         if dataEnd < UInt64(LogFormat.segmentHeaderSize) { dataEnd = size }
-        let bytes = file.bytes(count: Int(size))
+        // Beside a writer, the append segment is read from a copy, never through the mapping: the writer
+        // may cut off the space after its frames meanwhile (see ``SegmentCopy``).
+        var copy: SegmentCopy?
+        if tracksChanges, isNewest {
+            copy = try copyOfAppendSegment(file, size: size, dataEnd: &dataEnd, dataAfterHole: dataAfterHole)
+        }
+        let bytes = copy?.bytes ?? file.bytes(count: Int(size))
         // The hole is only a hint: where anything but zeros follows it (a hole inside the log, or a
         // filesystem that reports holes wrongly), the whole file is scanned, as without one.
-        if !dataAfterHole.allSatisfy({ region in
-            bytes[Int(region.lowerBound)..<Int(region.upperBound)].allSatisfy { $0 == 0 }
-        }) {
+        if copy == nil,
+            !dataAfterHole.allSatisfy({ region in
+                bytes[Int(region.lowerBound)..<Int(region.upperBound)].allSatisfy { $0 == 0 }
+            })
+        {
             dataEnd = size
         }
-        let scanned = file.bytes(count: Int(dataEnd))
+        let scanned = copy?.bytes ?? file.bytes(count: Int(dataEnd))
         var isOutput = false
 
         switch SegmentHeader.decode(bytes) {
@@ -371,6 +385,9 @@ struct StoreLoader {
             case .failure(let problem):
                 loaded.notes.append("\(path): \(problem.reason); scanned the segment instead")
             }
+        } catch  where error.errno == ENOENT {
+            // Listed, then deleted: compaction deletes a segment's hint just before the segment, which
+            // a read-only open or `verify` holds open (``PinnedSegments``); scanning it gives the same.
         } catch {
             loaded.notes.append("\(path): cannot read the hint (\(error)); scanned the segment instead")
         }

@@ -30,7 +30,9 @@ public struct StoreOptions: Sendable {
     /// Create the directory and an empty store when missing. Default on.
     public var createIfMissing: Bool = true
     /// Open without the write lock and without repairing anything; every write throws
-    /// ``LogStoreError/Code/readOnly``. Default off.
+    /// ``LogStoreError/Code/readOnly``. Such an open may run beside a writer in another process: it
+    /// reads the store as it was at one moment, reading it again when the writer's compaction replaces
+    /// segments under it (`Documentation/Format.md`, section 6.8). Default off.
     public var readOnly: Bool = false
     /// How long a committer waiting for a group commit may spin (check, yielding its core to other
     /// threads between checks) before it sleeps until the leader wakes it. Default 500 µs; `.zero`

@@ -48,45 +48,93 @@ public final class FaultInjector: Sendable {
         case delay(microseconds: Int)
     }
 
-    private struct Rule {
+    /// Which calls a rule applies to, and how many of them are left.
+    private struct Rule<Effect: Sendable>: Sendable {
         var operation: Operation
-        var fault: Fault
+        /// Only calls on a path ending with this; nil for every call of `operation`.
+        var pathSuffix: String?
+        var effect: Effect
         var skip: Int
         var remaining: Int
+
+        func matches(_ operation: Operation, _ path: String?) -> Bool {
+            guard operation == self.operation else { return false }
+            guard let pathSuffix else { return true }
+            return path?.hasSuffix(pathSuffix) ?? false
+        }
     }
+
+    /// An action run before a call (see ``perform(before:pathSuffix:after:times:_:)``).
+    private typealias Action = @Sendable (String) -> Void
 
     // pthread mutexes (`ConditionLock`), not `Mutex`: the thread sanitizer cannot see a futex-based
     // lock, and tests run it while a store's threads (the filler's zero writes) call in concurrently.
-    private let rules = ConditionLock<[Rule]>([])
+    private let rules = ConditionLock<[Rule<Fault>]>([])
+    private let actions = ConditionLock<[Rule<Action>]>([])
     private let counts = ConditionLock<[Operation: Int]>([:])
 
     /// Makes an injector with no faults.
     public init() {}
 
     /// Arms a fault: the next `times` calls of `operation`, after skipping `after` calls, get `fault`.
-    public func inject(_ operation: Operation, _ fault: Fault, after: Int = 0, times: Int = 1) {
-        rules.withLock { $0.append(Rule(operation: operation, fault: fault, skip: after, remaining: times)) }
+    /// With `pathSuffix`, only calls on a path ending with it count (e.g. `".seg"` for segment files).
+    public func inject(
+        _ operation: Operation, _ fault: Fault, after: Int = 0, times: Int = 1, pathSuffix: String? = nil
+    ) {
+        rules.withLock {
+            $0.append(Rule(operation: operation, pathSuffix: pathSuffix, effect: fault, skip: after, remaining: times))
+        }
     }
 
-    /// Removes every armed fault.
-    public func clear() { rules.withLock { $0.removeAll() } }
+    /// Arms an action: just before the next `times` calls of `operation` on a path ending with
+    /// `pathSuffix`, after skipping `after` such calls, `action` runs with the call's path; then the call
+    /// runs as usual (or gets an armed fault). That is how a test changes the store's files at an exact
+    /// point of a load, e.g. deletes a segment between the directory listing and the segment's `open`.
+    /// As with faults, a call counts only against the first armed action it matches, so a second action
+    /// for the same calls starts counting once the first is used up.
+    ///
+    /// For example, to compact a writer's store just before a read-only open opens its first segment:
+    /// ```swift
+    /// faults.perform(before: .open, pathSuffix: ".seg") { _ in _ = try? writer.compact() }
+    /// ```
+    public func perform(
+        before operation: Operation, pathSuffix: String, after: Int = 0, times: Int = 1,
+        _ action: @escaping @Sendable (String) -> Void
+    ) {
+        actions.withLock {
+            $0.append(Rule(operation: operation, pathSuffix: pathSuffix, effect: action, skip: after, remaining: times))
+        }
+    }
+
+    /// Removes every armed fault and action.
+    public func clear() {
+        rules.withLock { $0.removeAll() }
+        actions.withLock { $0.removeAll() }
+    }
 
     /// How many calls of `operation` went through the seam so far.
     public func calls(_ operation: Operation) -> Int { counts.withLock { $0[operation, default: 0] } }
 
-    /// The fault for this call of `operation`, if one is armed; counts the call.
-    func fault(for operation: Operation) -> Fault? {
+    /// Runs the action armed for this call, if any, then returns the fault armed for it, if any; counts
+    /// the call. The action runs outside the injector's locks (it may call into other stores).
+    func fault(for operation: Operation, path: String?) -> Fault? {
         counts.withLock { $0[operation, default: 0] += 1 }
-        return rules.withLock { rules -> Fault? in
-            guard let index = rules.firstIndex(where: { $0.operation == operation }) else { return nil }
-            if rules[index].skip > 0 {
-                rules[index].skip -= 1
-                return nil
-            }
-            let fault = rules[index].fault
-            rules[index].remaining -= 1
-            if rules[index].remaining <= 0 { rules.remove(at: index) }
-            return fault
+        if let action = actions.withLock({ Self.next(in: &$0, operation, path) }) { action(path ?? "") }
+        return rules.withLock { Self.next(in: &$0, operation, path) }
+    }
+
+    /// The effect of the first rule matching the call, counting the call against that rule.
+    private static func next<Effect: Sendable>(in rules: inout [Rule<Effect>], _ operation: Operation, _ path: String?)
+        -> Effect?
+    {
+        guard let index = rules.firstIndex(where: { $0.matches(operation, path) }) else { return nil }
+        if rules[index].skip > 0 {
+            rules[index].skip -= 1
+            return nil
         }
+        let effect = rules[index].effect
+        rules[index].remaining -= 1
+        if rules[index].remaining <= 0 { rules.remove(at: index) }
+        return effect
     }
 }

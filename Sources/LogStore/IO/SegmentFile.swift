@@ -54,6 +54,20 @@ final class SegmentFile: @unchecked Sendable {
         io: SystemIO
     ) throws(SystemError) -> SegmentFile {
         let fd = try io.open(path, flags: (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
+        return try map(number: number, path: path, fd: fd, capacity: capacity, populate: populate, io: io)
+    }
+
+    /// Maps the file open at `fd` (for reading), which the returned object then owns and closes; on
+    /// failure `fd` is closed. Used for a segment that was opened before it was read: a descriptor keeps
+    /// the file's data even when a writer's compaction deletes the file meanwhile.
+    static func map(
+        number: UInt32,
+        path: String,
+        fd: Int32,
+        capacity: Int,
+        populate: Bool = false,
+        io: SystemIO
+    ) throws(SystemError) -> SegmentFile {
         let length = max(capacity, 4096)
         var flags = MAP_SHARED
         #if os(Linux)

@@ -22,7 +22,7 @@ struct SystemIO: Sendable {
     fileprivate func injected(_ operation: FaultInjector.Operation, _ call: String, _ path: String?) throws(SystemError)
         -> FaultInjector.Fault?
     {
-        guard let fault = faults?.fault(for: operation) else { return nil }
+        guard let fault = faults?.fault(for: operation, path: path) else { return nil }
         switch fault {
         case .error(let code): throw SystemError(call: call, errno: code, path: path)
         case .crash where operation != .write: _exit(137)
@@ -116,6 +116,25 @@ struct SystemIO: Sendable {
         }
         result.removeLast(count - done)
         return result
+    }
+
+    /// `pread(2)` into `buffer` from `offset` until it is full or the file ends; returns the bytes read.
+    func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String)
+        throws(SystemError) -> Int
+    {
+        _ = try injected(.read, "pread", path)
+        guard let base = buffer.baseAddress else { return 0 }
+        var done = 0
+        while done < buffer.count {
+            let got = pread(fd, base + done, buffer.count - done, off_t(offset) + off_t(done))
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(call: "pread", errno: errno, path: path)
+            }
+            if got == 0 { break }
+            done += got
+        }
+        return done
     }
 
     /// `pread(2)` into `buffer`, only to bring a region of a file into the page cache (see

@@ -3,7 +3,8 @@ extension Store {
     /// batch structure) and every live object's record (it decodes and decompresses to its length).
     ///
     /// Unlike ``open(at:options:)``, it goes on after damage and lists every problem. It takes no lock,
-    /// so it may run beside a writer (a torn tail it sees is then reported as a note).
+    /// so it may run beside a writer: a torn tail it sees is then reported as a note, and when the
+    /// writer's compaction deletes segments under it, it reads the store again (as a read-only open does).
     ///
     /// For example:
     /// ```swift
@@ -12,9 +13,17 @@ extension Store {
     /// ```
     /// - throws: ``LogStoreError`` with code `storeMissing` when there is no such directory, `notAStore`
     ///   when it is empty or holds other files and none of a store's, or `ioError` when the directory or
-    ///   a segment cannot be read at all.
+    ///   a segment cannot be read at all, or when a writer kept changing the segments for every attempt.
     public static func verify(at directory: String) throws(LogStoreError) -> VerificationReport {
-        let io = SystemIO(faults: nil)
+        try verify(at: directory, faultInjector: nil)
+    }
+
+    /// ``verify(at:)`` with its system calls going through `faultInjector`, for tests.
+    @_spi(Testing)
+    public static func verify(at directory: String, faultInjector: FaultInjector?) throws(LogStoreError)
+        -> VerificationReport
+    {
+        let io = SystemIO(faults: faultInjector)
         guard io.isDirectory(directory) else {
             throw LogStoreError(.storeMissing, "no store directory", file: directory)
         }
@@ -24,7 +33,7 @@ extension Store {
             directory: directory, mode: .verify, io: io, requiresManifest: recognized.kind != .legacy)
         let loaded = try loader.load()
         var report = VerificationReport()
-        report.segments = try loader.segmentNumbers().count
+        report.segments = loaded.segmentNumbers.count
         report.frames = loaded.frames
         report.notes = loaded.notes
         if recognized.kind == .legacy {

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The segment files of a read-only open or `verify`, each opened right after the directory was listed
+/// and before any is read.
+///
+/// Such a load takes no lock, so a writer's compaction may delete a segment while it reads. An open
+/// descriptor keeps a deleted file's data, so once every listed segment is pinned here nothing can be
+/// taken away; the only window left is between the listing and these `open`s, and a segment deleted
+/// in it is reported as ``Outcome/vanished(path:error:)`` so that the load starts again (see
+/// "Readers beside a writer" in `Documentation/Format.md`).
+///
+/// Descriptors not handed over with ``take(_:)`` are closed when the object goes away.
+final class PinnedSegments {
+    /// What pinning found.
+    enum Outcome {
+        /// Every segment is open.
+        case pinned(PinnedSegments)
+        /// A segment of the listing is gone (`ENOENT`): the store changed after the listing.
+        case vanished(path: String, error: SystemError)
+    }
+
+    private var descriptors: [UInt32: Int32] = [:]
+    private let io: SystemIO
+
+    private init(io: SystemIO) { self.io = io }
+
+    deinit {
+        for fd in descriptors.values { io.close(fd) }
+    }
+
+    /// Opens (read-only) each segment in `numbers` of `directory`.
+    /// - throws: ``LogStoreError`` with code `ioError` when a segment cannot be opened for another
+    ///   reason than that it is gone.
+    static func pin(_ numbers: [UInt32], in directory: String, io: SystemIO) throws(LogStoreError) -> Outcome {
+        let pinned = PinnedSegments(io: io)
+        for number in numbers {
+            let path = directory + "/" + LogFormat.segmentFileName(number)
+            do throws(SystemError) {
+                pinned.descriptors[number] = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+            } catch  where error.errno == ENOENT {
+                return .vanished(path: path, error: error)
+            } catch {
+                throw LogStoreError(.ioError, "cannot open segment", file: path, underlying: error)
+            }
+        }
+        return .pinned(pinned)
+    }
+
+    /// The descriptor of segment `number`, still owned by this object; nil when it is not pinned.
+    func descriptor(_ number: UInt32) -> Int32? { descriptors[number] }
+
+    /// Hands the descriptor of segment `number` over to the caller, who must close it (e.g. by giving
+    /// it to ``SegmentFile/map(number:path:fd:capacity:populate:io:)``).
+    func take(_ number: UInt32) -> Int32? { descriptors.removeValue(forKey: number) }
+}
