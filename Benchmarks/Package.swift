@@ -63,6 +63,15 @@ let package = Package(
             ],
             path: "Sources/WriterFigures"
         ),
+        // Batched puts and random gets alone, for before/after comparisons of the engine.
+        .executableTarget(
+            name: "EngineFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "Sources/EngineFigures"
+        ),
         // Gets through a snapshot against plain gets, idle and beside a writer.
         .executableTarget(
             name: "SnapshotFigures",
