@@ -239,6 +239,35 @@ import Testing
         }
     }
 
+    @Test func aLazyReferenceResolvesInTheSnapshotOfItsContext() throws {
+        let directory = TemporaryDirectory("lazy-snapshot")
+        try withObjects(directory) { objects in
+            let setup = objects.makeContext()
+            let square = Geometry.Square(name: "s", side: 1)
+            try setup.setRoot(Geometry.LazySquare(square: square), named: "lazy")
+            try setup.save()
+            let squareID = try #require(setup.id(of: square))
+
+            let reader = objects.makeContext()
+            let lazy = try #require(try reader.root(named: "lazy", as: Geometry.LazySquare.self))
+            #expect(!lazy.square.isLoaded)
+            let writer = objects.makeContext()
+            let changed = try #require(try writer.object(id: squareID, as: Geometry.Square.self))
+            changed.side = 2
+            try writer.save()
+            #expect(try objects.makeContext().object(id: squareID, as: Geometry.Square.self)?.side == 2)
+
+            // Loaded after the change was saved, but in the reader's snapshot: the side it had then.
+            #expect(try lazy.square.get().side == 1)
+            let probe = objects.makeContext()
+            let probeLazy = try #require(try probe.root(named: "lazy", as: Geometry.LazySquare.self))
+            _ = try probeLazy.square.get()
+            #expect(try probe.save().written == 0, "a loaded lazy reference is no change")
+            try reader.refresh()
+            #expect(try reader.object(id: squareID, as: Geometry.Square.self)?.side == 2)
+        }
+    }
+
     @Test func aContextSeesItsSnapshotUntilItMovesOn() throws {
         let directory = TemporaryDirectory("move-on")
         try withObjects(directory) { objects in
