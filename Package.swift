@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "LogStore", targets: ["LogStore"]),
         .library(name: "LogStoreObjects", targets: ["LogStoreObjects"]),
         .executable(name: "logstore-tool", targets: ["logstore-tool"]),
+        // The drawing model of the guide and the demo, shared by the tool, tests and benchmarks: an
+        // example, not API.
+        .library(name: "LogStoreExamples", targets: ["LogStoreExamples"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -31,13 +34,28 @@ let package = Package(
             name: "LogStoreObjects",
             dependencies: ["LogStore", "CXXHash"]
         ),
+        .target(
+            name: "LogStoreExamples",
+            dependencies: ["LogStoreObjects"]
+        ),
         .executableTarget(
             name: "logstore-tool",
             dependencies: [
                 "LogStore",
                 "LogStoreObjects",
+                "LogStoreExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // Processes that the crash tests start and kill; test-only, not a product.
+        .executableTarget(
+            name: "logstore-crash-harness",
+            dependencies: [
+                "LogStore",
+                "LogStoreExamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/CrashHarness"
         ),
         .target(
             name: "TestSupport",
@@ -45,11 +63,11 @@ let package = Package(
         ),
         .testTarget(
             name: "LogStoreObjectsTests",
-            dependencies: ["LogStoreObjects", "LogStore", "TestSupport", "logstore-tool"]
+            dependencies: ["LogStoreObjects", "LogStore", "LogStoreExamples", "TestSupport", "logstore-tool"]
         ),
         .testTarget(
             name: "LogStoreTests",
-            dependencies: ["LogStore", "TestSupport", "logstore-tool"]
+            dependencies: ["LogStore", "TestSupport", "logstore-tool", "logstore-crash-harness"]
         ),
         // The Swift snippets of README.md and Documentation/*.md, compiled (DocSnippetsPlugin).
         .executableTarget(

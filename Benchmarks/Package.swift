@@ -19,7 +19,10 @@ let package = Package(
         // Shared by both executables: the deterministic payload generator and temporary stores.
         .target(
             name: "BenchmarkSupport",
-            dependencies: [.product(name: "LogStore", package: "LogStore")],
+            dependencies: [
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreExamples", package: "LogStore"),
+            ],
             path: "Sources/BenchmarkSupport"
         ),
         .executableTarget(
@@ -88,6 +91,7 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "LogStore", package: "LogStore"),
                 .product(name: "LogStoreObjects", package: "LogStore"),
+                .product(name: "LogStoreExamples", package: "LogStore"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/ObjectFigures"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LogStore
+import LogStoreExamples
 import LogStoreObjects
 
 /// `demo [DIR]`: the object layer end to end on a drawing (use case 1 of the guide).

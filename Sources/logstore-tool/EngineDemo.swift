@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LogStore
+import LogStoreExamples
 
 /// `engine-demo [DIR]`: writes a small record graph through the engine API, shows deletes, collection and compaction, reads it back,
 /// reopens and verifies the store, and prints its statistics.

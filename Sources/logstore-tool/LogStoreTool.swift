@@ -16,8 +16,6 @@ struct LogStoreTool: ParsableCommand {
             Get.self,
             Export.self,
             Import.self,
-            CrashWriter.self,
-            CrashCompactor.self,
         ]
     )
 }

@@ -1,4 +1,5 @@
 import LogStore
+import LogStoreExamples
 import LogStoreObjects
 import TestSupport
 import Testing

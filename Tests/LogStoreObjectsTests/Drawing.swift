@@ -1,3 +1,4 @@
+import LogStoreExamples
 import LogStoreObjects
 
 // The drawing model itself is the tool's (`DrawingModel.swift` links to

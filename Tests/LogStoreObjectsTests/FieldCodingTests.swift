@@ -1,5 +1,6 @@
 import Foundation
 import LogStore
+import LogStoreExamples
 import LogStoreObjects
 import Testing
 

@@ -1,5 +1,6 @@
 import Dispatch
 import LogStore
+import LogStoreExamples
 import LogStoreObjects
 import Synchronization
 import Testing

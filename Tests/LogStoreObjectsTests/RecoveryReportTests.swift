@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import LogStoreObjects
 import Testing
 

@@ -98,7 +98,7 @@ import Testing
     /// cleanly, the same bytes at the end are corruption; an open for writing removes the record again.
     @Test func onlyACrashLetsATornTailBeCut() throws {
         let directory = TemporaryDirectory("clean-crash")
-        let child = try RunningTool(["crash-writer", directory.path, "--seed", "7"])
+        let child = try RunningTool(["crash-writer", directory.path, "--seed", "7"], binary: .crashHarness)
         _ = child.waitForFirstLine(timeout: 60)
         usleep(100_000)
         child.killNow()

@@ -42,7 +42,7 @@ import Testing
             // nothing acknowledged under any policy).
             if round % 2 == 0 { arguments += ["--segment-size", "\(1 << 16)"] }
             if round % 3 == 2 { arguments += ["--fsync", "never"] }
-            let child = try RunningTool(arguments)
+            let child = try RunningTool(arguments, binary: .crashHarness)
             // Start the clock once the writer is committing, so every round kills it mid-work.
             _ = child.waitForFirstLine(timeout: 60)
             usleep(UInt32(delay * 1000))
@@ -192,10 +192,11 @@ import Testing
         for point in points {
             let copy = TemporaryDirectory("compaction-crash-copy")
             try copyStoreFiles(from: pristine.path, to: copy.path)
-            let result = try ToolRunner.run([
-                "crash-compactor", copy.path, "--operation", point.operation.rawValue, "--after", "\(point.after)",
-                "--bytes", "\(point.bytes)", "--segment-size", "\(1 << 16)",
-            ])
+            let result = try ToolRunner.run(
+                [
+                    "crash-compactor", copy.path, "--operation", point.operation.rawValue, "--after", "\(point.after)",
+                    "--bytes", "\(point.bytes)", "--segment-size", "\(1 << 16)",
+                ], binary: .crashHarness)
             let expectCrash = point.after < counts[point.operation, default: 0]
             if !result.signaled && result.status == 137 {
                 crashed += 1

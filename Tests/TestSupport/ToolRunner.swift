@@ -20,15 +20,40 @@ package struct ToolResult: Sendable {
     package var output: String { stdout + "\n" + stderr }
 }
 
+/// The executables tests run: the user's tool, or the crash harness (a test-only target).
+package enum ToolBinary: Sendable {
+    case tool
+    case crashHarness
+
+    /// The file name of the binary.
+    var name: String {
+        switch self {
+        case .tool: "logstore-tool"
+        case .crashHarness: "logstore-crash-harness"
+        }
+    }
+
+    /// Where it is: next to the test bundle (`<scratch>/debug/`), else in a `.build*/debug/` of the package;
+    /// `LOGSTORE_TOOL` or `LOGSTORE_CRASH_HARNESS` names it explicitly.
+    var path: String? {
+        switch self {
+        case .tool: ToolRunner.executable
+        case .crashHarness: ToolRunner.crashHarness
+        }
+    }
+}
+
 /// Finds and runs the `logstore-tool` binary that the test target depends on.
 package enum ToolRunner {
-    /// The binary: next to the test bundle (`<scratch>/debug/`), else in a `.build*/debug/` of the package.
-    package static let executable: String? = locate()
+    /// The tool's binary (see ``ToolBinary/path``).
+    package static let executable: String? = locate("logstore-tool", environment: "LOGSTORE_TOOL")
+    /// The crash harness's binary.
+    package static let crashHarness: String? = locate("logstore-crash-harness", environment: "LOGSTORE_CRASH_HARNESS")
 
-    private static func locate() -> String? {
+    private static func locate(_ name: String, environment: String) -> String? {
         let fileManager = FileManager.default
         var candidates: [String] = []
-        if let explicit = ProcessInfo.processInfo.environment["LOGSTORE_TOOL"] { candidates.append(explicit) }
+        if let explicit = ProcessInfo.processInfo.environment[environment] { candidates.append(explicit) }
         let binaries: [String?] = [Bundle.main.executablePath, CommandLine.arguments.first, "/proc/self/exe"]
         for binary in binaries {
             guard let binary else { continue }
@@ -36,7 +61,7 @@ package enum ToolRunner {
             var directory = resolved.deletingLastPathComponent()
             // On macOS the test binary sits inside `X.xctest/Contents/MacOS/`.
             for _ in 0..<4 {
-                candidates.append(directory.appendingPathComponent("logstore-tool").path)
+                candidates.append(directory.appendingPathComponent(name).path)
                 directory = directory.deletingLastPathComponent()
             }
         }
@@ -45,7 +70,7 @@ package enum ToolRunner {
             .deletingLastPathComponent()
         let scratches = ((try? fileManager.contentsOfDirectory(atPath: root.path)) ?? [])
             .filter { $0.hasPrefix(".build") }
-            .map { root.appendingPathComponent($0).appendingPathComponent("debug/logstore-tool").path }
+            .map { root.appendingPathComponent($0).appendingPathComponent("debug/" + name).path }
             .filter { fileManager.isExecutableFile(atPath: $0) }
             .sorted { modificationDate($0) > modificationDate($1) }
         candidates += scratches
@@ -68,9 +93,10 @@ package enum ToolRunner {
     /// - parameter fileSizeLimitKiB: run it under this file-size limit (`ulimit -f`, in KiB), through
     ///   `/bin/bash`, which then replaces itself with the tool.
     package static func run(
-        _ arguments: [String], input: Data? = nil, timeout: Double = 120, fileSizeLimitKiB: Int? = nil
+        _ arguments: [String], binary: ToolBinary = .tool, input: Data? = nil, timeout: Double = 120,
+        fileSizeLimitKiB: Int? = nil
     ) throws -> ToolResult {
-        let child = try RunningTool(arguments, input: input, fileSizeLimitKiB: fileSizeLimitKiB)
+        let child = try RunningTool(arguments, binary: binary, input: input, fileSizeLimitKiB: fileSizeLimitKiB)
         if !child.waitForExit(timeout: timeout) {
             Issue.record("logstore-tool \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
             child.killNow()
@@ -88,10 +114,13 @@ package final class RunningTool {
     private var hasExited = false
     private let pipes: [Pipe]
 
-    /// Starts the tool with `arguments`, under a file-size limit (KiB, `ulimit -f` of bash) when one is given.
-    package init(_ arguments: [String], input: Data? = nil, fileSizeLimitKiB: Int? = nil) throws {
-        guard let executable = ToolRunner.executable else {
-            throw ToolRunnerError("logstore-tool binary not found; build it (swift build) or set LOGSTORE_TOOL")
+    /// Starts the tool (or the crash harness) with `arguments`, under a file-size limit (KiB, `ulimit -f` of
+    /// bash) when one is given.
+    package init(
+        _ arguments: [String], binary: ToolBinary = .tool, input: Data? = nil, fileSizeLimitKiB: Int? = nil
+    ) throws {
+        guard let executable = binary.path else {
+            throw ToolRunnerError("\(binary.name) binary not found; build it (swift build --build-tests)")
         }
         let outputPipe = Pipe()
         let errorPipe = Pipe()

@@ -1,4 +1,5 @@
 import LogStore
+import LogStoreExamples
 
 #if canImport(Glibc)
     import Glibc

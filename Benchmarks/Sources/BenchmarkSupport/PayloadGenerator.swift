@@ -1,20 +1,9 @@
 import LogStore
+// SplitMix64 (Steele, Lea, Flood 2014, in LogStoreExamples): a tiny, fast, seedable generator, so every
+// run of the benchmarks writes the same objects and reads the same ids.
+import LogStoreExamples
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast, seedable generator, so every run of the
-/// benchmarks writes the same objects and reads the same ids.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    public private(set) var state: UInt64
-
-    public init(seed: UInt64) { self.state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// A number in `0..<bound` (Lemire's multiply-high; the bias is below 2^-32 for our bounds).
     @inline(__always)
     public mutating func below(_ bound: Int) -> Int {

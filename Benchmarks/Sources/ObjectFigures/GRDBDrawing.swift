@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LogStoreExamples
 
 // The same drawing stored with GRDB Codable records, as a GRDB user would model it: one table per class,
 // nested points and sizes flattened into columns, a join table for the layers of a page (a layer can be on

@@ -1,3 +1,4 @@
+import LogStoreExamples
 import LogStoreObjects
 
 /// The drawing model scaled up: `pages` pages × `layersPerPage` layers × `shapesPerLayer` shapes (half

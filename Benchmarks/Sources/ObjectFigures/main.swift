@@ -5,6 +5,7 @@ import BenchmarkSupport
 import Foundation
 import GRDB
 import LogStore
+import LogStoreExamples
 import LogStoreObjects
 
 let arguments = CommandLine.arguments

@@ -1,7 +1,7 @@
 import ArgumentParser
 @_spi(Testing) import LogStore
 
-/// `crash-compactor DIR --operation OP --after K [--bytes N]` (hidden): opens the store, arms a fault
+/// `crash-compactor DIR --operation OP --after K [--bytes N]` : opens the store, arms a fault
 /// injector to end the process at the K+1-th call of one kind of system call, then runs a mark-sweep
 /// pass and a compaction pass; for crash tests that then check what a reopen recovers.
 ///
@@ -16,10 +16,9 @@ struct CrashCompactor: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-compactor",
         abstract: "Test helper: crash at a chosen system call of a mark-sweep and compaction pass.",
-        shouldDisplay: false
     )
 
-    @OptionGroup var store: StoreDirectory
+    @Argument(help: "The store directory.") var directory: String
 
     @Option(help: "The kind of system call to crash at: write, sync, rename, unlink, open or truncate.")
     var operation: String
@@ -57,15 +56,15 @@ struct CrashCompactor: ParsableCommand {
             throw ValidationError("--operation takes write, sync, rename, unlink, open or truncate")
         }
         let faults = FaultInjector()
-        var options = writableOptions(segmentSize: segmentSize, createIfMissing: false)
+        var options = harnessOptions(segmentSize: segmentSize, createIfMissing: false)
         options.faultInjector = faults
-        let opened = try Store.open(at: store.directory, options: options)
+        let opened = try Store.open(at: directory, options: options)
         faults.inject(target, .crash(afterBytes: bytes), after: after)
         try opened.collectGarbage()
         try opened.compact()
         // Past the passes: disarm, so closing (or the store's deinit) cannot reach the crash point.
         faults.clear()
         try opened.close()
-        try Console.acknowledge("survived")
+        try acknowledge("survived")
     }
 }

@@ -1,7 +1,8 @@
 import ArgumentParser
 import LogStore
+import LogStoreExamples
 
-/// `crash-writer DIR --seed S` (hidden): writes forever and acknowledges every commit on standard
+/// `crash-writer DIR --seed S` : writes forever and acknowledges every commit on standard
 /// output, for crash tests that kill it at a random moment and then check what survived.
 ///
 /// Every object's payload is ``CrashWriter/payload(for:)`` of its id, so a checker can recompute it.
@@ -21,10 +22,9 @@ struct CrashWriter: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-writer",
         abstract: "Test helper: write forever, printing a line per durable commit.",
-        shouldDisplay: false
     )
 
-    @OptionGroup var store: StoreDirectory
+    @Argument(help: "The store directory.") var directory: String
 
     @Option(help: "Seed of the choice between single puts and batches, and of the batch sizes.")
     var seed: UInt64
@@ -55,15 +55,15 @@ struct CrashWriter: ParsableCommand {
     }
 
     func run() throws {
-        var options = writableOptions(segmentSize: segmentSize)
+        var options = harnessOptions(segmentSize: segmentSize)
         options.fsyncPolicy = policy ?? .always
-        let opened = try Store.open(at: store.directory, options: options)
+        let opened = try Store.open(at: directory, options: options)
         var random = SplitMix64(seed: seed)
         while true {
             if random.next() % 2 == 0 {
                 let id = opened.newID()
                 try opened.put(id, typeTag: Tag.single, payload: Self.payload(for: id))
-                try Console.acknowledge("put \(id)")
+                try acknowledge("put \(id)")
             } else {
                 let members = (0..<(2 + Int(random.next() % 49))).map { _ in opened.newID() }
                 let manifest = opened.newID()
@@ -74,7 +74,7 @@ struct CrashWriter: ParsableCommand {
                 batch.put(manifest, typeTag: Tag.manifest, references: members, payload: Self.payload(for: manifest))
                 batch.setRoot("batch-\(manifest)", to: manifest)
                 try opened.write(batch)
-                try Console.acknowledge("batch \(manifest) " + members.map(\.description).joined(separator: " "))
+                try acknowledge("batch \(manifest) " + members.map { "\($0)" }.joined(separator: " "))
             }
         }
     }
@@ -89,20 +89,5 @@ struct CrashWriter: ParsableCommand {
         while bytes.count < count { bytes += bytes }
         bytes.removeLast(bytes.count - count)
         return bytes
-    }
-}
-
-/// SplitMix64: a small, seedable random number generator.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
     }
 }

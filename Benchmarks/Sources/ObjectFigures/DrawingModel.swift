@@ -1,1 +1,0 @@
-../../../Sources/logstore-tool/DrawingModel.swift
