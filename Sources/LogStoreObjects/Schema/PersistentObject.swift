@@ -31,6 +31,11 @@ public protocol PersistentObject: AnyObject, Codable, SendableMetatype {
 }
 
 extension PersistentObject {
+    /// Whether `type` is a subclass of this class (and not this class itself).
+    static func isStrictSuperclass(of type: any PersistentObject.Type) -> Bool {
+        type is Self.Type && ObjectIdentifier(type) != ObjectIdentifier(Self.self)
+    }
+
     /// No earlier type names.
     public static var typeAliases: [String] { [] }
 

@@ -17,16 +17,16 @@ struct TypeRegistry: Sendable {
     ///   and `init(fields:)` (otherwise through `Codable`).
     init(_ types: [any PersistentObject.Type], usingFieldCoding: Bool = true) throws(ObjectStoreError) {
         self.usesFieldCoding = usingFieldCoding
-        for type in types { try register(type, usingFieldCoding: usingFieldCoding) }
+        for type in types { try register(type, among: types, usingFieldCoding: usingFieldCoding) }
     }
 
-    private mutating func register(_ type: any PersistentObject.Type, usingFieldCoding: Bool)
-        throws(ObjectStoreError)
-    {
+    private mutating func register(
+        _ type: any PersistentObject.Type, among all: [any PersistentObject.Type], usingFieldCoding: Bool
+    ) throws(ObjectStoreError) {
         let name = type.typeName
         if byClass[ObjectIdentifier(type)] != nil { return }
         var tags: [UInt32] = []
-        for candidate in [name] + Self.ownAliases(of: type) {
+        for candidate in [name] + Self.ownAliases(of: type, among: all) {
             let tag = TypeNames.tag(for: candidate)
             if candidate.isEmpty || candidate == TypeNames.keyRecordTypeName {
                 throw ObjectStoreError(.invalidRegistration, "type name \"\(candidate)\" is reserved", typeName: name)
@@ -55,16 +55,13 @@ struct TypeRegistry: Sendable {
 
     /// The aliases `type` declares itself. A subclass inherits its superclass's `typeAliases`; an unchanged
     /// inherited list belongs to the superclass (objects stored under the old name decode as the
-    /// superclass), so the subclass does not claim it.
-    static func ownAliases(of type: any PersistentObject.Type) -> [String] {
+    /// superclass), so the subclass does not claim it. The superclasses looked at are those registered
+    /// with it (`all`): a class whose superclass is not registered claims the aliases itself.
+    static func ownAliases(of type: any PersistentObject.Type, among all: [any PersistentObject.Type]) -> [String] {
         let aliases = type.typeAliases
         guard !aliases.isEmpty else { return [] }
-        var current: AnyClass? = _getSuperclass(type)
-        while let superclass = current {
-            if let persistent = superclass as? any PersistentObject.Type, persistent.typeAliases == aliases {
-                return []
-            }
-            current = _getSuperclass(superclass)
+        for other in all where other.isStrictSuperclass(of: type) && other.typeAliases == aliases {
+            return []
         }
         return aliases
     }
