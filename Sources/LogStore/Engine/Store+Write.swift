@@ -142,7 +142,13 @@ extension Store {
     {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkOpen()
-        guard !operations.isEmpty else { return 0 }
+        guard !operations.isEmpty else {
+            // Nothing to write, but what the caller read must still hold: checked as a commit would.
+            if !expectations.isEmpty {
+                try queue.withLock { _ throws(LogStoreError) in try checkExpectations(expectations) }
+            }
+            return 0
+        }
         queue.withLock { $0.arriving += 1 }
         var arrived = false
         defer {

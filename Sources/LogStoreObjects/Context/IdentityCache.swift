@@ -115,17 +115,27 @@ final class IdentityCache {
     /// Instances dropped by a rollback or a refresh (held weakly, by identity), which must not be saved as new objects.
     @exclusivity(unchecked) private var detached: [ObjectIdentifier: WeakInstance] = [:]
 
-    /// Marks `object` as dropped by a rollback or a refresh.
-    func detach(_ object: any PersistentObject) {
-        detached[ObjectIdentifier(object)] = WeakInstance(object)
+    /// Marks `object` as dropped by a rollback or a refresh; `linkableAs`: a reference to it still stores
+    /// that id (a refresh drops an outdated instance of an object that still exists).
+    func detach(_ object: any PersistentObject, linkableAs id: ObjectID? = nil) {
+        detached[ObjectIdentifier(object)] = WeakInstance(object, linkableAs: id)
     }
 
     /// Whether `object` (this instance, not just its address) was dropped by a rollback or a refresh.
     func isDetached(_ object: any PersistentObject) -> Bool {
-        guard !detached.isEmpty, let entry = detached[ObjectIdentifier(object)] else { return false }
-        if entry.object === object { return true }
+        detachedEntry(object) != nil
+    }
+
+    /// The id a reference to `object` stores when a refresh dropped it, nil otherwise.
+    func linkableID(of object: any PersistentObject) -> ObjectID? {
+        detachedEntry(object)?.linkableAs
+    }
+
+    private func detachedEntry(_ object: any PersistentObject) -> WeakInstance? {
+        guard !detached.isEmpty, let entry = detached[ObjectIdentifier(object)] else { return nil }
+        if entry.object === object { return entry }
         detached[ObjectIdentifier(object)] = nil
-        return false
+        return nil
     }
 
     /// Keeps `object` alive until ``releaseHolds()``.
@@ -168,5 +178,10 @@ final class IdentityCache {
 /// A weak reference to an instance.
 final class WeakInstance {
     weak var object: (any PersistentObject)?
-    init(_ object: any PersistentObject) { self.object = object }
+    /// See ``IdentityCache/detach(_:linkableAs:)``.
+    let linkableAs: ObjectID?
+    init(_ object: any PersistentObject, linkableAs: ObjectID? = nil) {
+        self.object = object
+        self.linkableAs = linkableAs
+    }
 }

@@ -54,7 +54,7 @@ final class InstanceOwners: Sendable {
 
     /// The context of `instances` is gone: forget its instances now, or once none of them lives.
     func close(_ instances: ContextInstances) {
-        let alive = instances.hasLiveInstance()
+        let alive = instances.pruneToLiveInstances()
         let removed = registry.withLock { registry -> Bool in
             guard !alive else {
                 registry.closed.insert(instances.serial)
@@ -104,6 +104,9 @@ final class ContextInstances: @unchecked Sendable {
         var index: [ObjectIdentifier: CacheSlot] = [:]
         /// Slots in `batches` and `index`.
         var count = 0
+        /// Slots of new objects the context forgot (a discarded change, a rollback, a delete before any
+        /// save): their instances are nobody's now.
+        var withdrawn: Set<ObjectIdentifier> = []
     }
 
     private let state = ConditionLock(State())
@@ -123,6 +126,24 @@ final class ContextInstances: @unchecked Sendable {
             state.index = state.index.filter { $0.value.object != nil }
             state.batches = [state.batches.joined().filter { $0.object != nil }]
             state.count = state.index.count + state.batches[0].count
+        }
+    }
+
+    /// Marks the slots of new objects the context forgot: their instances may join another context.
+    func withdraw(_ slot: CacheSlot) {
+        state.withLock { state in _ = state.withdrawn.insert(ObjectIdentifier(slot)) }
+    }
+
+    /// Drops the entries whose instances are gone (and withdrawn ones); returns whether any is left.
+    func pruneToLiveInstances() -> Bool {
+        state.withLock { state in
+            let withdrawn = state.withdrawn
+            state.withdrawn = []
+            func keeps(_ slot: CacheSlot) -> Bool { slot.object != nil && !withdrawn.contains(ObjectIdentifier(slot)) }
+            state.index = state.index.filter { keeps($0.value) }
+            state.batches = [state.batches.joined().filter(keeps)]
+            state.count = state.index.count + state.batches[0].count
+            return state.count > 0
         }
     }
 
@@ -146,7 +167,10 @@ final class ContextInstances: @unchecked Sendable {
             state.batches.removeAll()
             state.count = state.index.count
             return identities.firstIndex { identity in
-                state.index[identity]?.object.map { ObjectIdentifier($0) == identity } ?? false
+                guard let slot = state.index[identity], !state.withdrawn.contains(ObjectIdentifier(slot)) else {
+                    return false
+                }
+                return slot.object.map { ObjectIdentifier($0) == identity } ?? false
             }
         }
     }

@@ -72,7 +72,7 @@ extension ObjectContext {
             guard let header, header.typeTag != TypeNames.keyRecordTag else { continue }
             markDeleted(id)
         }
-        for (id, slot) in cache.slots.entries where slot.storedHash == nil { cache.remove(id) }
+        for (id, slot) in cache.slots.entries where slot.storedHash == nil { forget(id) }
     }
 
     func markDeleted(_ id: ObjectID) {

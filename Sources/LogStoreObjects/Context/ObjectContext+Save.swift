@@ -39,7 +39,18 @@ extension ObjectContext {
             batch.expect(slot.id, version: session.recreated.contains(slot.id) ? nil : slot.version)
         }
         if !pendingDeletes.isEmpty {
-            let view = try readView()
+            // The versions of deleted objects this context does not hold, as of the snapshot it reads (without
+            // moving on: a refused save must leave the context as it was).
+            let view: Snapshot
+            if let snapshot {
+                view = snapshot
+            } else {
+                do {
+                    view = try store.snapshot()
+                } catch {
+                    throw ObjectStoreError(error)
+                }
+            }
             for id in pendingDeletes.sorted() {
                 let slot = cache.slot(id)
                 batch.expect(id, version: slot?.storedHash != nil ? slot?.version : view.version(of: id))
@@ -57,12 +68,15 @@ extension ObjectContext {
         for id in pendingDeletes.sorted() { batch.delete(id) }
         var sequence: UInt64 = 0
         if !batch.isEmpty {
+            let candidates = try releaseCandidates(writing: session.records)
             do {
                 sequence = try store.write(batch)
             } catch {
                 throw describe(error)
             }
             snapshotIsOld = true
+            for id in session.recreated { releasedIDs.remove(id) }
+            noteReleased(candidates)
         }
         let report = SaveReport(
             written: session.records.count, unchanged: session.unchangedCount, deleted: pendingDeletes.count,
@@ -145,6 +159,8 @@ final class SaveSession {
         catalog: context.objectStore.catalog, fieldCoding: context.registry.usesFieldCoding
     ) {
         [unowned self] object throws(ObjectStoreError) in
+        // An outdated instance a refresh dropped: the reference names the object, which is not written.
+        if let id = self.context.cache.linkableID(of: object) { return id }
         let slot = try self.context.assignID(object, pinned: false, allowDeleted: true)
         if self.context.pendingDeletes.isEmpty || !self.context.pendingDeletes.contains(slot.id) {
             self.enqueue(slot, object)
@@ -248,6 +264,18 @@ final class SaveSession {
             throw ObjectStoreError(error)
         }
         if !live {
+            // Freed by a save of this context: stored again. Gone for any other reason (deleted or dropped
+            // elsewhere): this save would undo a change it did not see.
+            guard context.releasedIDs.contains(id) else {
+                let typeName = context.cache.object(id).map { context.typeName(of: $0) }
+                var conflict = ObjectStoreError(
+                    .conflict,
+                    "\(typeName ?? "object") \(id) was deleted by another save after this context read it; "
+                        + "load it again or drop the link; nothing was written",
+                    typeName: typeName, objectID: id)
+                conflict.objects = [id]
+                throw conflict
+            }
             recreated.insert(id)
             slot.unchangedIndex = -1
             unchangedCount -= 1

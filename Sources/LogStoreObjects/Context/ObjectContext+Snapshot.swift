@@ -51,7 +51,7 @@ extension ObjectContext {
         guard let slot = cache.slot(of: object) else { return }
         pendingDeletes.remove(slot.id)
         if slot.storedHash == nil {
-            cache.remove(slot.id)
+            forget(slot.id)
         } else {
             drop([slot.id])
         }
@@ -99,13 +99,14 @@ extension ObjectContext {
 
     /// Drops `ids` from the identity cache (detaching their instances), and every cached object without
     /// unsaved changes that refers to a dropped one. With `keepingChanged`, objects of `ids` that have
-    /// unsaved changes, or that such an object refers to, stay.
+    /// unsaved changes stay (their save then fails with `conflict`). An object with unsaved changes that
+    /// refers to a dropped instance keeps it in memory; its save stores a reference to the dropped
+    /// object's id, not the outdated instance's values (``IdentityCache/detach(_:linkableAs:)``).
     private func drop(_ ids: [ObjectID], keepingChanged: Bool = false) {
         let encoder = hashingEncoder(detached: [])
         // Who refers to whom, and which objects have unsaved changes, as encoding them now tells.
         var referrers: [ObjectID: [ObjectID]] = [:]
         var changed: Set<ObjectID> = []
-        var keep: Set<ObjectID> = []
         for (slot, object) in cache.liveSlots {
             guard let registered = registry.type(of: object),
                 let (payload, references) = try? encoder.encode(object, as: registered)
@@ -119,20 +120,19 @@ extension ObjectContext {
             if isChanged { changed.insert(slot.id) }
             for reference in references where reference.rawValue != 0 {
                 referrers[reference, default: []].append(slot.id)
-                if isChanged && keepingChanged { keep.insert(reference) }
             }
         }
         var dropped: Set<ObjectID> = []
-        var work = ids.filter { !keepingChanged || (!changed.contains($0) && !keep.contains($0)) }
+        var work = ids.filter { !keepingChanged || !changed.contains($0) }
         while let id = work.popLast() {
             guard dropped.insert(id).inserted else { continue }
-            for referrer in referrers[id] ?? [] where !changed.contains(referrer) && !keep.contains(referrer) {
+            for referrer in referrers[id] ?? [] where !changed.contains(referrer) {
                 work.append(referrer)
             }
         }
         for id in dropped {
             guard let slot = cache.slot(id) else { continue }
-            if let object = slot.object { cache.detach(object) }
+            if let object = slot.object { cache.detach(object, linkableAs: id) }
             cache.remove(id)
         }
     }

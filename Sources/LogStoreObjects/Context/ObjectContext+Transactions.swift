@@ -66,7 +66,7 @@ extension ObjectContext {
             // A stored object's instance must not come back as a new object (a copy under a new id); a new
             // object's instance has no stored identity and may be added again later.
             if slot.storedHash != nil { cache.detach(object) }
-            cache.remove(slot.id)
+            forget(slot.id)
         }
         let encoder = hashingEncoder(detached: [])
         for (slot, object) in cache.liveSlots {
@@ -77,7 +77,7 @@ extension ObjectContext {
                 continue
             }
         }
-        for (id, slot) in cache.slots.entries where slot.object == nil && slot.storedHash == nil { cache.remove(id) }
+        for (id, slot) in cache.slots.entries where slot.object == nil && slot.storedHash == nil { forget(id) }
         // An object that refers to a dropped instance would save it again under a new id: drop it too.
         var changed = !detached.isEmpty
         while changed {
@@ -101,7 +101,7 @@ extension ObjectContext {
             if detached.contains(ObjectIdentifier(object)) {
                 throw ObjectStoreError(.deletedObject, "refers to a rolled-back instance")
             }
-            return self.cache.slot(of: object)?.id ?? ObjectID(0)
+            return self.cache.slot(of: object)?.id ?? self.cache.linkableID(of: object) ?? ObjectID(0)
         }
     }
 

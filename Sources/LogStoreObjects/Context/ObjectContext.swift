@@ -59,12 +59,17 @@ public final class ObjectContext {
     /// Slots of instances this context numbered as new and has not yet checked against other contexts
     /// (see ``settleNewObjects()``).
     @exclusivity(unchecked) var unsettled: [CacheSlot] = []
+    /// Stored objects this context's own saves freed (see `ObjectContext+Released.swift`): linking one of
+    /// them again stores it again.
+    @exclusivity(unchecked) var releasedIDs: Set<ObjectID> = []
 
     init(_ objectStore: ObjectStore) {
         self.objectStore = objectStore
     }
 
     deinit {
+        // New objects held until a save that never came must not outlive the context through its slots.
+        cache.releaseHolds()
         InstanceOwners.shared.close(instances)
     }
 
@@ -115,6 +120,13 @@ public final class ObjectContext {
         cache.hold(slot, object)
         unsettled.append(slot)
         return slot
+    }
+
+    /// Removes the slot of `id` from the identity cache; a new, never saved object's instance is no longer
+    /// this context's (another context may add it).
+    func forget(_ id: ObjectID) {
+        if let slot = cache.slot(id), slot.storedHash == nil { instances.withdraw(slot) }
+        cache.remove(id)
     }
 
     /// Checks the instances numbered as new since the last call against every other context, all at once,
@@ -208,7 +220,7 @@ public final class ObjectContext {
     public func delete(_ object: any PersistentObject) {
         guard let slot = cache.slot(of: object) else { return }
         if slot.storedHash == nil {
-            cache.remove(slot.id)
+            forget(slot.id)
             return
         }
         slot.strongHold = nil

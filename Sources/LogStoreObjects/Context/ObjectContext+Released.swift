@@ -1,0 +1,48 @@
+import LogStore
+
+/// Which stored objects this context's own saves freed.
+///
+/// A save that drops the last reference to an object lets the engine free it (reference counting, with
+/// its cascade). The context may still hold the instance, and linking it again later must store it again:
+/// that is this context's own doing. An object that is gone for any other reason (another context deleted
+/// it, or dropped the last reference to it) must not come back silently: a save that links it fails with
+/// `conflict`. So each save notes which objects it freed.
+extension ObjectContext {
+    /// What a save may free, and the state before it to follow references in.
+    struct ReleaseCandidates {
+        let before: Snapshot
+        let ids: [ObjectID]
+    }
+
+    /// The objects `records` (written by the coming save) stop referring to, the old targets of the
+    /// roots it changes, and what the objects it deletes refer to, as the store holds them now.
+    func releaseCandidates(writing records: [Record]) throws(ObjectStoreError) -> ReleaseCandidates {
+        do {
+            let before = try store.snapshot()
+            var ids: [ObjectID] = []
+            for record in records where cache.slot(record.id)?.storedHash != nil {
+                guard let old = try before.header(of: record.id)?.references, !old.isEmpty else { continue }
+                let kept = Set(record.references)
+                ids += old.filter { !kept.contains($0) }
+            }
+            for (name, _) in pendingRoots { if let old = before.root(named: name) { ids.append(old) } }
+            for id in pendingDeletes { ids += try before.header(of: id)?.references ?? [] }
+            return ReleaseCandidates(before: before, ids: ids)
+        } catch {
+            throw ObjectStoreError(error)
+        }
+    }
+
+    /// After the save was written: notes which candidates (and what only they kept alive) are gone now.
+    /// It never fails the save that was written: an object it cannot look at is not noted (linking it
+    /// again is then a `conflict`, the safe side).
+    func noteReleased(_ candidates: ReleaseCandidates) {
+        var work = candidates.ids
+        var seen: Set<ObjectID> = []
+        while let id = work.popLast() {
+            guard seen.insert(id).inserted, (try? store.contains(id)) == false else { continue }
+            releasedIDs.insert(id)
+            work += (try? candidates.before.header(of: id))??.references ?? []
+        }
+    }
+}
