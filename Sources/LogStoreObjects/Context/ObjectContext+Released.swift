@@ -14,13 +14,16 @@ extension ObjectContext {
         let ids: [ObjectID]
     }
 
-    /// The objects `records` (written by the coming save) stop referring to, the old targets of the
-    /// roots it changes, and what the objects it deletes refer to, as the store holds them now.
-    func releaseCandidates(writing records: [Record]) throws(ObjectStoreError) -> ReleaseCandidates {
+    /// The objects `records` (written by the coming save, in the order of `slots`) stop referring to, the
+    /// old targets of the roots it changes, and what the objects it deletes refer to, as the store holds
+    /// them now. Only objects stored before are looked up (new ones dropped no reference).
+    func releaseCandidates(writing records: [Record], slots: [(CacheSlot, UInt64)]) throws(ObjectStoreError)
+        -> ReleaseCandidates
+    {
         do {
             let before = try store.snapshot()
             var ids: [ObjectID] = []
-            for record in records where cache.slot(record.id)?.storedHash != nil {
+            for (record, (slot, _)) in zip(records, slots) where slot.storedHash != nil {
                 guard let old = try before.header(of: record.id)?.references, !old.isEmpty else { continue }
                 let kept = Set(record.references)
                 ids += old.filter { !kept.contains($0) }

@@ -68,7 +68,7 @@ extension ObjectContext {
         for id in pendingDeletes.sorted() { batch.delete(id) }
         var sequence: UInt64 = 0
         if !batch.isEmpty {
-            let candidates = try releaseCandidates(writing: session.records)
+            let candidates = try releaseCandidates(writing: session.records, slots: session.writtenSlots)
             do {
                 sequence = try store.write(batch)
             } catch {
