@@ -53,6 +53,7 @@ let package = Package(
             dependencies: [
                 "LogStore",
                 "LogStoreExamples",
+                "TestFixtures",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/CrashHarness"
@@ -61,13 +62,21 @@ let package = Package(
             name: "TestSupport",
             path: "Tests/TestSupport"
         ),
+        // What the crash harness and the crash tests must agree on (no dependency on the test framework).
+        .target(
+            name: "TestFixtures",
+            path: "Tests/TestFixtures"
+        ),
         .testTarget(
             name: "LogStoreObjectsTests",
             dependencies: ["LogStoreObjects", "LogStore", "LogStoreExamples", "TestSupport", "logstore-tool"]
         ),
         .testTarget(
             name: "LogStoreTests",
-            dependencies: ["LogStore", "TestSupport", "logstore-tool", "logstore-crash-harness"]
+            dependencies: [
+                "LogStore", "LogStoreExamples", "TestSupport", "TestFixtures", "logstore-tool",
+                "logstore-crash-harness",
+            ]
         ),
         // The Swift snippets of README.md and Documentation/*.md, compiled (DocSnippetsPlugin).
         .executableTarget(

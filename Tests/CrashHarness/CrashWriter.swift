@@ -1,6 +1,7 @@
 import ArgumentParser
 import LogStore
 import LogStoreExamples
+import TestFixtures
 
 /// `crash-writer DIR --seed S` : writes forever and acknowledges every commit on standard
 /// output, for crash tests that kill it at a random moment and then check what survived.
@@ -79,15 +80,6 @@ struct CrashWriter: ParsableCommand {
         }
     }
 
-    /// The payload of object `id`: `id % 4001` bytes repeating the 8 little-endian bytes of
-    /// `id &* 0x9E37_79B9_7F4A_7C15`.
-    static func payload(for id: ObjectID) -> [UInt8] {
-        let count = Int(id.rawValue % 4001)
-        let word = (id.rawValue &* 0x9E37_79B9_7F4A_7C15).littleEndian
-        var bytes = withUnsafeBytes(of: word) { Array($0) }
-        // Doubling keeps this fast in debug builds, where a per-byte loop is slow.
-        while bytes.count < count { bytes += bytes }
-        bytes.removeLast(bytes.count - count)
-        return bytes
-    }
+    /// The payload of object `id` (``crashPayload(for:)``).
+    static func payload(for id: ObjectID) -> [UInt8] { crashPayload(for: id.rawValue) }
 }

@@ -145,7 +145,7 @@ final class PlainLink: PersistentObject {
             let layer = Layer(name: "layer", shapes: [Circle(center: Point(x: 1, y: 1), radius: 1)])
             let layerID = try context.insert(layer)
             try context.save()
-            var generator = SplitMix(seed: 0x5EED)
+            var generator = SplitMix64(seed: 0x5EED)
             var outcomes = [0, 0]
             for round in 0..<3_000 {
                 let id = round % 2 == 0 ? noteID : layerID
@@ -176,18 +176,5 @@ final class PlainLink: PersistentObject {
             #expect(outcomes[1] > 1_000, "most damaged payloads are refused: \(outcomes)")
             #expect(try objects.makeContext().object(id: noteID, as: Note.self)?.title == "groceries")
         }
-    }
-}
-
-/// SplitMix64 for repeatable fuzzing.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -317,7 +317,7 @@ import Testing
         let group = DispatchGroup()
         for writer in 0..<2 {
             DispatchQueue.global().async(group: group) {
-                var random = SplitMix(seed: seed &+ UInt64(writer))
+                var random = SplitMix64(seed: seed &+ UInt64(writer))
                 for step in 0..<60 {
                     let count = Int(random.next() % 6)
                     let radii = (0..<count).map { _ in Double(random.next() % 1_000_000) }

@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import Synchronization
 import Testing
 
@@ -28,7 +29,7 @@ import Testing
         var store = try Store.open(at: directory.path, options: options())
         var model = Model()
         var roots: [String: ObjectID] = [:]
-        var random = SeededGenerator(seed: 99)
+        var random = SplitMix64(seed: 99)
         for round in 0..<6 {
             for _ in 0..<300 {
                 switch random.next() % 10 {
@@ -169,7 +170,7 @@ import Testing
         let highest = Atomic<UInt64>(0)
         let group = ThreadGroup()
         group.start(1) { _ in
-            var random = SeededGenerator(seed: 5)
+            var random = SplitMix64(seed: 5)
             var version: UInt64 = 0
             while !stop.load(ordering: .relaxed) {
                 version += 1
@@ -188,7 +189,7 @@ import Testing
             }
         }
         group.start(2) { reader in
-            var random = SeededGenerator(seed: 50 + UInt64(reader))
+            var random = SplitMix64(seed: 50 + UInt64(reader))
             while !stop.load(ordering: .relaxed) {
                 let limit = highest.load(ordering: .relaxed)
                 guard limit > 0 else { continue }

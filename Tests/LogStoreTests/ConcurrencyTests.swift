@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import Synchronization
 import Testing
 
@@ -35,7 +36,7 @@ import Testing
         let group = ThreadGroup()
 
         group.start(writerCount) { writer in
-            var random = SeededGenerator(seed: UInt64(writer) + 1)
+            var random = SplitMix64(seed: UInt64(writer) + 1)
             var mine: [ObjectID] = []
             var version: UInt64 = 0
             while !stop.load(ordering: .relaxed) {
@@ -64,7 +65,7 @@ import Testing
             }
         }
         group.start(3) { reader in
-            var random = SeededGenerator(seed: 1000 + UInt64(reader))
+            var random = SplitMix64(seed: 1000 + UInt64(reader))
             while !stop.load(ordering: .relaxed) {
                 do {
                     let limit = highest.load(ordering: .relaxed)

@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -14,7 +15,7 @@ import Testing
 
         init() throws {
             let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
-            var random = SeededGenerator(seed: 42)
+            var random = SplitMix64(seed: 42)
             while directory.segmentFiles().count < 2 || records.count < 120 {
                 let payload = payloadBytes(
                     Int(random.next() % 900), seed: random.next(), compressible: records.count % 3 == 0)

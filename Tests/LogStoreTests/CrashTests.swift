@@ -1,4 +1,6 @@
 import Foundation
+import LogStoreExamples
+import TestFixtures
 import TestSupport
 import Testing
 
@@ -26,7 +28,7 @@ import Testing
 
     @Test func killedWriterLosesNoAcknowledgedCommitAndNoBatchIsHalfWritten() throws {
         let directory = TemporaryDirectory("crash")
-        var random = SeededGenerator(seed: 0x5EED_C0DE)
+        var random = SplitMix64(seed: 0x5EED_C0DE)
         var acknowledgedPuts: [ObjectID] = []
         var acknowledgedBatches: [ObjectID: [ObjectID]] = [:]
         var recoveries = 0
@@ -337,7 +339,7 @@ private func compactionCrashOptions(fsync: FsyncPolicy = .always) -> StoreOption
 /// with both.
 private func compactionPayload(_ id: ObjectID, _ version: Int) -> [UInt8] {
     let count = 48 + Int((id.rawValue &* 7 &+ UInt64(version) &* 131) % 700)
-    var generator = SeededGenerator(seed: id.rawValue << 8 | UInt64(version))
+    var generator = SplitMix64(seed: id.rawValue << 8 | UInt64(version))
     var words = [UInt64](repeating: 0, count: count / 8 + 1)
     for index in words.indices { words[index] = generator.next() }
     return words.withUnsafeBytes { Array($0.prefix(count)) }
@@ -359,7 +361,7 @@ private func buildCompactionCrashModel(at path: String) throws -> CompactionCras
     options.createIfMissing = true
     let store = try Store.open(at: path, options: options)
     var model = CompactionCrashModel()
-    var random = SeededGenerator(seed: 0xC0DE_C4A5)
+    var random = SplitMix64(seed: 0xC0DE_C4A5)
     var versions: [ObjectID: Int] = [:]
     var base: [ObjectID] = []
 
@@ -514,14 +516,5 @@ private func sameBytes(_ bytes: UnsafeRawBufferPointer, _ expected: [UInt8]) -> 
     }
 }
 
-/// The crash writer's payload of `id`: `id % 4001` bytes repeating the 8 little-endian bytes of
-/// `id &* 0x9E37_79B9_7F4A_7C15`.
-private func crashPayload(for id: ObjectID) -> [UInt8] {
-    let count = Int(id.rawValue % 4001)
-    let word = (id.rawValue &* 0x9E37_79B9_7F4A_7C15).littleEndian
-    var bytes = withUnsafeBytes(of: word) { Array($0) }
-    // Doubling keeps this fast in debug builds, where a per-byte loop is slow.
-    while bytes.count < count { bytes += bytes }
-    bytes.removeLast(bytes.count - count)
-    return bytes
-}
+/// The crash writer's payload of `id`.
+private func crashPayload(for id: ObjectID) -> [UInt8] { crashPayload(for: id.rawValue) }

@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -36,7 +37,7 @@ import Testing
     /// compaction outputs, all with hints.
     func makeStore(_ directory: TemporaryDirectory) throws -> Contents {
         let store = try Store.open(at: directory.path, options: options())
-        var random = SeededGenerator(seed: 11)
+        var random = SplitMix64(seed: 11)
         var ids: [ObjectID] = []
         for index in 0..<600 {
             let references = ids.isEmpty ? [] : [ids[Int(random.next() % UInt64(ids.count))]]

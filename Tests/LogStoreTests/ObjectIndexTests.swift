@@ -1,3 +1,4 @@
+import LogStoreExamples
 import Testing
 
 @testable import LogStore
@@ -7,7 +8,7 @@ import Testing
     @Test func matchesADictionaryModel() {
         var index = ObjectIndex()
         var model: [UInt64: IndexEntry] = [:]
-        var random = SeededGenerator(seed: 7)
+        var random = SplitMix64(seed: 7)
         let ranges: [ClosedRange<UInt64>] = [1...5000, 1 << 40...(1 << 40) + 3000, UInt64.max - 2000...UInt64.max]
         for step in 0..<40_000 {
             let range = ranges[Int(random.next() % 3)]

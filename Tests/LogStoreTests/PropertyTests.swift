@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -22,7 +23,7 @@ import Testing
             ProcessInfo.processInfo.environment["LOGSTORE_SEED"].flatMap(UInt64.init)
             ?? (0xC0FFEE + UInt64(round) * 7919)
         print("PropertyTests seed \(seed) (replay with LOGSTORE_SEED=\(seed))")
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let directory = TemporaryDirectory("property")
         let fsync: FsyncPolicy = [.always, .never, .interval(milliseconds: 5)][round % 3]
         var store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16, fsync: fsync))

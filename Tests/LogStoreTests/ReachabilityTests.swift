@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import Synchronization
 import Testing
 
@@ -62,7 +63,7 @@ import Testing
     @Test(arguments: [1, 2, 3])
     func randomGraphsKeepExactlyTheReachableObjects(seed: UInt64) throws {
         print("ReachabilityTests seed \(seed)")
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let directory = TemporaryDirectory("gc-model")
         var store = try Store.open(at: directory.path, options: options())
         var model = Model()
@@ -345,7 +346,7 @@ import Testing
         let group = ThreadGroup()
         group.start(2) { writer in
             let holder = holders[writer]
-            var random = SeededGenerator(seed: 7 + UInt64(writer))
+            var random = SplitMix64(seed: 7 + UInt64(writer))
             var kept: [ObjectID] = []
             while !stop.load(ordering: .relaxed) {
                 // Hang a fresh cycle under the holder, keep a few old ones, drop the rest.

@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -29,25 +30,12 @@ final class TemporaryDirectory {
 
 /// Bytes for a payload, deterministic for a given seed and size.
 func payloadBytes(_ count: Int, seed: UInt64, compressible: Bool = false) -> [UInt8] {
-    var generator = SeededGenerator(seed: seed)
+    var generator = SplitMix64(seed: seed)
     if compressible {
         let words = Array("{\"name\":\"value\",\"count\":12,\"tags\":[\"a\",\"b\"]}".utf8)
         return (0..<count).map { words[($0 + Int(generator.next() % 3)) % words.count] }
     }
     return (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
-}
-
-/// SplitMix64: a small, seedable, repeatable random number generator for tests.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Options for tests: small segments so tests cross segment boundaries.

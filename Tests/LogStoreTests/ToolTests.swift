@@ -1,4 +1,5 @@
 import Foundation
+import LogStoreExamples
 import TestSupport
 import Testing
 
@@ -523,7 +524,7 @@ import Testing
     /// needs escaping).
     private func makeGraphStore(_ path: String) throws -> Graph {
         let store = try Store.open(at: path, options: quietOptions())
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         var records: [Record] = []
         var referenced: Set<ObjectID> = []
         for number in 0..<150 {
