@@ -44,7 +44,7 @@ struct CrashWriter: ParsableCommand {
         switch fsync {
         case "always": return .always
         case "never": return .never
-        default: return Int(fsync).flatMap { $0 > 0 ? .interval(milliseconds: $0) : nil }
+        default: return Int(fsync).flatMap { $0 > 0 ? .interval(.milliseconds($0)) : nil }
         }
     }
 

@@ -230,7 +230,7 @@ extension CompactionTests {
         let directory = TemporaryDirectory("compact-background")
         var options = testOptions(segmentSize: 1 << 16)
         options.compaction = CompactionOptions(
-            background: true, startGarbageRatio: 0.3, segmentGarbageRatio: 0.3, minimumIntervalMilliseconds: 20)
+            background: true, startGarbageRatio: 0.3, segmentGarbageRatio: 0.3, minimumInterval: .milliseconds(20))
         let store = try Store.open(at: directory.path, options: options)
         var ids: [ObjectID] = []
         for index in 0..<400 { ids.append(try store.put(typeTag: 1, payload: payloadBytes(500, seed: UInt64(index)))) }

@@ -104,7 +104,7 @@ import Testing
         let directory = TemporaryDirectory("group")
         let faults = FaultInjector()
         var options = testOptions(segmentSize: 1 << 20, faults: faults)
-        options.commitSpinLimit = spinLimit
+        options.tuning.commitSpinLimit = spinLimit
         let store = try Store.open(at: directory.path, options: options)
         try store.put(typeTag: 1, payload: [])  // creates the segment: the syncs counted below are commits only
         let syncsBefore = faults.calls(.sync)

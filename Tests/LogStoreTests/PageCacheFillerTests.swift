@@ -129,7 +129,7 @@ import Testing
     func storesWriteZerosAheadOfSmallCommitsWhenAsked(_ zerosAhead: Bool) throws {
         let directory = TemporaryDirectory("store-zeros")
         var options = testOptions(segmentSize: 8 << 20)
-        options.writesZerosAhead = zerosAhead
+        options.tuning.writesZerosAhead = zerosAhead
         let store = try Store.open(at: directory.path, options: options)
         for index in 0..<50 { try store.put(typeTag: 1, payload: payloadBytes(200, seed: UInt64(index))) }
         let end = try #require(try store.statistics().segments.last).bytes

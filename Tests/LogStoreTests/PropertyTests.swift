@@ -25,7 +25,7 @@ import Testing
         print("PropertyTests seed \(seed) (replay with LOGSTORE_SEED=\(seed))")
         var random = SplitMix64(seed: seed)
         let directory = TemporaryDirectory("property")
-        let fsync: FsyncPolicy = [.always, .never, .interval(milliseconds: 5)][round % 3]
+        let fsync: FsyncPolicy = [.always, .never, .interval(.milliseconds(5))][round % 3]
         var store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16, fsync: fsync))
         var model = Model()
 

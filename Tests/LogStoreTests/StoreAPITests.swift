@@ -50,7 +50,7 @@ import Testing
                 == .invalidArgument)
         for spin in [Duration.microseconds(-1), .seconds(2)] {
             var options = StoreOptions()
-            options.commitSpinLimit = spin
+            options.tuning.commitSpinLimit = spin
             #expect(code { _ = try Store.open(at: directory.path + "/y", options: options) } == .invalidArgument)
         }
         // Nothing of the failed calls reached the store.

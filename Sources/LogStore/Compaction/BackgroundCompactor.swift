@@ -2,10 +2,10 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// The background compaction thread: every ``CompactionOptions/minimumIntervalMilliseconds`` it looks at
+/// The background compaction thread: every ``CompactionOptions/minimumInterval`` it looks at
 /// the store's garbage share and, when it reaches ``CompactionOptions/startGarbageRatio``, runs a pass
 /// over the segments whose own share reaches ``CompactionOptions/segmentGarbageRatio``; every
-/// ``CompactionOptions/markSweepIntervalMilliseconds`` it runs a mark-sweep pass first.
+/// ``CompactionOptions/markSweepInterval`` it runs a mark-sweep pass first.
 ///
 /// It holds the store weakly, so a store that is dropped without `close()` still goes away.
 final class BackgroundCompactor: Sendable {
@@ -18,7 +18,7 @@ final class BackgroundCompactor: Sendable {
     let passes = Atomic<Int>(0)
 
     init(store: Store, options: CompactionOptions) {
-        let interval = max(10, options.minimumIntervalMilliseconds)
+        let interval = max(10, options.minimumInterval.wholeMilliseconds)
         let thread = Thread { [weak store, self] in
             defer { stopped.signal() }
             var lastSweep = ContinuousClock.now
@@ -26,8 +26,8 @@ final class BackgroundCompactor: Sendable {
                 _ = wakeUp.wait(timeout: .now() + .milliseconds(interval))
                 if stopping.load(ordering: .acquiring) { return }
                 guard let store else { return }
-                let sweepEvery = options.markSweepIntervalMilliseconds
-                if sweepEvery > 0, ContinuousClock.now - lastSweep >= .milliseconds(sweepEvery) {
+                let sweepEvery = options.markSweepInterval
+                if sweepEvery > .zero, ContinuousClock.now - lastSweep >= sweepEvery {
                     lastSweep = ContinuousClock.now
                     do throws(LogStoreError) {
                         try store.collectGarbage()

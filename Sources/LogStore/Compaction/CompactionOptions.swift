@@ -8,13 +8,13 @@ public struct CompactionOptions: Sendable, Equatable {
     /// A sealed segment is rewritten when at least this share of its bytes is garbage. Default 0.3.
     /// ``Store/compact(progress:)`` on demand uses any garbage at all.
     public var segmentGarbageRatio: Double = 0.3
-    /// Least time between two background passes, in milliseconds. Default 1,000.
-    public var minimumIntervalMilliseconds: Int = 1000
+    /// Least time between two background passes (at least 10 ms are waited). Default 1 s.
+    public var minimumInterval: Duration = .seconds(1)
     /// Most bytes per second a pass writes, or nil for no limit. Default nil.
     public var bytesPerSecondLimit: Int?
-    /// Least time between two background mark-sweep passes (which free unreachable cycles), in
-    /// milliseconds; 0 turns them off. Default 60,000.
-    public var markSweepIntervalMilliseconds: Int = 60_000
+    /// Least time between two background mark-sweep passes (which free unreachable cycles); `.zero` turns
+    /// them off. Default 60 s.
+    public var markSweepInterval: Duration = .seconds(60)
 
     /// The default options.
     public init() {}
@@ -22,14 +22,14 @@ public struct CompactionOptions: Sendable, Equatable {
     /// Options with the given values.
     public init(
         background: Bool = true, startGarbageRatio: Double = 0.5, segmentGarbageRatio: Double = 0.3,
-        minimumIntervalMilliseconds: Int = 1000, bytesPerSecondLimit: Int? = nil,
-        markSweepIntervalMilliseconds: Int = 60_000
+        minimumInterval: Duration = .seconds(1), bytesPerSecondLimit: Int? = nil,
+        markSweepInterval: Duration = .seconds(60)
     ) {
-        self.markSweepIntervalMilliseconds = markSweepIntervalMilliseconds
+        self.markSweepInterval = markSweepInterval
         self.background = background
         self.startGarbageRatio = startGarbageRatio
         self.segmentGarbageRatio = segmentGarbageRatio
-        self.minimumIntervalMilliseconds = minimumIntervalMilliseconds
+        self.minimumInterval = minimumInterval
         self.bytesPerSecondLimit = bytesPerSecondLimit
     }
 }

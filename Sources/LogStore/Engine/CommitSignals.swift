@@ -13,7 +13,7 @@ import Synchronization
 /// take as long as the sync itself, and the disk idles meanwhile. A committer that spins instead (it
 /// checks ``releases``, yielding its core to any other thread between checks) sees its batch durable at
 /// once and queues its next batch while the leader still gathers. A committer spins only while the
-/// last sync took less than the limit (``StoreOptions/commitSpinLimit``), for at most that long, and only
+/// last sync took less than the limit (``StoreTuning/commitSpinLimit``), for at most that long, and only
 /// while fewer than ``maximumSpinners`` spin; otherwise, or once the limit passed, it sleeps on its
 /// semaphore and the leader wakes it, as without spinning.
 final class CommitSignals: Sendable {

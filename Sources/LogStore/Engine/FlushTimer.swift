@@ -1,6 +1,6 @@
 import Dispatch
 
-/// The background sync of the ``FsyncPolicy/interval(milliseconds:)`` policy: a dispatch timer that
+/// The background sync of the ``FsyncPolicy/interval(_:)`` policy: a dispatch timer that
 /// `fdatasync`s the active segment when something was written since the last sync.
 ///
 /// `@unchecked Sendable`: its one stored property is a `let` to a dispatch source, whose methods

@@ -47,7 +47,7 @@ extension Store {
                         number: file.number,
                         filler: PageCacheFiller(
                             fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity, from: size,
-                            zeroFill: options.writesZerosAhead && options.fsyncPolicy == .always))
+                            zeroFill: options.tuning.writesZerosAhead && options.fsyncPolicy == .always))
                 #else
                     return
                 #endif

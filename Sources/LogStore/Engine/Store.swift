@@ -164,9 +164,9 @@ public final class Store: Sendable {
         var state = loaded.state
         state.publishedSequence = loaded.maxSequence
         self.state = ConditionLock(state)
-        self.signals = CommitSignals(limit: options.commitSpinLimit)
-        if case .interval(let milliseconds) = options.fsyncPolicy, !options.readOnly {
-            self.flushTimer = FlushTimer(every: milliseconds, queue: queue, io: io)
+        self.signals = CommitSignals(limit: options.tuning.commitSpinLimit)
+        if case .interval(let interval) = options.fsyncPolicy, !options.readOnly {
+            self.flushTimer = FlushTimer(every: max(1, interval.wholeMilliseconds), queue: queue, io: io)
         } else {
             self.flushTimer = nil
         }

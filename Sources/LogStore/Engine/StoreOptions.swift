@@ -8,9 +8,9 @@ public enum FsyncPolicy: Sendable, Equatable {
     /// was acknowledged. Concurrent committers share one `fdatasync` (group commit).
     case always
     /// Commits are written to the file (surviving a crash of the process) at once, and synced by a
-    /// background thread at least every `milliseconds`: a power cut or kernel crash may lose the
-    /// commits of the last interval.
-    case interval(milliseconds: Int)
+    /// background thread at least once per interval (at least 1 ms): a power cut or kernel crash may lose
+    /// the commits of the last interval.
+    case interval(Duration)
     /// Commits are written to the file at once and synced only when a segment is sealed, on ``Store/sync()``
     /// and on ``Store/close()``: a process crash loses nothing, a power cut may lose any unsynced commit.
     case never
@@ -34,25 +34,8 @@ public struct StoreOptions: Sendable {
     /// reads the store as it was at one moment, reading it again when the writer's compaction replaces
     /// segments under it (`Documentation/Format.md`, section 6.8). Default off.
     public var readOnly: Bool = false
-    /// How long a committer waiting for a group commit may spin (check, yielding its core to other
-    /// threads between checks) before it sleeps until the leader wakes it. Default 500 µs; `.zero`
-    /// never spins.
-    ///
-    /// Spinning saves the wake-ups, which cost tens of microseconds where idle cores halt (virtual
-    /// machines), at the price of busy cores while commits wait: with eight durable writers on two
-    /// cores it raises their throughput by a third or more. Committers spin whenever they wait for
-    /// another thread's write (under any fsync policy), only while the last sync took less than this
-    /// limit, and at most four per core (sixteen in all) at a time. A writer alone waits only behind a
-    /// compaction seal or a collector's batch.
-    public var commitSpinLimit: Duration = .microseconds(500)
-    /// Under ``FsyncPolicy/always``, with small commits: write zeros up to 1 MiB ahead of the writes
-    /// (on Linux, where the file system reports holes), so that a commit's sync finds its disk blocks
-    /// allocated and has no allocation to journal. Default on.
-    ///
-    /// On ext4 a group commit of eight small records synced in ~115 µs instead of ~150 µs. The zeros
-    /// cost disk bandwidth (each byte of such a log is written twice) and may not help on other file
-    /// systems; turn this off there.
-    public var writesZerosAhead: Bool = true
+    /// Settings for the write pipeline's speed that most users never need (see ``StoreTuning``).
+    public var tuning = StoreTuning()
     /// When and how segments are compacted.
     public var compaction = CompactionOptions()
     /// Fault injection for tests (see ``FaultInjector``).
@@ -82,11 +65,15 @@ public struct StoreOptions: Sendable {
         guard (LogStoreLimits.minSegmentSize...LogStoreLimits.maxSegmentSize).contains(segmentSize) else {
             throw LogStoreError(.invalidArgument, "segment size \(segmentSize) outside 64 KiB...2 GiB")
         }
-        if case .interval(let milliseconds) = fsyncPolicy, milliseconds <= 0 {
-            throw LogStoreError(.invalidArgument, "fsync interval must be positive, got \(milliseconds) ms")
+        if case .interval(let interval) = fsyncPolicy, interval < .milliseconds(1) {
+            throw LogStoreError(.invalidArgument, "fsync interval must be at least 1 ms, got \(interval)")
         }
-        guard commitSpinLimit >= .zero, commitSpinLimit <= .seconds(1) else {
-            throw LogStoreError(.invalidArgument, "commit spin limit must be within 0...1 s, got \(commitSpinLimit)")
+        guard tuning.commitSpinLimit >= .zero, tuning.commitSpinLimit <= .seconds(1) else {
+            throw LogStoreError(
+                .invalidArgument, "commit spin limit must be within 0...1 s, got \(tuning.commitSpinLimit)")
+        }
+        guard compaction.minimumInterval >= .zero, compaction.markSweepInterval >= .zero else {
+            throw LogStoreError(.invalidArgument, "compaction intervals must not be negative")
         }
         guard compressionMinimumSize >= 0 else {
             throw LogStoreError(.invalidArgument, "compression minimum size must not be negative")
