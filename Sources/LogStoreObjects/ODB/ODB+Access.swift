@@ -125,7 +125,7 @@ extension ODB {
     /// ```
     /// - throws: what `body` throws, and ``ODBError`` `store` when no snapshot can be taken.
     public func read<Result>(_ body: (ODBReadView) throws -> Result) throws -> Result {
-        let view = ODBReadView(work: try ODBWork(store: store, cache: cache, knownRoot: knownRoot))
+        let view = ODBReadView(work: try ODBWork(store: store, cache: cache, knownRoot: knownRoot, tracksReads: false))
         return try body(view)
     }
 

@@ -117,7 +117,7 @@ public final class ODB: Sendable {
 
     /// Runs a read on a fresh snapshot.
     func reading<Result>(_ body: (ODBWork) throws(ODBError) -> Result) throws(ODBError) -> Result {
-        try body(ODBWork(store: store, cache: cache, knownRoot: knownRoot))
+        try body(ODBWork(store: store, cache: cache, knownRoot: knownRoot, tracksReads: false))
     }
 
     /// Runs a change on a fresh snapshot and commits it, rerunning it when records it read changed

@@ -23,10 +23,13 @@ final class ODBWork {
     private var readVersions: [ObjectID: UInt64] = [:]
     /// The large table each changed bucket belongs to (for splits).
     private var bucketOwners: [ObjectID: ObjectID] = [:]
+    /// Whether to note the versions read (a change expects them at commit; a read needs none).
+    private let tracksReads: Bool
 
-    init(store: Store, cache: ODBCache, knownRoot: ObjectID?) throws(ODBError) {
+    init(store: Store, cache: ODBCache, knownRoot: ObjectID?, tracksReads: Bool = true) throws(ODBError) {
         self.store = store
         self.cache = cache
+        self.tracksReads = tracksReads
         do {
             snapshot = try store.snapshot()
         } catch {
@@ -47,7 +50,7 @@ final class ODBWork {
         guard let version = snapshot.version(of: id) else {
             throw ODBError(.corruptRecord, "table record \(id) is not in the store", objectID: id)
         }
-        readVersions[id] = version
+        if tracksReads { readVersions[id] = version }
         if let node = cache.node(id, version: version) { return node }
         let found: (record: Record, version: UInt64)?
         do {
