@@ -133,7 +133,9 @@ found = 0
 for path in paths.prefix(coldReadCount) where try odb.value(at: path) != nil { found += 1 }
 elapsed = nanoseconds() - start
 precondition(found == coldReadCount)
-print("ODB random value(at:), cold (\(coldReadCount) reads after reopening): \(rate(coldReadCount, elapsed)) (floor 200,000/s)")
+print(
+    "ODB random value(at:), cold (\(coldReadCount) reads after reopening): \(rate(coldReadCount, elapsed)) (floor 200,000/s)"
+)
 
 // 5. Bytes written per set in a table of 100,000 children.
 try odb.transaction { tx in
@@ -154,7 +156,8 @@ elapsed = nanoseconds() - start
 let bigAfter = try segmentBytes(odb.store)
 print(
     "ODB one setValue in a table of 100,000 children: \((bigAfter - bigBefore) / singleSets) bytes written per set, "
-        + "\(try odb.store.count() - records) records more after \(singleSets) sets, \(rate(singleSets, elapsed)) durable single sets")
+        + "\(try odb.store.count() - records) records more after \(singleSets) sets, \(rate(singleSets, elapsed)) durable single sets"
+)
 try odb.close()
 
 // 6. SQLite: one table (parent, key COLLATE NOCASE, kind, value), WAL, synchronous FULL.

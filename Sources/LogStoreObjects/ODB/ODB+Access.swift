@@ -1,3 +1,5 @@
+import LogStore
+
 /// Reading and changing one path at a time: each call is atomic and sees the store as it is then.
 extension ODB {
     /// The value at `path`, or nil when there is none (nothing there, a table, or a value on the way).
@@ -8,7 +10,7 @@ extension ODB {
     /// ```
     /// - throws: ``ODBError`` `store` or `corruptRecord` when the store cannot be read.
     public func value(at path: ODBPath) throws(ODBError) -> ODBValue? {
-        try reading { work throws(ODBError) in try work.object(at: path.keys)?.value }
+        try object(at: path)?.value
     }
 
     /// The value at `path` as a `T`, or nil when there is none or it is of another kind.
@@ -20,7 +22,23 @@ extension ODB {
     /// What is at `path`: a table, a value (with its application type), or nil for nothing.
     /// - throws: what ``value(at:)`` throws.
     public func object(at path: ODBPath) throws(ODBError) -> ODBObject? {
-        try reading { work throws(ODBError) in try work.object(at: path.keys) }
+        // The warm path: every table on the way decoded in the cache at the snapshot's version.
+        if let root = knownRoot, !path.keys.isEmpty {
+            let snapshot: Snapshot
+            do {
+                snapshot = try store.snapshot()
+            } catch {
+                throw ODBError(error)
+            }
+            if let content = cache.content(at: path.keys, below: root, in: snapshot) {
+                switch content {
+                case nil: return nil
+                case .table: return .table
+                case .value(let value, let applicationType)?: return .value(value, applicationType: applicationType)
+                }
+            }
+        }
+        return try reading { work throws(ODBError) in try work.object(at: path.keys) }
     }
 
     /// The table at `path`, or nil when nothing is there.

@@ -168,7 +168,7 @@ final class ODBWork {
     func entries(of table: ObjectID) throws(ODBError) -> [ODBEntry] {
         var all: [ODBEntry] = []
         switch try node(table) {
-        case .inline(let entries): all = entries.entries
+        case .inline(let entries): all = Array(entries.entries)
         case .hashed(let directory):
             var seen = Set<ObjectID>()
             for bucket in directory.buckets where seen.insert(bucket).inserted {
