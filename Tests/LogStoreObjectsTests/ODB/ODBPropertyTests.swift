@@ -59,6 +59,8 @@ import Testing
             case 85..<88:
                 check(model.deleteAll(keys), { try odb.deleteAll(in: ODBPath(keys)) }, context)
             case 88..<90:
+                let problems = try odb.verify()
+                #expect(problems.isEmpty, "seed \(seed), step \(step): \(problems)")
                 try odb.close()
                 odb = try openODB(directory, cacheBudget: Int(random.next() % 2) * ODB.defaultCacheBudget)
             default:

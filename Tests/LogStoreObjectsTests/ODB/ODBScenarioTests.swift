@@ -159,3 +159,22 @@ import Testing
         try readOnly.close()
     }
 }
+
+/// Damaged table records give typed errors naming the record, and `verify` lists them.
+@Suite struct ODBCorruptionTests {
+    @Test func aDamagedTableRecordIsATypedErrorAndVerifyFindsIt() throws {
+        let directory = TemporaryDirectory("odb-corrupt")
+        let odb = try openODB(directory)
+        defer { try? odb.close() }
+        try odb.setValue("x", at: ["prefs", "name"])
+        let root = try #require(try odb.store.root(named: "odb.root"))
+        let prefs = try #require(try odb.store.get(root)?.references.first)
+        for payload: [UInt8] in [[0x01, 0x05], [0x09], [0x01, 0x01, 0x03, 0x61], [0x01, 0x01, 0x01, 0x61, 0x7F]] {
+            try odb.store.put(prefs, typeTag: TypeNames.tag(for: "logstore.odb.table"), payload: payload, pinned: false)
+            let error = odbError { _ = try odb.value(at: ["prefs", "name"]) }
+            #expect(error?.code == .corruptRecord, "\(payload): \(String(describing: error))")
+            #expect(error?.objectID == prefs)
+            #expect(try odb.verify().count == 1)
+        }
+    }
+}

@@ -21,6 +21,8 @@ func withODB<Result>(_ directory: TemporaryDirectory, _ body: (ODB) throws -> Re
     let result: Result
     do {
         result = try body(odb)
+        let problems = try odb.verify()
+        #expect(problems.isEmpty, "ODB verify: \(problems)")
     } catch {
         try? odb.close()
         throw error
