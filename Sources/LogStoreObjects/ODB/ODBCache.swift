@@ -18,6 +18,12 @@ final class ODBCache: Sendable {
         let version: UInt64
         let node: ODBNode
         let cost: Int
+        /// A snapshot sequence at which the record was found to still have `version` (`.max`: none yet).
+        /// Every snapshot of one sequence sees the same committed state, so a reader whose snapshot has
+        /// this sequence skips the version lookup (an index lookup and a read of the frame header, two
+        /// cache misses); any commit moves the sequence on and the next reader checks again. A hint
+        /// only: relaxed ordering suffices, the node itself is immutable.
+        let checkedAt = Atomic<UInt64>(.max)
 
         init(version: UInt64, node: ODBNode, cost: Int) {
             self.version = version
@@ -55,9 +61,13 @@ final class ODBCache: Sendable {
     /// This is the warm read path: one lock instead of one per table, no work object.
     func content(at keys: [String], below root: ObjectID, in snapshot: Snapshot) -> ODBContent?? {
         state.withLock { state -> ODBContent?? in
+            let sequence = snapshot.sequence
             func cached(_ id: ObjectID) -> ODBNode? {
-                guard let cached = state.nodes[id], let version = snapshot.version(of: id), cached.version == version
-                else { return nil }
+                guard let cached = state.nodes[id] else { return nil }
+                if cached.checkedAt.load(ordering: .relaxed) != sequence {
+                    guard snapshot.version(of: id) == cached.version else { return nil }
+                    cached.checkedAt.store(sequence, ordering: .relaxed)
+                }
                 return cached.node
             }
             var current = root
