@@ -16,7 +16,7 @@ import Testing
         var random = SplitMix(seed: seed)
         let directory = TemporaryDirectory("odb-property")
         var model = ODBModel()
-        var odb = try openODB(directory, cacheBudget: Int(random.next() % 2) * ODB.defaultCacheBudget)
+        var odb = try openODB(directory, cacheBudget: Self.budgets[Int(random.next() % 3)])
         defer { try? odb.close() }
         for step in 0..<1_500 {
             let keys = Self.randomPath(&random)
@@ -62,7 +62,7 @@ import Testing
                 let problems = try odb.verify()
                 #expect(problems.isEmpty, "seed \(seed), step \(step): \(problems)")
                 try odb.close()
-                odb = try openODB(directory, cacheBudget: Int(random.next() % 2) * ODB.defaultCacheBudget)
+                odb = try openODB(directory, cacheBudget: Self.budgets[Int(random.next() % 3)])
             default:
                 try compare(model, odb, at: keys, context)
             }
@@ -74,6 +74,9 @@ import Testing
         let report = try Store.verify(at: directory.path)
         #expect(report.problems.isEmpty, "verify: \(report.problems)")
     }
+
+    /// No cache, a cache that keeps evicting, and the default one.
+    static let budgets = [0, 20_000, ODB.defaultCacheBudget]
 
     static func randomPath(_ random: inout SplitMix) -> [String] {
         let depth = Int(random.next() % 4)
