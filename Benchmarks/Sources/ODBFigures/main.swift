@@ -102,6 +102,16 @@ for path in paths.prefix(readCount) where try odb.value(at: path) != nil { found
 elapsed = nanoseconds() - start
 precondition(found == readCount)
 print("ODB random value(at:), warm: \(rate(readCount, elapsed)) (floor 1,000,000/s)")
+start = nanoseconds()
+found = 0
+for batch in stride(from: 0, to: readCount, by: 1_000) {
+    try odb.read { view in
+        for path in paths[batch..<min(batch + 1_000, readCount)] where try view.value(at: path) != nil { found += 1 }
+    }
+}
+elapsed = nanoseconds() - start
+precondition(found == readCount)
+print("ODB random value(at:), warm, 1,000 per read closure (one snapshot): \(rate(readCount, elapsed))")
 
 // 3. Reopen and first deep read, against opening the store alone (best of 3 each, alternating).
 try odb.setValue("deep", at: ["a", "b", "c", "d", "e", "f", "g", "h", "i", "value"])

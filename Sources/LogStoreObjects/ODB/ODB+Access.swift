@@ -30,13 +30,7 @@ extension ODB {
             } catch {
                 throw ODBError(error)
             }
-            if let content = cache.content(at: path.keys, below: root, in: snapshot) {
-                switch content {
-                case nil: return nil
-                case .table: return .table
-                case .value(let value, let applicationType)?: return .value(value, applicationType: applicationType)
-                }
-            }
+            if let content = cache.content(at: path.keys, below: root, in: snapshot) { return ODBObject(content) }
         }
         return try reading { work throws(ODBError) in try work.object(at: path.keys) }
     }

@@ -232,7 +232,7 @@ enum ODBFormat {
         mutating func entries(references: [ObjectID]) throws(ODBError) -> EntryTable {
             let count = try varint()
             guard count <= UInt64(bytes.count) else { throw corrupt("entry count \(count) is over the payload size") }
-            var table = EntryTable()
+            var table = EntryTable(capacity: Int(count))
             for _ in 0..<count {
                 let key = try string()
                 let kindByte = try byte()

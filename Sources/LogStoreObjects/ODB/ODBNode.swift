@@ -21,6 +21,12 @@ struct EntryTable: Sendable {
 
     init() {}
 
+    /// An empty table with room for `capacity` entries (decoding reserves the count it reads, so the
+    /// dictionary never grows entry by entry).
+    init(capacity: Int) {
+        byFolded = Dictionary(minimumCapacity: capacity)
+    }
+
     /// The number of entries.
     var count: Int { byFolded.count }
 

@@ -37,6 +37,17 @@ public struct ODBChild: Sendable, Equatable {
     }
 }
 
+extension ODBObject {
+    /// What `content` shows of itself (nil for nothing).
+    init?(_ content: ODBContent?) {
+        switch content {
+        case nil: return nil
+        case .table: self = .table
+        case .value(let value, let applicationType)?: self = .value(value, applicationType: applicationType)
+        }
+    }
+}
+
 extension ODBWork {
     /// What is at `keys`, as the public API shows it.
     func object(at keys: [String]) throws(ODBError) -> ODBObject? {

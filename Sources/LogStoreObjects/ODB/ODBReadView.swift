@@ -11,7 +11,7 @@ public class ODBReadView {
     /// The value at `path`, or nil when there is none.
     /// - throws: ``ODBError`` `store` or `corruptRecord` when the store cannot be read.
     public final func value(at path: ODBPath) throws(ODBError) -> ODBValue? {
-        try work.object(at: path.keys)?.value
+        try object(at: path)?.value
     }
 
     /// The value at `path` as a `T`, or nil when there is none or it is of another kind.
@@ -23,7 +23,14 @@ public class ODBReadView {
     /// What is at `path`, or nil for nothing.
     /// - throws: what ``value(at:)`` throws.
     public final func object(at path: ODBPath) throws(ODBError) -> ODBObject? {
-        try work.object(at: path.keys)
+        // A read view takes the warm path of ``ODB/object(at:)`` on its snapshot; a transaction does not
+        // (it must note the version of every record it reads, and see its own changes).
+        if !work.tracksReads, !path.keys.isEmpty, let root = work.rootID,
+            let content = work.cache.content(at: path.keys, below: root, in: work.snapshot)
+        {
+            return ODBObject(content)
+        }
+        return try work.object(at: path.keys)
     }
 
     /// The children of the table at `path`, sorted case-insensitively by key.

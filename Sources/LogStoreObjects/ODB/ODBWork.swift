@@ -24,7 +24,7 @@ final class ODBWork {
     /// The large table each changed bucket belongs to (for splits).
     private var bucketOwners: [ObjectID: ObjectID] = [:]
     /// Whether to note the versions read (a change expects them at commit; a read needs none).
-    private let tracksReads: Bool
+    let tracksReads: Bool
 
     init(store: Store, cache: ODBCache, knownRoot: ObjectID?, tracksReads: Bool = true) throws(ODBError) {
         self.store = store
