@@ -78,6 +78,18 @@ enum ODBNode: Sendable {
     case bucket(depth: Int, EntryTable)
 }
 
+extension ODBNode {
+    /// Calls `body` with every record the node refers to: child tables, or a hashed table's buckets.
+    func forEachReference(_ body: (ObjectID) -> Void) {
+        switch self {
+        case .inline(let entries), .bucket(_, let entries):
+            for entry in entries.entries { if case .table(let id) = entry.content { body(id) } }
+        case .hashed(let directory):
+            for bucket in directory.buckets { body(bucket) }
+        }
+    }
+}
+
 /// The directory of a large table: `buckets[hash & (buckets.count - 1)]` holds the key.
 struct ODBDirectory: Sendable, Equatable {
     /// log2 of `buckets.count`.

@@ -23,6 +23,8 @@ final class ODBWork {
     private var readVersions: [ObjectID: UInt64] = [:]
     /// The large table each changed bucket belongs to (for splits).
     private var bucketOwners: [ObjectID: ObjectID] = [:]
+    /// Tables created by this work (written only when something written refers to them).
+    private var created: Set<ObjectID> = []
     /// Whether to note the versions read (a change expects them at commit; a read needs none).
     let tracksReads: Bool
 
@@ -84,6 +86,7 @@ final class ODBWork {
     /// A new, empty table record.
     func newTable() -> ObjectID {
         let id = store.newID()
+        created.insert(id)
         overlay[id] = .inline(EntryTable())
         return id
     }
@@ -215,6 +218,7 @@ final class ODBWork {
     func commit() throws(ODBError) {
         guard !overlay.isEmpty else { return }
         try normalize()
+        dropDetachedNewTables()
         var batch = WriteBatch()
         batch.reserveCapacity(overlay.count + 1)
         for (id, version) in readVersions { batch.expect(id, version: version) }
@@ -236,6 +240,21 @@ final class ODBWork {
         }
         for (id, node, size) in written { cache.insert(id, version: sequence, node: node, payloadSize: size) }
         overlay = [:]
+    }
+
+    /// Leaves out tables created by this work that nothing written refers to any more (created, then
+    /// deleted or replaced in the same transaction): written, they would be garbage until mark-sweep.
+    /// Buckets need no such care: they are created only by ``normalize()``, for a table being written.
+    private func dropDetachedNewTables() {
+        guard !created.isEmpty else { return }
+        while true {
+            var referenced = Set<ObjectID>()
+            if createsRoot, let rootID { referenced.insert(rootID) }
+            for node in overlay.values { node.forEachReference { referenced.insert($0) } }
+            let detached = created.filter { overlay[$0] != nil && !referenced.contains($0) }
+            guard !detached.isEmpty else { return }
+            for id in detached { overlay[id] = nil }
+        }
     }
 
     /// Turns inline tables that grew too large into hashed ones, and splits buckets that grew too large.

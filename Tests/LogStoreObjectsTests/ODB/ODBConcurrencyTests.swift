@@ -68,6 +68,21 @@ import Testing
         }
     }
 
+    @Test func tablesCreatedAndDeletedInOneTransactionAreNotWritten() throws {
+        let directory = TemporaryDirectory("odb-detached")
+        try withODB(directory) { (odb: ODB) throws in
+            try odb.transaction { tx in
+                try tx.setValue(1, at: ["tmp", "a", "b"])
+                try tx.delete(["tmp"])
+                try tx.setValue(2, at: ["kept", "x"])
+                try tx.createTable(["kept"])
+                try tx.setValue(3, at: ["kept", "y"])
+            }
+            #expect(try odbRecordCount(odb.store) == 2)
+            #expect(try odb.keys(at: ["kept"]) == ["y"])
+        }
+    }
+
     @Test func aReadSeesOneSnapshot() throws {
         let directory = TemporaryDirectory("odb-snapshot")
         try withODB(directory) { (odb: ODB) throws in
