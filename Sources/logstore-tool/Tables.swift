@@ -12,7 +12,8 @@ struct Tables: ParsableCommand {
             PATH is dot-separated (RSS.feeds.abc.editedName); a key containing a dot is quoted \
             (prefs."window.frame"); no PATH, or `root`, is the root table. Without an option, prints the \
             children of the table at PATH (key, kind, value), or the value at PATH. --set, --delete and \
-            --import change the store; --export and listings open it read-only, beside a writer.
+            --import change the store (--set and --import create it when missing); --export and listings open it \
+            read-only, beside a writer.
             """,
         aliases: ["odb"]
     )
@@ -56,7 +57,10 @@ struct Tables: ParsableCommand {
     func run() throws {
         let odbPath = try ODBPath(parsing: path)
         let changes = set != nil || delete || importFile != nil
-        let opened = changes ? try store.openWritable() : try store.openReadOnly()
+        // --set and --import create the store when missing (as `import` does); --delete does not.
+        let opened =
+            changes
+            ? try store.openWritable(createIfMissing: set != nil || importFile != nil) : try store.openReadOnly()
         defer { try? opened.close() }
         let odb = try ODB(store: opened)
         if let set {
