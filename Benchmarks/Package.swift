@@ -96,6 +96,17 @@ let package = Package(
             ],
             path: "Sources/ObjectFigures"
         ),
+        // The ODB (path tables, issue 12) against its floors, and the same workload on SQLite through GRDB.
+        .executableTarget(
+            name: "ODBFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreObjects", package: "LogStore"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Sources/ODBFigures"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,6 +16,7 @@ struct LogStoreTool: ParsableCommand {
             Get.self,
             Export.self,
             Import.self,
+            Tables.self,
         ]
     )
 }

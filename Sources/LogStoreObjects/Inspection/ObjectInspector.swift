@@ -19,7 +19,10 @@ public struct ObjectInspector: Sendable {
     /// - throws: ``ObjectStoreError`` `corruptPayload` or `store` when they cannot be read.
     public init(_ store: Store) throws(ObjectStoreError) {
         let snapshot = try KeyCatalog(loadingFrom: store).snapshot()
-        var names: [UInt32: String] = [TypeNames.keyRecordTag: TypeNames.keyRecordTypeName]
+        var names: [UInt32: String] = [
+            TypeNames.keyRecordTag: TypeNames.keyRecordTypeName,
+            ODBFormat.tableTag: "logstore.odb.table", ODBFormat.bucketTag: "logstore.odb.bucket",
+        ]
         for name in snapshot.names where name.hasPrefix(TypeNames.catalogTypePrefix) {
             let typeName = String(name.dropFirst(TypeNames.catalogTypePrefix.count))
             names[TypeNames.tag(for: typeName)] = typeName
