@@ -44,6 +44,22 @@ import Testing
         #expect(try listing(directory) == before)
     }
 
+    /// Files that only carry a store's names are not a store: nothing is written, not even `LOCK`.
+    @Test(arguments: ["0000000001.seg", "SEGMENTS"])
+    func filesNamedLikeAStoresWithOtherContentAreNotAStore(name: String) throws {
+        let directory = TemporaryDirectory("named-like-a-store")
+        try Data("not a LogStore file at all\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/" + name))
+        let before = try listing(directory)
+        for readOnly in [false, true] {
+            #expect {
+                try Store.open(at: directory.path, options: options(readOnly: readOnly))
+            } throws: { error in
+                (error as? LogStoreError)?.code == .notAStore
+            }
+        }
+        #expect(try listing(directory) == before)
+    }
+
     @Test func anEmptyDirectoryBecomesAStoreWithItsIdentityFileFirst() throws {
         let directory = TemporaryDirectory("empty")
         // Read-only, nothing can make it a store.

@@ -37,6 +37,7 @@ struct StoreRecognition {
         } else if names.contains(where: {
             $0 == SegmentManifest.fileName || LogFormat.segmentNumber(fromFileName: $0) != nil
         }) {
+            try Self.requireLogStoreContent(directory, names: names, io: io)
             kind = .legacy
         } else if names.isEmpty {
             kind = .empty
@@ -48,6 +49,40 @@ struct StoreRecognition {
                     + (names.count > 3 ? ", …" : "") + ") and no STORE, SEGMENTS or segment file; nothing was written",
                 file: directory)
         }
+    }
+
+    /// A directory without an identity file is taken for a store made before identity files only when its
+    /// manifest or one of its first segments starts with LogStore's magic, or is empty, shorter than a
+    /// magic or starts with zeros (a creation a crash interrupted); files that merely carry a store's
+    /// names (`SEGMENTS`, `0000000001.seg`) with other content make it `notAStore`, and nothing is written.
+    private static func requireLogStoreContent(_ directory: String, names: [String], io: SystemIO)
+        throws(LogStoreError)
+    {
+        let segments = names.compactMap { name in LogFormat.segmentNumber(fromFileName: name).map { ($0, name) } }
+            .sorted { $0.0 < $1.0 }.prefix(4).map(\.1)
+        var candidates: [(name: String, magic: [UInt8])] = segments.map { ($0, LogFormat.segmentMagic) }
+        if names.contains(SegmentManifest.fileName) {
+            candidates.append((SegmentManifest.fileName, SegmentManifest.magic))
+        }
+        for candidate in candidates {
+            let path = directory + "/" + candidate.name
+            let prefix: [UInt8]
+            do {
+                let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+                defer { io.close(fd) }
+                let size = try io.size(fd, path: path)
+                prefix = try io.read(fd, count: Int(min(size, 8)), at: 0, path: path)
+            } catch {
+                return  // Unreadable or not a regular file: the load reports it, naming the file.
+            }
+            if prefix.count < 8 || prefix.allSatisfy({ $0 == 0 }) || prefix.elementsEqual(candidate.magic) { return }
+        }
+        let examples = candidates.map(\.name).prefix(3).joined(separator: ", ")
+        throw LogStoreError(
+            .notAStore,
+            "not a LogStore store: \(examples) carry a store's file names but not LogStore's content, and there is "
+                + "no STORE; nothing was written",
+            file: directory)
     }
 
     /// The name under which the identity file is written before it is renamed into place.
