@@ -95,17 +95,17 @@ struct Tables: ParsableCommand {
         }
         if json {
             let items = rows.map { row -> String in
-                var fields = ["\"key\": \(quoted(row.key))"]
+                var fields = ["\"key\": \(jsonString(row.key))"]
                 switch row.object {
                 case .table: fields.append("\"kind\": \"table\"")
                 case .value(let value, let type):
                     fields.append("\"kind\": \"\(value.kindName)\"")
-                    fields.append("\"value\": \(quoted(value.description))")
-                    if let type { fields.append("\"applicationType\": \(quoted(type))") }
+                    fields.append("\"value\": \(jsonString(value.description))")
+                    if let type { fields.append("\"applicationType\": \(jsonString(type))") }
                 }
                 return "{" + fields.joined(separator: ", ") + "}"
             }
-            print("{\"path\": \(quoted(path.description)), \"children\": [" + items.joined(separator: ", ") + "]}")
+            print("{\"path\": \(jsonString(path.description)), \"children\": [" + items.joined(separator: ", ") + "]}")
             return
         }
         let width = rows.map(\.key.count).max() ?? 0
@@ -142,23 +142,5 @@ struct Tables: ParsableCommand {
             else { throw ToolError("\"\(text)\" is not an ISO 8601 date") }
             return .date(date)
         }
-    }
-
-    private func quoted(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            default:
-                if scalar.value < 0x20 {
-                    output += "\\u" + String(format: "%04x", scalar.value)
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return output + "\""
     }
 }

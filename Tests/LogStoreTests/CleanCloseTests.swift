@@ -39,18 +39,6 @@ import Testing
         try Data(data).write(to: URL(fileURLWithPath: path))
     }
 
-    /// The error opening `directory` throws (read-only or for writing), or nil when it opens.
-    func openError(_ directory: String, readOnly: Bool = false) -> LogStoreError? {
-        var options = testOptions(segmentSize: 1 << 20)
-        options.readOnly = readOnly
-        do {
-            try Store.open(at: directory, options: options).close()
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     @Test func aFlippedByteInTheLastBatchAfterACleanCloseIsCorruption() throws {
         let (directory, path, ends) = try closedStore("clean-flip")
         let lastBatch = ends[ends.count - 2]
@@ -58,7 +46,7 @@ import Testing
         try rewrite(path) { $0[lastBatch + 50] ^= 0x5A }
         let damaged = try Data(contentsOf: URL(fileURLWithPath: path))
         for readOnly in [true, false] {
-            let error = try #require(openError(directory.path, readOnly: readOnly))
+            let error = try #require(openError(directory.path, readOnly: readOnly, segmentSize: 1 << 20))
             #expect(error.code == .corruptFrame, "\(error)")
             #expect(error.file == path)
             #expect(error.offset == UInt64(lastBatch))
@@ -75,7 +63,7 @@ import Testing
         let boundary = ends[ends.count - 3]
         try rewrite(path) { $0.removeSubrange(boundary...) }
         for readOnly in [true, false] {
-            let error = try #require(openError(directory.path, readOnly: readOnly))
+            let error = try #require(openError(directory.path, readOnly: readOnly, segmentSize: 1 << 20))
             #expect(error.code == .corruptFrame, "\(error)")
             #expect(error.file == path && error.offset == UInt64(boundary), "\(error)")
             #expect(error.message.contains("lost"), "\(error)")
@@ -88,7 +76,7 @@ import Testing
     @Test func bytesAppendedAfterACleanCloseAreCorruptionNotATornTail() throws {
         let (directory, path, ends) = try closedStore("clean-appended")
         try rewrite(path) { $0 += [1, 2, 0, 0, 9, 9, 9] }
-        let error = try #require(openError(directory.path))
+        let error = try #require(openError(directory.path, segmentSize: 1 << 20))
         #expect(error.code == .corruptFrame && error.file == path && error.offset == UInt64(ends.last ?? 0), "\(error)")
         #expect(!directory.fileNames().contains { $0.contains("torn") })
         #expect(!(try Store.verify(at: directory.path).isSound))
@@ -113,7 +101,7 @@ import Testing
 
         // Closed cleanly: the same bytes at the end are refused, and left as they are.
         try rewrite(path) { $0 += garbage }
-        let error = try #require(openError(directory.path))
+        let error = try #require(openError(directory.path, segmentSize: 1 << 20))
         #expect(error.code == .corruptFrame && error.file == path && error.offset == UInt64(size), "\(error)")
         try rewrite(path) { $0.removeLast(garbage.count) }
 
@@ -138,7 +126,7 @@ import Testing
         let path = try #require(directory.segmentFiles().last)
         try Data().write(to: URL(fileURLWithPath: path))
         for readOnly in [true, false] {
-            let error = try #require(openError(directory.path, readOnly: readOnly))
+            let error = try #require(openError(directory.path, readOnly: readOnly, segmentSize: 1 << 20))
             #expect(error.code == .corruptSegmentHeader && error.file == path, "\(error)")
             #expect(error.message.contains("manifest lists"), "\(error)")
         }

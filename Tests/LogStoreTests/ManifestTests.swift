@@ -16,17 +16,6 @@ import Testing
         return directory
     }
 
-    func openError(_ directory: String, readOnly: Bool) -> LogStoreError? {
-        var options = testOptions()
-        options.readOnly = readOnly
-        do {
-            try Store.open(at: directory, options: options).close()
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     @Test func aDamagedManifestIsAnErrorAndIsLeftAsItIs() throws {
         let directory = try storeOfThreeSegments("manifest-damaged")
         let path = directory.path + "/SEGMENTS"

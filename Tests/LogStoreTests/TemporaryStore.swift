@@ -69,3 +69,15 @@ func forgetCleanClose(_ directory: String) throws {
     manifest.cleanClose = nil
     try Data(manifest.encoded()).write(to: URL(fileURLWithPath: path))
 }
+
+/// The error opening `directory` throws (read-only or for writing), or nil when it opens (and closes).
+func openError(_ directory: String, readOnly: Bool = false, segmentSize: Int = 1 << 16) -> LogStoreError? {
+    var options = testOptions(segmentSize: segmentSize)
+    options.readOnly = readOnly
+    do {
+        try Store.open(at: directory, options: options).close()
+        return nil
+    } catch {
+        return error
+    }
+}

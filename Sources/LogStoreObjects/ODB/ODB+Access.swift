@@ -156,23 +156,6 @@ extension ODB {
     /// - throws: what `body` throws (nothing is written then), ``ODBError`` `conflict` after the last
     ///   attempt, or `store`.
     public func transaction<Result>(_ body: (ODBTransaction) throws -> Result) throws -> Result {
-        var attempt = 0
-        while true {
-            let transaction = ODBTransaction(work: try ODBWork(store: store, cache: cache, knownRoot: knownRoot))
-            let result = try body(transaction)
-            do {
-                try transaction.work.commit()
-                return result
-            } catch {
-                attempt += 1
-                guard Self.isConflict(error) else { throw error }
-                guard attempt < maxAttempts else {
-                    throw ODBError(
-                        .conflict, "concurrent writers changed the tables this transaction read, \(attempt) times",
-                        underlying: error.underlying)
-                }
-                Self.backOff(attempt)
-            }
-        }
+        try retryingOnConflict("transaction", { work in try body(ODBTransaction(work: work)) }, wrap: { $0 })
     }
 }

@@ -123,20 +123,34 @@ public final class ODB: Sendable {
     /// Runs a change on a fresh snapshot and commits it, rerunning it when records it read changed
     /// meanwhile (up to ``maxAttempts`` times in all).
     func changing<Result>(_ body: (ODBWork) throws(ODBError) -> Result) throws(ODBError) -> Result {
+        try retryingOnConflict("change", body, wrap: { $0 })
+    }
+
+    /// Runs `body` on a fresh snapshot and commits its work, rerunning it when records it read changed
+    /// meanwhile (up to ``maxAttempts`` times in all); `wrap` turns this layer's errors into `body`'s.
+    func retryingOnConflict<Result, Failure: Error>(
+        _ what: String, _ body: (ODBWork) throws(Failure) -> Result, wrap: (ODBError) -> Failure
+    ) throws(Failure) -> Result {
         var attempt = 0
         while true {
-            let work = try ODBWork(store: store, cache: cache, knownRoot: knownRoot)
+            let work: ODBWork
+            do {
+                work = try ODBWork(store: store, cache: cache, knownRoot: knownRoot)
+            } catch {
+                throw wrap(error)
+            }
             let result = try body(work)
             do {
                 try work.commit()
                 return result
             } catch {
                 attempt += 1
-                guard Self.isConflict(error) else { throw error }
+                guard Self.isConflict(error) else { throw wrap(error) }
                 guard attempt < maxAttempts else {
-                    throw ODBError(
-                        .conflict, "concurrent writers changed the tables this change read, \(attempt) times",
-                        underlying: error.underlying)
+                    throw wrap(
+                        ODBError(
+                            .conflict, "concurrent writers changed the tables this \(what) read, \(attempt) times",
+                            underlying: error.underlying))
                 }
                 Self.backOff(attempt)
             }
