@@ -26,9 +26,23 @@ let package = Package(
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
         ),
+        // The layers, bottom to top; each depends only on the ones below it.
+        // Disk format: frame, segment header, hint, manifest and identity codecs, the segment scanner and
+        // tail rules, limits, ObjectID and LogStoreError. No system calls.
+        .target(
+            name: "LogStoreFormat",
+            dependencies: ["CLZ4", "CXXHash"]
+        ),
+        // System I/O: the syscall seam, system errors, locks, clocks, mapped segment files, the page-cache
+        // prefill thread and fault injection.
+        .target(
+            name: "LogStoreSystem",
+            dependencies: ["LogStoreFormat"]
+        ),
+        // The engine: index, store, commit pipeline, recovery, compaction, collection, verification.
         .target(
             name: "LogStore",
-            dependencies: ["CLZ4", "CXXHash"]
+            dependencies: ["LogStoreFormat", "LogStoreSystem"]
         ),
         .target(
             name: "LogStoreObjects",
@@ -74,7 +88,8 @@ let package = Package(
         .testTarget(
             name: "LogStoreTests",
             dependencies: [
-                "LogStore", "LogStoreExamples", "TestSupport", "TestFixtures", "logstore-tool",
+                "LogStore", "LogStoreFormat", "LogStoreSystem", "LogStoreExamples", "TestSupport", "TestFixtures",
+                "logstore-tool",
                 "logstore-crash-harness",
             ]
         ),

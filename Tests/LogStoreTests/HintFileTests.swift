@@ -3,6 +3,7 @@ import LogStoreExamples
 import Testing
 
 @testable @_spi(Testing) import LogStore
+@testable import LogStoreFormat
 
 @Suite struct HintFileTests {
     struct Contents: Equatable {

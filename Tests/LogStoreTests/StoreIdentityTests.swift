@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable @_spi(Testing) import LogStore
+@testable import LogStoreFormat
 
 #if canImport(Glibc)
     import Glibc

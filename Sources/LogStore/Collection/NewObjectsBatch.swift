@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// The fast path of a batch that only adds (the common case of inserting records, and of saving a new
 /// object graph under a new root name): it is checked completely before anything changes, so it is
 /// applied without the undo log of ``ReferenceTracker``.

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// Applies one batch to the writer's logical view of the object graph: entries, incoming reference
 /// counts, named roots. It checks referential integrity at the end of the batch (so objects of one
 /// batch may refer to each other, cycles included), collects what the batch left unreferenced, and

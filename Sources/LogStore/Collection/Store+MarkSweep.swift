@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// What one mark-sweep pass found and freed.
 public struct GarbageCollectionReport: Sendable, Equatable {
     /// Live objects at the pass's snapshot.

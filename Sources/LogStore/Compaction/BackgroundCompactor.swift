@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 import Dispatch
 import Foundation
 import Synchronization

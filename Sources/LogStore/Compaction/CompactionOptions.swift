@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// When and how a store compacts its segments.
 public struct CompactionOptions: Sendable, Equatable {
     /// Run the background compactor thread. Default on.

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -53,7 +56,7 @@ final class CompactionOutput {
             }
         }
         let header = SegmentHeader(
-            segmentNumber: number, createdAtMilliseconds: Clock.milliseconds(), flags: LogFormat.compactedSegmentFlag
+            segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds(), flags: LogFormat.compactedSegmentFlag
         ).encoded()
         let start = buffer.reserve(header.count)
         header.withUnsafeBytes { if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: $0.count) } }

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 import Dispatch
 import Foundation
 import Synchronization
@@ -260,9 +263,9 @@ extension Store {
     /// otherwise queue the writer's sync behind a megabyte of compaction data. Waits, in steps of
     /// 100 µs, while the writer has a batch in flight, at most 2 ms per chunk.
     private func yieldToWriter() {
-        let deadline = Clock.monotonicNanoseconds() + 2_000_000
-        while queue.withLock({ $0.flushing || !$0.pending.isEmpty }), Clock.monotonicNanoseconds() < deadline {
-            Clock.sleep(.microseconds(100))
+        let deadline = SystemClock.monotonicNanoseconds() + 2_000_000
+        while queue.withLock({ $0.flushing || !$0.pending.isEmpty }), SystemClock.monotonicNanoseconds() < deadline {
+            SystemClock.sleep(.microseconds(100))
         }
     }
 
@@ -392,7 +395,7 @@ extension Store {
         guard let limit = options.compaction.bytesPerSecondLimit, limit > 0 else { return }
         let due = Duration.seconds(Double(copied) / Double(limit))
         let elapsed = ContinuousClock.now - started
-        if due > elapsed { Clock.sleep(due - elapsed) }
+        if due > elapsed { SystemClock.sleep(due - elapsed) }
     }
 
     /// Publishes an output and points the index at its copies, in slices so readers wait little.

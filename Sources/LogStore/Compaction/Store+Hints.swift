@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 import Dispatch
 
 /// Bytes waiting to be written to one segment, starting at `startOffset` of that segment.

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 import Synchronization
 
 #if canImport(Glibc)
@@ -42,7 +45,7 @@ final class CommitSignals: Sendable {
     {
         while true {
             let value = counter.load(ordering: .acquiring)
-            guard value == seen, Clock.monotonicNanoseconds() < deadline else { return value }
+            guard value == seen, SystemClock.monotonicNanoseconds() < deadline else { return value }
             sched_yield()
         }
     }

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// The committed state of a store at one point of its log, frozen: what a ``Snapshot`` reads.
 ///
 /// A view is a copy of the parts of ``StoreState`` that readers see (index, durable undo entries,

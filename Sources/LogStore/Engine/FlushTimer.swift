@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 import Dispatch
 
 /// The background sync of the ``FsyncPolicy/interval(_:)`` policy: a dispatch timer that

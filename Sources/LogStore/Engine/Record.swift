@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// One stored object as the engine sees it: a type tag, the ids it references, and opaque payload bytes.
 public struct Record: Equatable, Sendable {
     /// The object's id.

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// Reads the record an index entry points at, checking its frame: the one path of ``Store``'s reads
 /// and of a ``Snapshot``'s.
 enum RecordReader {

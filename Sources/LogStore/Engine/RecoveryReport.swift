@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// What opening a store repaired: the torn tail cut off the newest segment after a crash.
 public struct RecoveryReport: Sendable, Equatable, CustomStringConvertible {
     /// The segment file whose tail was torn.

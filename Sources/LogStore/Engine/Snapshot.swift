@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// A read view of a store fixed at one point of its log: every read through it sees exactly the batches
 /// committed when it was taken, and nothing later, while writers, the collector and compaction go on.
 ///

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 import Dispatch
 
 /// The group commit: committers whose batches are queued wait for a leader (one of them) that writes
@@ -39,7 +42,7 @@ extension Store {
                 }
                 guard !queue.flushing else {
                     let releases = signals.releases.load(ordering: .relaxed)
-                    if let deadline = spinDeadline, Clock.monotonicNanoseconds() < deadline {
+                    if let deadline = spinDeadline, SystemClock.monotonicNanoseconds() < deadline {
                         return .spin(releases: releases, deadline: deadline)
                     }
                     stopSpinning(&queue)
@@ -48,7 +51,7 @@ extension Store {
                     {
                         spun = true
                         queue.spinners += 1
-                        let deadline = Clock.monotonicNanoseconds() + signals.limitNanoseconds
+                        let deadline = SystemClock.monotonicNanoseconds() + signals.limitNanoseconds
                         spinDeadline = deadline
                         return .spin(releases: releases, deadline: deadline)
                     }
@@ -72,9 +75,9 @@ extension Store {
                     .storeFailed, "the write failed and was not acknowledged; reopen the store", file: directory,
                     underlying: failure)
             case .lead(var work, let active, let size):
-                let gatherStarted = Clock.monotonicNanoseconds()
+                let gatherStarted = SystemClock.monotonicNanoseconds()
                 if gather(work) { work = queue.withLock { $0.takeMore(work) } }
-                flush(work, active: active, size: size, gathered: Clock.monotonicNanoseconds() - gatherStarted)
+                flush(work, active: active, size: size, gathered: SystemClock.monotonicNanoseconds() - gatherStarted)
                 rounds += 1
             }
         }
@@ -96,11 +99,11 @@ extension Store {
             return queue.arriving > 0 ? max(queue.maximumGatherNanoseconds, 20_000) : queue.maximumGatherNanoseconds
         }
         guard let limit else { return false }
-        let deadline = Clock.monotonicNanoseconds() + limit
+        let deadline = SystemClock.monotonicNanoseconds() + limit
         if limit <= signals.limitNanoseconds {
             // Spinning, like the committers it waits for: no wake-up to wait for when the group is complete.
             var seen = signals.groupsCompleted.load(ordering: .acquiring)
-            while Clock.monotonicNanoseconds() < deadline {
+            while SystemClock.monotonicNanoseconds() < deadline {
                 let now = CommitSignals.yield(until: deadline, whileUnchanged: signals.groupsCompleted, seen: seen)
                 if now != seen, queue.withLock({ $0.gathered }) { break }
                 seen = now
@@ -150,9 +153,9 @@ extension Store {
                 size = chunk.endOffset
             }
             if options.fsyncPolicy == .always, let file = active {
-                let started = Clock.monotonicNanoseconds()
+                let started = SystemClock.monotonicNanoseconds()
                 try ioStep(file.path, size) { () throws(SystemError) in try io.syncData(file.fd, path: file.path) }
-                syncNanoseconds = Clock.monotonicNanoseconds() - started
+                syncNanoseconds = SystemClock.monotonicNanoseconds() - started
             }
         } catch {
             failure = error

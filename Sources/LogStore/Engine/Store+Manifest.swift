@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// Keeping the `SEGMENTS` manifest current: rewritten (temporary name, sync, rename, directory sync)
 /// after a segment is created and before segments are deleted, so it never lists a segment that was
 /// removed on purpose and a listed segment that is missing at open is data loss. A clean close records

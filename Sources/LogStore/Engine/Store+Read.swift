@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// Reading: records, roots, ids and counts. None of these waits for a writer's I/O.
 extension Store {
     /// The newest record stored under `id`, or nil when the object is not live.

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 import Dispatch
 
 #if canImport(Glibc)
@@ -496,7 +499,7 @@ extension Store {
     /// Creates segment `number` with its header, durably (file and directory synced), and maps it.
     func createSegment(_ number: UInt32, capacity: Int) throws(LogStoreError) -> SegmentFile {
         let path = directory + "/" + LogFormat.segmentFileName(number)
-        let header = SegmentHeader(segmentNumber: number, createdAtMilliseconds: Clock.milliseconds()).encoded()
+        let header = SegmentHeader(segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds()).encoded()
         do {
             try io.writeNewFile(path, header)
             try io.syncDirectory(directory)

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// The segment being written is extended ahead of the writes (a hole, no disk space), and a thread fills
 /// the page cache there (``PageCacheFiller``), so a commit's `pwrite` copies into pages that exist; with
 /// small durable commits, it also writes zeros there, so a commit's sync finds its blocks allocated.

@@ -1,3 +1,6 @@
+import LogStoreFormat
+@_spi(Testing) import LogStoreSystem
+
 import Dispatch
 import Synchronization
 

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// Loading beside a writer. A read-only open or `verify` takes no lock, so a writer in another process
 /// (or another `Store` of this one) may append, create segments, rewrite the manifest and, compacting,
 /// delete segments while it loads. Each attempt reads the manifest, lists the directory and opens every
@@ -62,7 +65,7 @@ extension StoreLoader {
             return false
         }
         for attempt in 0..<Self.maximumAttempts {
-            if attempt > 0 { Clock.sleep(Self.pause(before: attempt)) }
+            if attempt > 0 { SystemClock.sleep(Self.pause(before: attempt)) }
             let outcome: Attempt
             do throws(LogStoreError) {
                 outcome = try loadAttempt()

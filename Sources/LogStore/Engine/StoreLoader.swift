@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -538,7 +541,7 @@ struct StoreLoader {
 
     /// Copies bytes `from..<to` of a segment to a new side file `NAME.torn-MILLISECONDS`, durably.
     private func saveTail(_ file: SegmentFile, from start: UInt64, to end: UInt64) throws(LogStoreError) -> String {
-        let path = file.path + LogFormat.tornSuffix + String(Clock.milliseconds())
+        let path = file.path + LogFormat.tornSuffix + String(SystemClock.milliseconds())
         let bytes = file.bytes(count: Int(end))
         do {
             try io.writeNewFile(path, [UInt8](bytes[Int(start)..<Int(end)]))
@@ -551,30 +554,5 @@ struct StoreLoader {
                 bytes: Int(end - start), underlying: error)
         }
         return path
-    }
-}
-
-/// Wall-clock time for file names and headers.
-enum Clock {
-    /// Milliseconds since 1970.
-    static func milliseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
-    }
-
-    /// Nanoseconds of a monotonic clock (for measuring short intervals).
-    static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
-
-    /// Sleeps the calling thread for `duration`.
-    static func sleep(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 }

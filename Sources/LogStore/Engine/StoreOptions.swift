@@ -1,3 +1,6 @@
+import LogStoreFormat
+@_spi(Testing) import LogStoreSystem
+
 /// When a store makes its writes durable with `fdatasync`.
 ///
 /// Whatever the policy, sealing a segment, creating or removing a file (with its directory), and

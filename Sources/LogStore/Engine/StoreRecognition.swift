@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -121,7 +124,7 @@ struct StoreRecognition {
     static func createIdentity(in directory: String, io: SystemIO) throws(LogStoreError) {
         let path = directory + "/" + StoreIdentity.fileName
         do {
-            try io.replaceFile(path, with: StoreIdentity.new().encoded(), directory: directory)
+            try io.replaceFile(path, with: StoreIdentity.new(createdAtMilliseconds: SystemClock.milliseconds()).encoded(), directory: directory)
         } catch {
             throw LogStoreError.writeFailed(
                 "write the store's identity file", file: path, bytes: StoreIdentity.size, underlying: error)

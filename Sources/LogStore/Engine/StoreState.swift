@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// A change to the durable state of a store, produced by a committed frame.
 enum IndexEffect: Sendable {
     case put(id: UInt64, entry: IndexEntry)

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// Sizes and counts of a store, from memory (no file is read).
 public struct StoreStatistics: Sendable {
     /// One segment file.

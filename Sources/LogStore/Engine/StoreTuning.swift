@@ -1,3 +1,6 @@
+import LogStoreFormat
+@_spi(Testing) import LogStoreSystem
+
 /// Settings for the speed of the write pipeline that most users never need: the defaults suit durable
 /// writers on common Linux file systems. Change them only after measuring your workload.
 public struct StoreTuning: Sendable, Equatable {

@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// Puts, deletes and root changes that a store applies atomically: all of them become visible, and
 /// durable, together, or none does, also across a crash.
 ///

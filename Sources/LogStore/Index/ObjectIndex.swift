@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// Where the newest record of a live object is (segment, offset, length), its type tag, how many
 /// references (from live objects and named roots) point at it, and its flags.
 ///

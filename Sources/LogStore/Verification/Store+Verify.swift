@@ -1,3 +1,6 @@
+import LogStoreFormat
+@_spi(Testing) import LogStoreSystem
+
 extension Store {
     /// Checks a store without changing anything: every frame of every segment (checksums, fields,
     /// batch structure) and every live object's record (it decodes and decompresses to its length).

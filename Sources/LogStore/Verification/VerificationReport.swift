@@ -1,3 +1,6 @@
+import LogStoreFormat
+import LogStoreSystem
+
 /// What ``Store/verify(at:)`` found: every problem, with file and offset.
 public struct VerificationReport: Sendable {
     /// One problem: where it is and what is wrong.

@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -8,11 +10,11 @@
 ///
 /// `flock` locks belong to the open file description, so a second `Store.open` of the same directory
 /// fails too, in this process as in any other; the kernel releases the lock if the process dies.
-final class DirectoryLock: Sendable {
+package final class DirectoryLock: Sendable {
     private let fd: Int32
 
     /// Takes the lock of the store in `directory`, or throws ``LogStoreError/Code/locked``.
-    init(directory: String, io: SystemIO) throws(LogStoreError) {
+    package init(directory: String, io: SystemIO) throws(LogStoreError) {
         let path = directory + "/" + LogFormat.lockFileName
         let fd: Int32
         do {

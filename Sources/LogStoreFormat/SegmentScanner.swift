@@ -1,15 +1,15 @@
 /// Damage found while scanning a segment: where, why, and whether a valid frame follows it.
-struct SegmentDamage: Equatable, Sendable {
+package struct SegmentDamage: Equatable, Sendable {
     /// Offset of the first byte that is not part of a committed, valid frame sequence.
-    var offset: Int
+    package var offset: Int
     /// What is wrong there.
-    var reason: String
+    package var reason: String
     /// Offset of the next valid frame after the damage, or nil when none follows (a torn tail,
     /// if this is the newest segment).
-    var nextValidFrame: Int?
+    package var nextValidFrame: Int?
     /// The damage is a group of commits a crash tore out of order (``TornGroup``): a torn tail, not
     /// corruption, though valid frames follow it.
-    var isTornGroup = false
+    package var isTornGroup = false
 }
 
 /// Walks the frames of one segment in order and hands out committed batches.
@@ -17,26 +17,31 @@ struct SegmentDamage: Equatable, Sendable {
 /// A batch is the frames from one commit-flagged frame (exclusive) to the next (inclusive); the
 /// scanner calls `onCommittedFrame` for its frames only once the commit frame was read, so an
 /// unfinished batch at the end is never applied.
-struct SegmentScanner {
+package struct SegmentScanner {
     /// The whole segment, header included, up to the end of the file.
-    let bytes: UnsafeRawBufferPointer
+    package let bytes: UnsafeRawBufferPointer
     /// Check every frame's checksum (off only for the compactor, which checks what it copies).
-    var verifyChecksums = true
+    package var verifyChecksums = true
+
+    package init(bytes: UnsafeRawBufferPointer, verifyChecksums: Bool = true) {
+        self.bytes = bytes
+        self.verifyChecksums = verifyChecksums
+    }
 
     /// The result of a scan.
-    struct Outcome {
+    package struct Outcome {
         /// Offset just after the last committed frame (the header size when there is none).
-        var committedEnd: Int
+        package var committedEnd: Int
         /// Problems met, in file order: at most one unless `continueAfterDamage` was set.
-        var damages: [SegmentDamage] = []
+        package var damages: [SegmentDamage] = []
         /// Number of committed frames.
-        var frames = 0
+        package var frames = 0
         /// Highest sequence number of a committed frame.
-        var maxSequence: UInt64 = 0
+        package var maxSequence: UInt64 = 0
         /// Lowest sequence number of a committed frame (`UInt64.max` when there is none).
-        var minSequence: UInt64 = .max
+        package var minSequence: UInt64 = .max
         /// Offset of the seal frame, when the segment ends with a valid one.
-        var sealedAt: Int?
+        package var sealedAt: Int?
     }
 
     /// Scans from just after the header.
@@ -45,7 +50,7 @@ struct SegmentScanner {
     ///   instead of stopping at the first.
     /// - parameter tellsTornGroups: the segment is the newest: damage after the last commit that is a
     ///   group torn out of order (``TornGroup``) ends the scan, flagged, even when valid frames follow.
-    func scan(
+    package func scan(
         continueAfterDamage: Bool = false, tellsTornGroups: Bool = false, onCommittedFrame: (DecodedFrame) -> Void
     ) -> Outcome {
         var outcome = Outcome(committedEnd: LogFormat.segmentHeaderSize)

@@ -5,25 +5,25 @@
 /// identity := "LOGSTORE" u16 version (1), u16 reserved, u32 reserved, u8[16] store_id,
 ///             u64 created_ms, u64 XXH3-64 of bytes 0..<40          ; 48 bytes
 /// ```
-struct StoreIdentity: Equatable {
-    static let fileName = "STORE"
-    static let magic: [UInt8] = Array("LOGSTORE".utf8)
-    static let version: UInt16 = 1
-    static let size = 48
+package struct StoreIdentity: Equatable {
+    package static let fileName = "STORE"
+    package static let magic: [UInt8] = Array("LOGSTORE".utf8)
+    package static let version: UInt16 = 1
+    package static let size = 48
 
     /// A random id, different for every store created.
-    var storeID: [UInt8]
+    package var storeID: [UInt8]
     /// Creation time, milliseconds since 1970.
-    var createdAtMilliseconds: UInt64
+    package var createdAtMilliseconds: UInt64
 
-    /// A new identity with a random store id.
-    static func new() -> StoreIdentity {
+    /// A new identity with a random store id, created at `createdAtMilliseconds` (since 1970).
+    package static func new(createdAtMilliseconds: UInt64) -> StoreIdentity {
         var generator = SystemRandomNumberGenerator()
         let id = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return StoreIdentity(storeID: id, createdAtMilliseconds: Clock.milliseconds())
+        return StoreIdentity(storeID: id, createdAtMilliseconds: createdAtMilliseconds)
     }
 
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Self.size)
         bytes.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
@@ -37,15 +37,15 @@ struct StoreIdentity: Equatable {
     }
 
     /// Why an identity file is not valid, and at which offset.
-    struct Problem: Error, Equatable {
-        var offset: UInt64
-        var reason: String
+    package struct Problem: Error, Equatable {
+        package var offset: UInt64
+        package var reason: String
         /// Whether the file is sound but of a newer version.
-        var isUnsupportedVersion = false
+        package var isUnsupportedVersion = false
     }
 
     /// Decodes and checks the bytes of an identity file: magic, length, checksum, then version.
-    static func decode(_ raw: UnsafeRawBufferPointer) -> Result<StoreIdentity, Problem> {
+    package static func decode(_ raw: UnsafeRawBufferPointer) -> Result<StoreIdentity, Problem> {
         guard let base = raw.baseAddress, raw.count >= 8, raw.prefix(8).elementsEqual(magic) else {
             return .failure(Problem(offset: 0, reason: "not a LogStore identity file (wrong magic)"))
         }

@@ -12,28 +12,39 @@
 /// `reserved_ids` keeps the id reservation alive when compaction deletes the segments whose
 /// `reserveIDs` frames held it. Flag bit 0 says the store was closed cleanly, with `append_segment`
 /// (0: none) of `append_size` bytes. Version 1 (still read) has no flags and no clean-close fields.
-struct SegmentManifest: Equatable {
-    static let fileName = "SEGMENTS"
-    static let magic: [UInt8] = Array("LOGSTMAN".utf8)
-    static let version: UInt16 = 2
-    static let cleanCloseFlag: UInt16 = 1
+package struct SegmentManifest: Equatable {
+    package static let fileName = "SEGMENTS"
+    package static let magic: [UInt8] = Array("LOGSTMAN".utf8)
+    package static let version: UInt16 = 2
+    package static let cleanCloseFlag: UInt16 = 1
 
     /// What a clean close recorded: the append segment (0 when there was none) and its exact size.
-    struct CleanClose: Equatable {
-        var appendSegment: UInt32
-        var appendSize: UInt64
+    package struct CleanClose: Equatable {
+        package var appendSegment: UInt32
+        package var appendSize: UInt64
+
+        package init(appendSegment: UInt32, appendSize: UInt64) {
+            self.appendSegment = appendSegment
+            self.appendSize = appendSize
+        }
     }
 
-    var segments: [UInt32]
+    package var segments: [UInt32]
     /// Ids below this are reserved.
-    var reservedIDs: UInt64
+    package var reservedIDs: UInt64
     /// Set only by a clean close; any open for writing removes it before it writes.
-    var cleanClose: CleanClose?
+    package var cleanClose: CleanClose?
+
+    package init(segments: [UInt32], reservedIDs: UInt64, cleanClose: CleanClose?) {
+        self.segments = segments
+        self.reservedIDs = reservedIDs
+        self.cleanClose = cleanClose
+    }
 
     /// Size of the fixed part before the segment numbers, by version.
     private static func headerSize(_ version: UInt16) -> Int { version == 1 ? 24 : 40 }
 
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         let start = Self.headerSize(Self.version)
         var bytes = [UInt8](repeating: 0, count: start + segments.count * 4 + 8)
         bytes.withUnsafeMutableBytes { raw in
@@ -53,14 +64,14 @@ struct SegmentManifest: Equatable {
     }
 
     /// Why a manifest is not valid, and at which offset.
-    struct Problem: Error, Equatable {
-        var offset: UInt64
-        var reason: String
-        var isUnsupportedVersion = false
+    package struct Problem: Error, Equatable {
+        package var offset: UInt64
+        package var reason: String
+        package var isUnsupportedVersion = false
     }
 
     /// Decodes and checks a manifest of version 1 or 2: magic, version, length, checksum.
-    static func decode(_ raw: UnsafeRawBufferPointer) -> Result<SegmentManifest, Problem> {
+    package static func decode(_ raw: UnsafeRawBufferPointer) -> Result<SegmentManifest, Problem> {
         guard let base = raw.baseAddress, raw.count >= 8, raw.prefix(8).elementsEqual(magic) else {
             return .failure(Problem(offset: 0, reason: "damaged segment manifest (wrong magic)"))
         }

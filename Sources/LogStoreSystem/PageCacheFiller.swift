@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 import Foundation
 
 /// Prepares the region of a file just ahead of a sequential writer, on a thread of its own: it brings
@@ -25,37 +27,37 @@ import Foundation
 ///
 /// `@unchecked Sendable` is not needed: the state is a ``ConditionLock``; the descriptor is an `Int32`
 /// the owner keeps open until ``stop()`` has returned.
-final class PageCacheFiller: Sendable {
+package final class PageCacheFiller: Sendable {
     /// How far past the writer zeros start: writeback of a chunk is done long before the writer arrives.
-    static let zeroGap: UInt64 = 64 << 10
+    package static let zeroGap = LogFormat.prefillGap
     /// How far past the writer zeros reach.
-    static let zeroWindow: UInt64 = 1 << 20
+    package static let zeroWindow = LogFormat.prefillWindow
     /// The piece written at once (and what a claim may have to wait for).
-    static let zeroChunk: UInt64 = 64 << 10
+    package static let zeroChunk = LogFormat.prefillChunk
     /// Zeros are written only while the writer advances by less than this per write, on average.
-    static let smallAdvance: UInt64 = 64 << 10
+    package static let smallAdvance: UInt64 = 64 << 10
 
     private struct State {
         /// Fill up to this offset (the writer's position plus the window, capped at the extended size).
-        var target: UInt64 = 0
+        package var target: UInt64 = 0
         /// The page cache is filled up to here.
-        var filled: UInt64 = 0
+        package var filled: UInt64 = 0
         /// The end of the writer's last claimed write: nothing below it is ever zeroed.
-        var claimed: UInt64 = 0
+        package var claimed: UInt64 = 0
         /// Average advance per claim (an exponential moving average over about eight claims).
-        var averageAdvance: UInt64 = 0
+        package var averageAdvance: UInt64 = 0
         /// Claims so far: the average means something after eight.
-        var claims = 0
+        package var claims = 0
         /// Zeros are written (and their writeback started) up to here.
-        var zeroed: UInt64 = 0
+        package var zeroed: UInt64 = 0
         /// The chunk the thread is writing zeros to now.
-        var zeroing: Range<UInt64>?
+        package var zeroing: Range<UInt64>?
         /// Writing zeros failed (no space, say): the thread writes no more.
-        var zeroFailed = false
+        package var zeroFailed = false
         /// The thread waits for work.
-        var idle = false
-        var stopped = false
-        var finished = false
+        package var idle = false
+        package var stopped = false
+        package var finished = false
     }
 
     private enum Work {
@@ -71,7 +73,7 @@ final class PageCacheFiller: Sendable {
 
     /// Starts preparing `fd`'s region from `start` (the writer's position; what lies before it is written)
     /// up to `window` bytes ahead of the writer, never beyond `limit`; with zeros when `zeroFill` is on.
-    init(fd: Int32, io: SystemIO, window: UInt64, limit: UInt64, from start: UInt64 = 0, zeroFill: Bool = false) {
+    package init(fd: Int32, io: SystemIO, window: UInt64, limit: UInt64, from start: UInt64 = 0, zeroFill: Bool = false) {
         self.window = window
         self.limit = limit
         self.zeroFill = zeroFill
@@ -148,7 +150,7 @@ final class PageCacheFiller: Sendable {
 
     /// The writer is about to write up to `end`: returns once no zeros are being written below it, and
     /// from then on none will be. Keeps the region ahead of it prepared.
-    func claim(through end: UInt64) {
+    package func claim(through end: UInt64) {
         let wake = state.waitUntil { state -> Bool? in
             if let zeroing = state.zeroing, zeroing.lowerBound < end { return nil }
             let advance = end > state.claimed ? end - state.claimed : 0
@@ -164,7 +166,7 @@ final class PageCacheFiller: Sendable {
     }
 
     /// Stops the thread and waits until it no longer uses the descriptor.
-    func stop() {
+    package func stop() {
         state.withLock { $0.stopped = true }
         state.broadcast()
         _ = state.waitUntil { $0.finished ? true : nil }

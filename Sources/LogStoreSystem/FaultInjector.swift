@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -50,14 +52,14 @@ public final class FaultInjector: Sendable {
 
     /// Which calls a rule applies to, and how many of them are left.
     private struct Rule<Effect: Sendable>: Sendable {
-        var operation: Operation
+        package var operation: Operation
         /// Only calls on a path ending with this; nil for every call of `operation`.
-        var pathSuffix: String?
-        var effect: Effect
-        var skip: Int
-        var remaining: Int
+        package var pathSuffix: String?
+        package var effect: Effect
+        package var skip: Int
+        package var remaining: Int
 
-        func matches(_ operation: Operation, _ path: String?) -> Bool {
+        package func matches(_ operation: Operation, _ path: String?) -> Bool {
             guard operation == self.operation else { return false }
             guard let pathSuffix else { return true }
             return path?.hasSuffix(pathSuffix) ?? false
@@ -117,7 +119,7 @@ public final class FaultInjector: Sendable {
 
     /// Runs the action armed for this call, if any, then returns the fault armed for it, if any; counts
     /// the call. The action runs outside the injector's locks (it may call into other stores).
-    func fault(for operation: Operation, path: String?) -> Fault? {
+    package func fault(for operation: Operation, path: String?) -> Fault? {
         counts.withLock { $0[operation, default: 0] += 1 }
         if let action = actions.withLock({ Self.next(in: &$0, operation, path) }) { action(path ?? "") }
         return rules.withLock { Self.next(in: &$0, operation, path) }

@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -14,9 +16,9 @@
 /// "Readers beside a writer" in `Documentation/Format.md`).
 ///
 /// Descriptors not handed over with ``take(_:)`` are closed when the object goes away.
-final class PinnedSegments {
+package final class PinnedSegments {
     /// What pinning found.
-    enum Outcome {
+    package enum Outcome {
         /// Every segment is open.
         case pinned(PinnedSegments)
         /// A segment of the listing is gone (`ENOENT`): the store changed after the listing.
@@ -35,7 +37,7 @@ final class PinnedSegments {
     /// Opens (read-only) each segment in `numbers` of `directory`.
     /// - throws: ``LogStoreError`` with code `ioError` when a segment cannot be opened for another
     ///   reason than that it is gone.
-    static func pin(_ numbers: [UInt32], in directory: String, io: SystemIO) throws(LogStoreError) -> Outcome {
+    package static func pin(_ numbers: [UInt32], in directory: String, io: SystemIO) throws(LogStoreError) -> Outcome {
         let pinned = PinnedSegments(io: io)
         for number in numbers {
             let path = directory + "/" + LogFormat.segmentFileName(number)
@@ -51,9 +53,9 @@ final class PinnedSegments {
     }
 
     /// The descriptor of segment `number`, still owned by this object; nil when it is not pinned.
-    func descriptor(_ number: UInt32) -> Int32? { descriptors[number] }
+    package func descriptor(_ number: UInt32) -> Int32? { descriptors[number] }
 
     /// Hands the descriptor of segment `number` over to the caller, who must close it (e.g. by giving
     /// it to ``SegmentFile/map(number:path:fd:capacity:populate:io:)``).
-    func take(_ number: UInt32) -> Int32? { descriptors.removeValue(forKey: number) }
+    package func take(_ number: UInt32) -> Int32? { descriptors.removeValue(forKey: number) }
 }

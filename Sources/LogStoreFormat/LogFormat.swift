@@ -2,57 +2,67 @@
 ///
 /// The format is specified in `Documentation/Format.md`; keep the two in step. All integers on
 /// disk are little-endian.
-enum LogFormat {
+package enum LogFormat {
     /// The 8 bytes every segment file starts with: `LOGSTSEG`.
-    static let segmentMagic: [UInt8] = Array("LOGSTSEG".utf8)
+    package static let segmentMagic: [UInt8] = Array("LOGSTSEG".utf8)
     /// The segment format version this code writes and the highest it reads.
-    static let formatVersion: UInt16 = 1
+    package static let formatVersion: UInt16 = 1
     /// Size of the segment header, including its trailing checksum.
-    static let segmentHeaderSize = 48
+    package static let segmentHeaderSize = 48
     /// Size of the fixed part of a frame, before the reference list.
-    static let frameHeaderSize = 36
+    package static let frameHeaderSize = 36
     /// Size of the trailing XXH3-64 checksum of a frame.
-    static let frameChecksumSize = 8
+    package static let frameChecksumSize = 8
     /// Size of one reference in a frame's reference list.
-    static let referenceSize = 8
+    package static let referenceSize = 8
     /// Smallest possible frame: header, no references, empty payload, checksum.
-    static let minimumFrameSize = frameHeaderSize + frameChecksumSize
+    package static let minimumFrameSize = frameHeaderSize + frameChecksumSize
     /// File name extension of segment files (`0000000001.seg`).
-    static let segmentExtension = "seg"
+    package static let segmentExtension = "seg"
     /// Digits of the zero-padded segment number in a segment file name.
-    static let segmentNameDigits = 10
+    package static let segmentNameDigits = 10
     /// Name of the lock file in the store directory.
-    static let lockFileName = "LOCK"
+    package static let lockFileName = "LOCK"
     /// Infix of the side files that keep the bytes cut off a torn tail (`N.seg.torn-TIME`).
-    static let tornSuffix = ".torn-"
+    package static let tornSuffix = ".torn-"
     /// How many ids one `reserveIDs` frame reserves ahead of the allocator.
-    static let idReservationBlock: UInt64 = 64
+    package static let idReservationBlock: UInt64 = 64
     /// The largest object id: 2^63 − 1. Valid ids are 1 … `maxObjectID`; a `reserveIDs` frame may name
     /// one more (`maxObjectID + 1`, "every id reserved"). Half of the 64-bit range, so that arithmetic on
     /// ids and reservations (`id + 1`, `id + idReservationBlock`) can never overflow, and ids fit a
     /// signed 64-bit integer in other languages and tools.
-    static let maxObjectID: UInt64 = (1 << 63) - 1
+    package static let maxObjectID: UInt64 = (1 << 63) - 1
     /// The largest sequence number: 2^63 − 1. Valid sequence numbers are 0 … `maxSequence`.
-    static let maxSequence: UInt64 = (1 << 63) - 1
+    package static let maxSequence: UInt64 = (1 << 63) - 1
     /// Segment header flag: the segment is a compaction output, written completely under a temporary
     /// name and renamed into place; the writer never appends to it, so it never has a torn tail.
-    static let compactedSegmentFlag: UInt32 = 1 << 0
+    package static let compactedSegmentFlag: UInt32 = 1 << 0
     /// Suffix of a compaction output while it is being written; leftovers are deleted on open.
-    static let compactingSuffix = ".compacting"
+    package static let compactingSuffix = ".compacting"
     /// Suffix of a hint file while it is being written; leftovers are deleted on open.
-    static let writingSuffix = ".writing"
+    package static let writingSuffix = ".writing"
     /// Dictionary id meaning "no dictionary"; the only one version 1 accepts.
-    static let noDictionary: UInt16 = 0
+    package static let noDictionary: UInt16 = 0
+
+    /// Zeros prefilled ahead of the writer (the page-cache prefill of small durable commits) start this
+    /// far past the end of the last commit.
+    package static let prefillGap: UInt64 = 64 << 10
+    /// Zeros prefilled ahead of the writer reach at most this far past the end of the last commit (plus
+    /// one ``prefillChunk``): past it a crash leaves only holes or nothing. Recovery's torn-group rule
+    /// (Format.md, "Torn groups") rests on this bound.
+    package static let prefillWindow: UInt64 = 1 << 20
+    /// The piece in which zeros are prefilled.
+    package static let prefillChunk: UInt64 = 64 << 10
 
     /// File name of segment `number`.
-    static func segmentFileName(_ number: UInt32) -> String {
+    package static func segmentFileName(_ number: UInt32) -> String {
         let digits = String(number)
         return String(repeating: "0", count: max(0, segmentNameDigits - digits.count)) + digits + "."
             + segmentExtension
     }
 
     /// The segment number in a segment file name, or nil when the name is not one.
-    static func segmentNumber(fromFileName name: String) -> UInt32? {
+    package static func segmentNumber(fromFileName name: String) -> UInt32? {
         let suffix = "." + segmentExtension
         guard name.hasSuffix(suffix) else { return nil }
         let stem = name.dropLast(suffix.count)
@@ -62,7 +72,7 @@ enum LogFormat {
 }
 
 /// The kind byte of a frame.
-enum FrameKind: UInt8, Sendable {
+package enum FrameKind: UInt8, Sendable {
     /// Stores (or replaces) an object record.
     case put = 1
     /// A tombstone: the object is deleted.
@@ -79,18 +89,19 @@ enum FrameKind: UInt8, Sendable {
 }
 
 /// The flag bits of a frame.
-struct FrameFlags: OptionSet, Sendable {
-    let rawValue: UInt8
+package struct FrameFlags: OptionSet, Sendable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
     /// The stored payload is an LZ4 block; `originalLength` is its decompressed size.
-    static let compressed = FrameFlags(rawValue: 1 << 0)
+    package static let compressed = FrameFlags(rawValue: 1 << 0)
     /// This frame ends a batch: it and every frame since the previous commit become visible together.
-    static let commit = FrameFlags(rawValue: 1 << 1)
+    package static let commit = FrameFlags(rawValue: 1 << 1)
     /// On a put: the object is pinned, a root of its own that is never collected.
-    static let pinned = FrameFlags(rawValue: 1 << 2)
+    package static let pinned = FrameFlags(rawValue: 1 << 2)
     /// On a delete: the tombstone was written by the garbage collector, not by an explicit delete.
-    static let collected = FrameFlags(rawValue: 1 << 3)
+    package static let collected = FrameFlags(rawValue: 1 << 3)
     /// Every bit version 1 knows; any other bit set makes the frame invalid.
-    static let known: FrameFlags = [.compressed, .commit, .pinned, .collected]
+    package static let known: FrameFlags = [.compressed, .commit, .pinned, .collected]
 }
 
 /// The documented limits of a store.

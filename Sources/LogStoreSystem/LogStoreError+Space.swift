@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -7,7 +9,7 @@
 extension LogStoreError {
     /// An `ioError` for a write of `bytes` bytes that failed; when the file system is full (`ENOSPC`,
     /// `EDQUOT`), the message says so and how much free space the write needs.
-    static func writeFailed(
+    package static func writeFailed(
         _ what: String, file: String, bytes: Int, offset: UInt64? = nil, underlying: SystemError
     ) -> LogStoreError {
         guard underlying.errno == ENOSPC || underlying.errno == EDQUOT else {

@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 /// A private copy of the start of a segment file, read with `pread(2)`, for a reader that must not read
 /// the file through its mapping.
 ///
@@ -7,15 +9,15 @@
 /// (`SIGBUS`) when touched. A `pread` past the end just returns fewer bytes, so such a reader scans a
 /// copy instead. Readers without a writer beside them, and every read of a record after the open, only
 /// touch frames already written, which no writer cuts, and use the mapping.
-final class SegmentCopy {
+package final class SegmentCopy {
     /// The bytes copied: the first `count` bytes of the file, or fewer when it ended sooner.
-    let bytes: UnsafeRawBufferPointer
+    package let bytes: UnsafeRawBufferPointer
     /// The memory they are in, owned by this object.
     private let storage: UnsafeMutableRawBufferPointer
 
     /// Copies the first `count` bytes of the file open at `fd`.
     /// - throws: ``SystemError`` when `pread` fails.
-    init(fd: Int32, count: Int, path: String, io: SystemIO) throws(SystemError) {
+    package init(fd: Int32, count: Int, path: String, io: SystemIO) throws(SystemError) {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 0), alignment: 16)
         do {
             let read = try io.read(fd, into: storage, at: 0, path: path)

@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -50,7 +52,7 @@ package final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Holding the lock, calls `check` until it returns a value, waiting for a ``broadcast()`` in between.
-    func waitUntil<Result>(_ check: (inout State) -> Result?) -> Result {
+    package func waitUntil<Result>(_ check: (inout State) -> Result?) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
@@ -60,14 +62,14 @@ package final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Holding the lock, calls `check` until it returns a value or the monotonic clock passes
-    /// `deadline` (nanoseconds, as `Clock.monotonicNanoseconds()`), waiting for ``signalTimed()`` in
+    /// `deadline` (nanoseconds, as `SystemClock.monotonicNanoseconds()`), waiting for ``signalTimed()`` in
     /// between. Returns nil when the deadline passed first.
-    func waitUntil<Result>(deadline: UInt64, _ check: (inout State) -> Result?) -> Result? {
+    package func waitUntil<Result>(deadline: UInt64, _ check: (inout State) -> Result?) -> Result? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
             if let result = check(&state) { return result }
-            let now = Clock.monotonicNanoseconds()
+            let now = SystemClock.monotonicNanoseconds()
             guard now < deadline else { return nil }
             #if os(Linux)
                 var until = timespec(
@@ -83,12 +85,12 @@ package final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Wakes the thread in ``waitUntil(deadline:_:)``, if any.
-    func signalTimed() {
+    package func signalTimed() {
         pthread_cond_signal(timedCondition)
     }
 
     /// Wakes every thread in ``waitUntil(_:)``.
-    func broadcast() {
+    package func broadcast() {
         pthread_mutex_lock(mutex)
         pthread_cond_broadcast(condition)
         pthread_mutex_unlock(mutex)

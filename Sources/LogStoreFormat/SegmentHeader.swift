@@ -1,17 +1,27 @@
 /// The 48-byte header at the start of every segment file.
-struct SegmentHeader: Equatable, Sendable {
-    var formatVersion: UInt16 = LogFormat.formatVersion
-    var segmentNumber: UInt32
+package struct SegmentHeader: Equatable, Sendable {
+    package var formatVersion: UInt16 = LogFormat.formatVersion
+    package var segmentNumber: UInt32
     /// Creation time, milliseconds since 1970.
-    var createdAtMilliseconds: UInt64
+    package var createdAtMilliseconds: UInt64
     /// Header flags (``LogFormat/compactedSegmentFlag``).
-    var flags: UInt32 = 0
+    package var flags: UInt32 = 0
+
+    package init(
+        formatVersion: UInt16 = LogFormat.formatVersion, segmentNumber: UInt32, createdAtMilliseconds: UInt64,
+        flags: UInt32 = 0
+    ) {
+        self.formatVersion = formatVersion
+        self.segmentNumber = segmentNumber
+        self.createdAtMilliseconds = createdAtMilliseconds
+        self.flags = flags
+    }
 
     /// Whether the compactor wrote this segment (complete before it was named; never appended to).
-    var isCompactionOutput: Bool { flags & LogFormat.compactedSegmentFlag != 0 }
+    package var isCompactionOutput: Bool { flags & LogFormat.compactedSegmentFlag != 0 }
 
     /// The header's bytes.
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: LogFormat.segmentHeaderSize)
         bytes.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
@@ -28,14 +38,14 @@ struct SegmentHeader: Equatable, Sendable {
     }
 
     /// Why a header is not valid.
-    enum Problem: Error, Equatable {
+    package enum Problem: Error, Equatable {
         case truncated(Int)
         case badMagic
         case badChecksum
         case unsupportedVersion(UInt16)
         case invalidField(String)
 
-        var reason: String {
+        package var reason: String {
             switch self {
             case .truncated(let size): return "segment header truncated (\(size) of 48 bytes)"
             case .badMagic: return "not a LogStore segment (wrong magic)"
@@ -47,7 +57,7 @@ struct SegmentHeader: Equatable, Sendable {
     }
 
     /// Decodes and checks a header from the first bytes of a segment.
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<SegmentHeader, Problem> {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<SegmentHeader, Problem> {
         guard let base = bytes.baseAddress, bytes.count >= LogFormat.segmentHeaderSize else {
             return .failure(.truncated(bytes.count))
         }

@@ -2,7 +2,7 @@
 extension UnsafeRawPointer {
     /// Reads a little-endian integer at `offset`, whatever its alignment.
     @inline(__always)
-    func readLE<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+    package func readLE<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
         T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 }
@@ -10,7 +10,7 @@ extension UnsafeRawPointer {
 extension UnsafeMutableRawPointer {
     /// Writes `value` little-endian at `offset`, whatever its alignment.
     @inline(__always)
-    func writeLE<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+    package func writeLE<T: FixedWidthInteger>(_ value: T, at offset: Int) {
         storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
     }
 }

@@ -1,13 +1,15 @@
 /// Appends frames to a ``WriteBuffer`` in the on-disk format of `Documentation/Format.md`.
-struct FrameEncoder {
+package struct FrameEncoder {
     /// Compress payloads at least this long; 0 turns compression off.
-    var compressionMinimumSize: Int
+    package var compressionMinimumSize: Int
+
+    package init(compressionMinimumSize: Int) { self.compressionMinimumSize = compressionMinimumSize }
 
     /// Appends one frame and returns its total size in bytes.
     ///
     /// The caller has validated the limits (payload size, reference count).
     @discardableResult
-    func append(
+    package func append(
         kind: FrameKind,
         flags: FrameFlags,
         sequence: UInt64,
@@ -58,7 +60,7 @@ struct FrameEncoder {
     }
 
     /// Sets the commit flag of the frame at `frameStart` of `buffer` and recomputes its checksum.
-    static func markCommit(in buffer: WriteBuffer, frameStart: Int, length: Int) {
+    package static func markCommit(in buffer: WriteBuffer, frameStart: Int, length: Int) {
         guard length >= LogFormat.minimumFrameSize, frameStart + length <= buffer.count else { return }
         let start = buffer.base + frameStart
         let flags = start.load(fromByteOffset: 1, as: UInt8.self) | FrameFlags.commit.rawValue

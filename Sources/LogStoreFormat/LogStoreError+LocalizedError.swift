@@ -6,9 +6,3 @@ extension LogStoreError: LocalizedError {
     /// The same text as ``description``.
     public var errorDescription: String? { description }
 }
-
-/// Foundation's `localizedDescription` of a failed system call is its ``SystemError/description``.
-extension SystemError: LocalizedError {
-    /// The same text as ``description``.
-    public var errorDescription: String? { description }
-}

@@ -1,9 +1,9 @@
 import CLZ4
 
 /// LZ4 block compression of payloads.
-enum Compression {
+package enum Compression {
     /// Upper bound of the compressed size of `count` bytes.
-    static func bound(_ count: Int) -> Int {
+    package static func bound(_ count: Int) -> Int {
         Int(LZ4_compressBound(Int32(count)))
     }
 
@@ -11,7 +11,7 @@ enum Compression {
     ///
     /// - returns: the compressed size, or nil when compression failed or would not make the data
     ///   smaller (the caller then stores the bytes raw).
-    static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawPointer, capacity: Int)
+    package static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawPointer, capacity: Int)
         -> Int?
     {
         guard let base = source.baseAddress, source.count > 0 else { return nil }
@@ -29,7 +29,7 @@ enum Compression {
     ///
     /// `LZ4_decompress_safe` never reads or writes outside the given buffers, whatever the input.
     /// - returns: the bytes, or nil when the block is malformed or has another length.
-    static func decompress(_ source: UnsafeRawBufferPointer, originalLength: Int) -> [UInt8]? {
+    package static func decompress(_ source: UnsafeRawBufferPointer, originalLength: Int) -> [UInt8]? {
         guard let base = source.baseAddress, originalLength > 0 else { return nil }
         var valid = false
         let result = [UInt8](unsafeUninitializedCapacity: originalLength) { buffer, initialized in

@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -13,9 +15,9 @@
 /// like any other failed write. This is done once per process, when the first store (or verification)
 /// opens, and only while the signal has its default action: a handler or mask the application set
 /// itself is left alone.
-enum FileSizeLimitSignal {
+package enum FileSizeLimitSignal {
     /// Sets `SIGXFSZ` to be ignored if it has its default action; runs once per process.
-    static func ignore() { _ = once }
+    package static func ignore() { _ = once }
 
     private static let once: Void = {
         var current = sigaction()

@@ -1,24 +1,24 @@
 /// A frame found in a segment, decoded without copying: offsets point into the segment's bytes.
-struct DecodedFrame {
-    var kind: FrameKind
-    var flags: FrameFlags
-    var sequence: UInt64
-    var id: UInt64
-    var typeTag: UInt32
-    var referenceCount: Int
-    var storedLength: Int
-    var originalLength: Int
+package struct DecodedFrame {
+    package var kind: FrameKind
+    package var flags: FrameFlags
+    package var sequence: UInt64
+    package var id: UInt64
+    package var typeTag: UInt32
+    package var referenceCount: Int
+    package var storedLength: Int
+    package var originalLength: Int
     /// Offset of the frame in the segment.
-    var offset: Int
+    package var offset: Int
     /// Total size of the frame, checksum included.
-    var length: Int
+    package var length: Int
 
-    var referencesOffset: Int { offset + LogFormat.frameHeaderSize }
-    var payloadOffset: Int { referencesOffset + referenceCount * LogFormat.referenceSize }
+    package var referencesOffset: Int { offset + LogFormat.frameHeaderSize }
+    package var payloadOffset: Int { referencesOffset + referenceCount * LogFormat.referenceSize }
 }
 
 /// Why bytes at some offset are not a valid frame.
-enum FrameProblem: Error, Equatable, Sendable {
+package enum FrameProblem: Error, Equatable, Sendable {
     /// The frame would run past the end of the available bytes (a torn write, when at the tail).
     case truncated(needed: Int, available: Int)
     /// A field holds an impossible value.
@@ -26,7 +26,7 @@ enum FrameProblem: Error, Equatable, Sendable {
     /// The stored checksum does not match the bytes.
     case checksumMismatch(stored: UInt64, computed: UInt64)
 
-    var reason: String {
+    package var reason: String {
         switch self {
         case .truncated(let needed, let available):
             return "frame needs \(needed) bytes but only \(available) remain"
@@ -40,12 +40,12 @@ enum FrameProblem: Error, Equatable, Sendable {
 }
 
 /// Reads frames from a segment's bytes, checking every field and the checksum before anything is used.
-enum FrameDecoder {
+package enum FrameDecoder {
     /// Decodes the frame at `offset` of `bytes` (the segment from its first byte to its end).
     ///
     /// - parameter verifyChecksum: false only where every frame that is used is checked later (the
     ///   compactor checks each frame it copies, and skips the rest).
-    static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int, verifyChecksum: Bool = true)
+    package static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int, verifyChecksum: Bool = true)
         -> Result<DecodedFrame, FrameProblem>
     {
         let available = bytes.count - offset
@@ -113,12 +113,12 @@ enum FrameDecoder {
     ///
     /// A `reserveIDs` frame may name one id more than the largest ("every id reserved"); a `seal`
     /// frame's id is its offset (checked by the scanner); a `removeRoot` frame's id is not used.
-    static func rangeProblem(of frame: DecodedFrame) -> String? {
+    package static func rangeProblem(of frame: DecodedFrame) -> String? {
         rangeProblem(kind: frame.kind, sequence: frame.sequence, id: frame.id)
     }
 
     /// ``rangeProblem(of:)`` for the fields of a frame or of a hint entry.
-    static func rangeProblem(kind: FrameKind, sequence: UInt64, id: UInt64) -> String? {
+    package static func rangeProblem(kind: FrameKind, sequence: UInt64, id: UInt64) -> String? {
         if sequence > LogFormat.maxSequence {
             return "sequence number \(sequence) is larger than the largest sequence number \(LogFormat.maxSequence)"
         }
@@ -141,7 +141,7 @@ enum FrameDecoder {
     ///
     /// Used to tell a torn tail (nothing valid after the damage) from corruption in the middle of
     /// the log (valid frames follow), and by `verify` to go on after damage.
-    static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
+    package static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
         var candidate = offset + 1
         let last = bytes.count - LogFormat.minimumFrameSize
         guard let base = bytes.baseAddress, candidate <= last else { return nil }
@@ -158,7 +158,7 @@ enum FrameDecoder {
     }
 
     /// The references of a decoded frame.
-    static func references(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [ObjectID] {
+    package static func references(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [ObjectID] {
         guard frame.referenceCount > 0, let base = bytes.baseAddress else { return [] }
         let start = UnsafeRawPointer(base + frame.referencesOffset)
         return (0..<frame.referenceCount).map {
@@ -169,7 +169,7 @@ enum FrameDecoder {
     /// The payload of a decoded frame, decompressed when it was stored compressed.
     ///
     /// - returns: nil when a compressed payload does not decompress to its recorded length.
-    static func payload(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+    package static func payload(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         guard let base = bytes.baseAddress else { return frame.storedLength == 0 ? [] : nil }
         let stored = UnsafeRawBufferPointer(start: base + frame.payloadOffset, count: frame.storedLength)
         if frame.flags.contains(.compressed) {
@@ -180,7 +180,7 @@ enum FrameDecoder {
 
     /// Calls `body` with each reference of the frame at `offset`, reading only the header and the
     /// reference list (no checksum: for frames that were checked when the store was opened).
-    static func forEachStoredReference(in bytes: UnsafeRawBufferPointer, at offset: Int, _ body: (UInt64) -> Void) {
+    package static func forEachStoredReference(in bytes: UnsafeRawBufferPointer, at offset: Int, _ body: (UInt64) -> Void) {
         guard let base = bytes.baseAddress, offset >= 0, offset + LogFormat.frameHeaderSize <= bytes.count else {
             return
         }
@@ -193,7 +193,7 @@ enum FrameDecoder {
     }
 
     /// Whether a decoded frame's stored checksum matches its bytes.
-    static func checksumMatches(_ frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func checksumMatches(_ frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress, frame.offset + frame.length <= bytes.count else { return false }
         let start = base + frame.offset
         let checked = frame.length - LogFormat.frameChecksumSize

@@ -15,16 +15,16 @@
 /// - every valid frame after the damage is newer than every frame before it.
 ///
 /// Such a tail is cut like any torn tail (and kept in a side file); anything else stays corruption.
-enum TornGroup {
+package enum TornGroup {
     /// How far past the end of the last commit a torn group's bytes can lie.
-    static let window = Int(PageCacheFiller.zeroWindow + PageCacheFiller.zeroChunk)
+    package static let window = Int(LogFormat.prefillWindow + LogFormat.prefillChunk)
     /// The unit a disk may lose on its own.
-    static let sector = 512
+    package static let sector = 512
 
     /// Whether the damage at `damage` (after the last commit, which ends at `committedEnd` and whose
     /// newest frame has sequence `newestSequence`), followed by a valid frame at `nextValidFrame`, is a
     /// torn group.
-    static func isTorn(
+    package static func isTorn(
         _ bytes: UnsafeRawBufferPointer, committedEnd: Int, damage: Int, nextValidFrame: Int, newestSequence: UInt64
     ) -> Bool {
         guard committedEnd <= damage, damage < nextValidFrame, nextValidFrame <= bytes.count else { return false }

@@ -9,39 +9,39 @@
 ///            u32 type_tag, u32 offset, u32 length, u32 name_length, u64 reference*, u8 name*
 /// checksum:= u64 XXH3-64 of every byte before it
 /// ```
-struct HintFile: Equatable {
+package struct HintFile: Equatable {
     /// One committed frame of the segment.
-    struct Entry: Equatable {
-        var kind: FrameKind
-        var flags: FrameFlags
-        var sequence: UInt64
-        var id: UInt64
-        var typeTag: UInt32
-        var offset: UInt32
-        var length: UInt32
-        var references: [ObjectID]
+    package struct Entry: Equatable {
+        package var kind: FrameKind
+        package var flags: FrameFlags
+        package var sequence: UInt64
+        package var id: UInt64
+        package var typeTag: UInt32
+        package var offset: UInt32
+        package var length: UInt32
+        package var references: [ObjectID]
         /// The root name of `setRoot` / `removeRoot` frames.
-        var name: [UInt8]
+        package var name: [UInt8]
     }
 
-    static let magic: [UInt8] = Array("LOGSTHNT".utf8)
-    static let version: UInt16 = 1
-    static let headerSize = 48
-    static let entrySize = 40
-    static let fileExtension = "hint"
+    package static let magic: [UInt8] = Array("LOGSTHNT".utf8)
+    package static let version: UInt16 = 1
+    package static let headerSize = 48
+    package static let entrySize = 40
+    package static let fileExtension = "hint"
 
-    var segmentNumber: UInt32
+    package var segmentNumber: UInt32
     /// Size of the segment file this hint describes; a hint for another size is stale.
-    var segmentSize: UInt64
-    var entries: [Entry]
+    package var segmentSize: UInt64
+    package var entries: [Entry]
 
     /// File name of the hint of segment `number` (`0000000001.hint`).
-    static func fileName(_ number: UInt32) -> String {
+    package static func fileName(_ number: UInt32) -> String {
         String(LogFormat.segmentFileName(number).dropLast(LogFormat.segmentExtension.count)) + fileExtension
     }
 
     /// The hint of a sealed segment, from a scan of its frames (which checks every checksum).
-    static func build(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> HintFile? {
+    package static func build(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> HintFile? {
         var entries: [Entry] = []
         // Room for one entry per 128 bytes at once (reserved memory is not touched until used), instead of
         // growing the array through every doubling from empty; segments of smaller records grow it further.
@@ -65,7 +65,7 @@ struct HintFile: Equatable {
     /// or a list of the frames. The first scan sizes the file, the second writes it: holding the decoded
     /// frames instead would take ~90 bytes per frame of fresh memory, which costs more than a scan here.
     /// Compaction writes one per output, so this is on its path.
-    static func encodedHint(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+    package static func encodedHint(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         var size = headerSize + LogFormat.frameChecksumSize
         var count = 0
         var compressedName = false
@@ -131,7 +131,7 @@ struct HintFile: Equatable {
     }
 
     /// The file's bytes.
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var size = Self.headerSize + LogFormat.frameChecksumSize
         for entry in entries { size += Self.entrySize + entry.references.count * 8 + entry.name.count }
         var bytes = [UInt8](repeating: 0, count: size)
@@ -170,7 +170,7 @@ struct HintFile: Equatable {
     }
 
     /// Decodes and checks a hint file; the reason when it is not valid.
-    static func decode(_ raw: UnsafeRawBufferPointer) -> Result<HintFile, HintProblem> {
+    package static func decode(_ raw: UnsafeRawBufferPointer) -> Result<HintFile, HintProblem> {
         guard let base = raw.baseAddress, raw.count >= headerSize + LogFormat.frameChecksumSize else {
             return .failure(HintProblem("hint file truncated (\(raw.count) bytes)"))
         }
@@ -221,48 +221,48 @@ struct HintFile: Equatable {
 }
 
 /// Why a hint file cannot be used.
-struct HintProblem: Error, Equatable {
-    var reason: String
-    init(_ reason: String) { self.reason = reason }
+package struct HintProblem: Error, Equatable {
+    package var reason: String
+    package init(_ reason: String) { self.reason = reason }
 }
 
 /// Reading a hint file in place: checks it once, then hands out its entries without copying them.
-struct HintReader {
+package struct HintReader {
     /// One entry, read from the hint's bytes.
-    struct EntryView {
-        let base: UnsafeRawPointer
+    package struct EntryView {
+        package let base: UnsafeRawPointer
         /// Byte offset of the entry in the hint.
-        let at: Int
+        package let at: Int
 
-        var kind: FrameKind { FrameKind(rawValue: base.load(fromByteOffset: at, as: UInt8.self)) ?? .put }
-        var flags: FrameFlags { FrameFlags(rawValue: base.load(fromByteOffset: at + 1, as: UInt8.self)) }
-        var referenceCount: Int { Int(base.readLE(UInt32.self, at: at + 4)) }
-        var sequence: UInt64 { base.readLE(UInt64.self, at: at + 8) }
-        var id: UInt64 { base.readLE(UInt64.self, at: at + 16) }
-        var typeTag: UInt32 { base.readLE(UInt32.self, at: at + 24) }
-        var offset: UInt32 { base.readLE(UInt32.self, at: at + 28) }
-        var length: UInt32 { base.readLE(UInt32.self, at: at + 32) }
-        var nameLength: Int { Int(base.readLE(UInt32.self, at: at + 36)) }
-        var size: Int { HintFile.entrySize + referenceCount * 8 + nameLength }
+        package var kind: FrameKind { FrameKind(rawValue: base.load(fromByteOffset: at, as: UInt8.self)) ?? .put }
+        package var flags: FrameFlags { FrameFlags(rawValue: base.load(fromByteOffset: at + 1, as: UInt8.self)) }
+        package var referenceCount: Int { Int(base.readLE(UInt32.self, at: at + 4)) }
+        package var sequence: UInt64 { base.readLE(UInt64.self, at: at + 8) }
+        package var id: UInt64 { base.readLE(UInt64.self, at: at + 16) }
+        package var typeTag: UInt32 { base.readLE(UInt32.self, at: at + 24) }
+        package var offset: UInt32 { base.readLE(UInt32.self, at: at + 28) }
+        package var length: UInt32 { base.readLE(UInt32.self, at: at + 32) }
+        package var nameLength: Int { Int(base.readLE(UInt32.self, at: at + 36)) }
+        package var size: Int { HintFile.entrySize + referenceCount * 8 + nameLength }
 
-        func forEachReference(_ body: (UInt64) -> Void) {
+        package func forEachReference(_ body: (UInt64) -> Void) {
             for index in 0..<referenceCount { body(base.readLE(UInt64.self, at: at + HintFile.entrySize + index * 8)) }
         }
 
-        var name: String? {
+        package var name: String? {
             let start = at + HintFile.entrySize + referenceCount * 8
             return String(
                 validating: UnsafeRawBufferPointer(start: base + start, count: nameLength), as: UTF8.self)
         }
     }
 
-    let bytes: UnsafeRawBufferPointer
-    let segmentNumber: UInt32
-    let segmentSize: UInt64
-    let entryCount: Int
+    package let bytes: UnsafeRawBufferPointer
+    package let segmentNumber: UInt32
+    package let segmentSize: UInt64
+    package let entryCount: Int
 
     /// Checks the header, the checksum and every entry's bounds and kind.
-    static func open(_ bytes: UnsafeRawBufferPointer) -> Result<HintReader, HintProblem> {
+    package static func open(_ bytes: UnsafeRawBufferPointer) -> Result<HintReader, HintProblem> {
         guard let base = bytes.baseAddress, bytes.count >= HintFile.headerSize + LogFormat.frameChecksumSize else {
             return .failure(HintProblem("hint file truncated (\(bytes.count) bytes)"))
         }
@@ -314,7 +314,7 @@ struct HintReader {
     }
 
     /// Calls `body` with every entry, in order.
-    func forEachEntry(_ body: (EntryView) -> Void) {
+    package func forEachEntry(_ body: (EntryView) -> Void) {
         guard let base = bytes.baseAddress else { return }
         var cursor = HintFile.headerSize
         for _ in 0..<entryCount {

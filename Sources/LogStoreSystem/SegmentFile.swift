@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -17,17 +19,17 @@
 /// `@unchecked Sendable`: every stored property is a `let`; the mapped memory is only read, and only
 /// in ranges that were completely written before they were published (under the index lock, which
 /// orders the write before any read); writes go through `fd` with `pwrite`, never through the mapping.
-final class SegmentFile: @unchecked Sendable {
+package final class SegmentFile: @unchecked Sendable {
     /// The segment number (from the file name and header).
-    let number: UInt32
+    package let number: UInt32
     /// The file's path.
-    let path: String
+    package let path: String
     /// Descriptor, open read-write for the active segment, read-only otherwise.
-    let fd: Int32
+    package let fd: Int32
     /// Start of the mapping.
-    let base: UnsafeRawPointer
+    package let base: UnsafeRawPointer
     /// Length of the mapping.
-    let mappedLength: Int
+    package let mappedLength: Int
 
     private init(number: UInt32, path: String, fd: Int32, base: UnsafeRawPointer, mappedLength: Int) {
         self.number = number
@@ -45,7 +47,7 @@ final class SegmentFile: @unchecked Sendable {
     /// Opens and maps `path`; `capacity` is how much of it may be read (at least its size). With
     /// `populate` (Linux), the mapping's page tables are filled at once, so the first reads of a
     /// segment that is about to be read everywhere (a compaction output) take no page fault.
-    static func open(
+    package static func open(
         number: UInt32,
         path: String,
         writable: Bool,
@@ -60,7 +62,7 @@ final class SegmentFile: @unchecked Sendable {
     /// Maps the file open at `fd` (for reading), which the returned object then owns and closes; on
     /// failure `fd` is closed. Used for a segment that was opened before it was read: a descriptor keeps
     /// the file's data even when a writer's compaction deletes the file meanwhile.
-    static func map(
+    package static func map(
         number: UInt32,
         path: String,
         fd: Int32,
@@ -82,7 +84,7 @@ final class SegmentFile: @unchecked Sendable {
     }
 
     /// The first `count` bytes of the segment (never more than are mapped).
-    func bytes(count: Int) -> UnsafeRawBufferPointer {
+    package func bytes(count: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: base, count: min(count, mappedLength))
     }
 }

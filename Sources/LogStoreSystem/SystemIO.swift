@@ -1,3 +1,5 @@
+import LogStoreFormat
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -9,12 +11,12 @@
 /// Each method wraps one C call, retries `EINTR`, and turns a failure into a ``SystemError``. When the
 /// store was opened with a ``FaultInjector``, the injector may fail the call, shorten a write, or end
 /// the process first; that is how tests reach ENOSPC, EIO, short writes and crashes at chosen points.
-struct SystemIO: Sendable {
-    let faults: FaultInjector?
+package struct SystemIO: Sendable {
+    package let faults: FaultInjector?
 
     /// Makes the seam; the first one in a process also has file-size-limit signals ignored
     /// (``FileSizeLimitSignal``), so a write beyond `RLIMIT_FSIZE` fails with `EFBIG` instead.
-    init(faults: FaultInjector?) {
+    package init(faults: FaultInjector?) {
         self.faults = faults
         FileSizeLimitSignal.ignore()
     }
@@ -39,7 +41,7 @@ struct SystemIO: Sendable {
     /// ``SystemError`` saying what it is: a store holds only regular files. The open itself does not
     /// wait (`O_NONBLOCK`, cleared again on a regular file), so a FIFO named like a store file cannot
     /// block it until some process writes to it.
-    func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> Int32 {
+    package func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> Int32 {
         _ = try injected(.open, "open", path)
         while true {
             let fd = path.withCString { cOpen($0, flags | O_NONBLOCK, mode) }
@@ -71,10 +73,10 @@ struct SystemIO: Sendable {
     }
 
     /// `close(2)`; errors are ignored, as the descriptor is gone either way.
-    func close(_ fd: Int32) { _ = cClose(fd) }
+    package func close(_ fd: Int32) { _ = cClose(fd) }
 
     /// `pwrite(2)` of all of `bytes` at `offset`, looping over short writes.
-    func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws(SystemError) {
+    package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws(SystemError) {
         var written = 0
         while written < bytes.count {
             guard let base = bytes.baseAddress else { return }
@@ -99,7 +101,7 @@ struct SystemIO: Sendable {
     }
 
     /// `pread(2)` of exactly `count` bytes at `offset`; fewer at end of file.
-    func read(_ fd: Int32, count: Int, at offset: UInt64, path: String) throws(SystemError) -> [UInt8] {
+    package func read(_ fd: Int32, count: Int, at offset: UInt64, path: String) throws(SystemError) -> [UInt8] {
         _ = try injected(.read, "pread", path)
         var result = [UInt8](repeating: 0, count: count)
         var done = 0
@@ -119,7 +121,7 @@ struct SystemIO: Sendable {
     }
 
     /// `pread(2)` into `buffer` from `offset` until it is full or the file ends; returns the bytes read.
-    func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String)
+    package func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String)
         throws(SystemError) -> Int
     {
         _ = try injected(.read, "pread", path)
@@ -140,7 +142,7 @@ struct SystemIO: Sendable {
     /// `pread(2)` into `buffer`, only to bring a region of a file into the page cache (see
     /// ``PageCacheFiller``): advisory, so a failure is ignored. Returns the bytes read (0 at end of file or
     /// on an error).
-    func prefetch(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int {
+    package func prefetch(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         let got = pread(fd, base, buffer.count, off_t(offset))
         return max(got, 0)
@@ -148,7 +150,7 @@ struct SystemIO: Sendable {
 
     /// `pwrite(2)` of `zeros` at `offset`, looping over short writes; false when it fails. Only a
     /// speed-up (``PageCacheFiller``): the caller just stops on failure.
-    func writeZeros(_ fd: Int32, _ zeros: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+    package func writeZeros(_ fd: Int32, _ zeros: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
         do {
             switch try injected(.zeroFill, "pwrite", nil) {
             case .crash?: _exit(137)
@@ -170,7 +172,7 @@ struct SystemIO: Sendable {
     }
 
     /// `fdatasync(2)` (on Darwin, `fcntl(F_FULLFSYNC)`), making a file's data durable.
-    func syncData(_ fd: Int32, path: String) throws(SystemError) {
+    package func syncData(_ fd: Int32, path: String) throws(SystemError) {
         _ = try injected(.sync, "fdatasync", path)
         #if canImport(Darwin)
             let result = fcntl(fd, F_FULLFSYNC)
@@ -183,7 +185,7 @@ struct SystemIO: Sendable {
     /// Starts writing `length` bytes at `offset` of `fd` back to the disk without waiting
     /// (`sync_file_range(2)` with `SYNC_FILE_RANGE_WRITE` on Linux; nothing elsewhere). Only a hint, so
     /// a later ``syncData(_:path:)`` waits for less: it promises nothing and never fails.
-    func startWriteback(_ fd: Int32, offset: UInt64, length: Int) {
+    package func startWriteback(_ fd: Int32, offset: UInt64, length: Int) {
         #if os(Linux)
             _ = Self.syncFileRange?(fd, Int64(offset), Int64(length), 2)  // 2: SYNC_FILE_RANGE_WRITE
         #endif
@@ -200,7 +202,7 @@ struct SystemIO: Sendable {
     #endif
 
     /// `fsync(2)` of a directory, making the creation, rename or removal of its entries durable.
-    func syncDirectory(_ path: String) throws(SystemError) {
+    package func syncDirectory(_ path: String) throws(SystemError) {
         _ = try injected(.sync, "fsync", path)
         let fd = path.withCString { cOpen($0, O_RDONLY | O_DIRECTORY, 0) }
         if fd < 0 { throw SystemError(call: "open", errno: errno, path: path) }
@@ -209,19 +211,19 @@ struct SystemIO: Sendable {
     }
 
     /// `ftruncate(2)`.
-    func truncate(_ fd: Int32, to size: UInt64, path: String) throws(SystemError) {
+    package func truncate(_ fd: Int32, to size: UInt64, path: String) throws(SystemError) {
         _ = try injected(.truncate, "ftruncate", path)
         if ftruncate(fd, off_t(size)) != 0 { throw SystemError(call: "ftruncate", errno: errno, path: path) }
     }
 
     /// `rename(2)`.
-    func rename(_ from: String, to: String) throws(SystemError) {
+    package func rename(_ from: String, to: String) throws(SystemError) {
         _ = try injected(.rename, "rename", from)
         if cRename(from, to) != 0 { throw SystemError(call: "rename", errno: errno, path: from) }
     }
 
     /// `unlink(2)`.
-    func unlink(_ path: String) throws(SystemError) {
+    package func unlink(_ path: String) throws(SystemError) {
         _ = try injected(.unlink, "unlink", path)
         if cUnlink(path) != 0 { throw SystemError(call: "unlink", errno: errno, path: path) }
     }
@@ -229,7 +231,7 @@ struct SystemIO: Sendable {
     /// Where the file's data ends: the start of the first hole (`lseek(2)` with `SEEK_HOLE`), or `size`
     /// where holes cannot be told (then every byte counts as data). A file written from its start with an
     /// extension at the end has one hole there.
-    func dataEnd(_ fd: Int32, size: UInt64) -> UInt64 {
+    package func dataEnd(_ fd: Int32, size: UInt64) -> UInt64 {
         #if os(Linux)
             let seekHole: Int32 = 4  // SEEK_HOLE (a macro of _GNU_SOURCE that Swift does not import)
             let hole = lseek(fd, 0, seekHole)
@@ -242,7 +244,7 @@ struct SystemIO: Sendable {
     /// The regions holding data (not holes) at or after `offset`, up to `size` (`lseek(2)` with
     /// `SEEK_DATA` and `SEEK_HOLE`): empty when only a hole follows. Nil where that cannot be told, or
     /// when there are more than `limit` regions; then every byte counts as data.
-    func dataRegions(_ fd: Int32, after offset: UInt64, size: UInt64, limit: Int = 64) -> [Range<UInt64>]? {
+    package func dataRegions(_ fd: Int32, after offset: UInt64, size: UInt64, limit: Int = 64) -> [Range<UInt64>]? {
         #if os(Linux)
             let seekData: Int32 = 3  // SEEK_DATA and SEEK_HOLE: macros of _GNU_SOURCE that Swift does not import
             let seekHole: Int32 = 4
@@ -263,7 +265,7 @@ struct SystemIO: Sendable {
     }
 
     /// The size of an open file, from `fstat(2)`.
-    func size(_ fd: Int32, path: String) throws(SystemError) -> UInt64 {
+    package func size(_ fd: Int32, path: String) throws(SystemError) -> UInt64 {
         var info = stat()
         if fstat(fd, &info) != 0 { throw SystemError(call: "fstat", errno: errno, path: path) }
         return UInt64(info.st_size)
@@ -271,7 +273,7 @@ struct SystemIO: Sendable {
 }
 
 /// What a file of type `type` (`st_mode & S_IFMT`) is, in words.
-func fileTypeName(_ type: mode_t) -> String {
+package func fileTypeName(_ type: mode_t) -> String {
     switch type {
     case S_IFIFO: return "a FIFO"
     case S_IFCHR: return "a character device"
@@ -293,7 +295,7 @@ private func cUnlink(_ path: String) -> Int32 { unlink(path) }
 
 extension SystemIO {
     /// `mkdir(2)`; an existing directory is not an error.
-    func makeDirectory(_ path: String) throws(SystemError) {
+    package func makeDirectory(_ path: String) throws(SystemError) {
         _ = try injected(.open, "mkdir", path)
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
             throw SystemError(call: "mkdir", errno: errno, path: path)
@@ -301,19 +303,19 @@ extension SystemIO {
     }
 
     /// Whether anything exists at `path` (`stat(2)`; not a seam call: it changes nothing).
-    func exists(_ path: String) -> Bool {
+    package func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
     }
 
     /// Whether `path` is an existing directory.
-    func isDirectory(_ path: String) -> Bool {
+    package func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The names in a directory (without `.` and `..`), from `opendir(3)`/`readdir(3)`.
-    func listDirectory(_ path: String) throws(SystemError) -> [String] {
+    package func listDirectory(_ path: String) throws(SystemError) -> [String] {
         guard let directory = opendir(path) else { throw SystemError(call: "opendir", errno: errno, path: path) }
         defer { closedir(directory) }
         var names: [String] = []
@@ -329,7 +331,7 @@ extension SystemIO {
     /// Replaces the file at `path` durably: writes `PATH.writing`, syncs it, renames it over `path`,
     /// and syncs `directory`. A crash leaves either the old file or the new one (and maybe a leftover
     /// temporary file, which the next open for writing deletes).
-    func replaceFile(_ path: String, with bytes: [UInt8], directory: String) throws(SystemError) {
+    package func replaceFile(_ path: String, with bytes: [UInt8], directory: String) throws(SystemError) {
         let temporary = path + LogFormat.writingSuffix
         if exists(temporary) { try unlink(temporary) }
         try writeNewFile(temporary, bytes)
@@ -338,7 +340,7 @@ extension SystemIO {
     }
 
     /// Writes `bytes` to a new file at `path` and syncs it (not its directory).
-    func writeNewFile(_ path: String, _ bytes: [UInt8]) throws(SystemError) {
+    package func writeNewFile(_ path: String, _ bytes: [UInt8]) throws(SystemError) {
         let fd = try open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
         defer { close(fd) }
         let result = bytes.withUnsafeBytes { raw in

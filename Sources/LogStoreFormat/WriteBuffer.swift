@@ -2,13 +2,13 @@
 ///
 /// A class over a raw allocation rather than `[UInt8]`, so the encoder can write headers, references
 /// and compressed payloads in place without zero-filling or bounds-checked appends.
-final class WriteBuffer {
-    private(set) var base: UnsafeMutableRawPointer
-    private(set) var capacity: Int
+package final class WriteBuffer {
+    package private(set) var base: UnsafeMutableRawPointer
+    package private(set) var capacity: Int
     /// Bytes written so far.
-    private(set) var count: Int = 0
+    package private(set) var count: Int = 0
 
-    init(capacity: Int = 64 << 10) {
+    package init(capacity: Int = 64 << 10) {
         self.capacity = max(capacity, 64)
         self.base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
     }
@@ -16,10 +16,10 @@ final class WriteBuffer {
     deinit { base.deallocate() }
 
     /// The bytes written so far.
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+    package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
     /// Makes room for `extra` more bytes and returns where they start; call ``commit(_:)`` after.
-    func reserve(_ extra: Int) -> UnsafeMutableRawPointer {
+    package func reserve(_ extra: Int) -> UnsafeMutableRawPointer {
         if count + extra > capacity {
             var newCapacity = capacity * 2
             while newCapacity < count + extra { newCapacity *= 2 }
@@ -33,8 +33,8 @@ final class WriteBuffer {
     }
 
     /// Marks `written` bytes after the end as part of the buffer.
-    func commit(_ written: Int) { count += written }
+    package func commit(_ written: Int) { count += written }
 
     /// Empties the buffer, keeping its memory.
-    func removeAll() { count = 0 }
+    package func removeAll() { count = 0 }
 }

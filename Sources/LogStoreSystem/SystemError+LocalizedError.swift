@@ -1,0 +1,9 @@
+import LogStoreFormat
+
+import Foundation
+
+/// Foundation's `localizedDescription` of a failed system call is its ``SystemError/description``.
+extension SystemError: LocalizedError {
+    /// The same text as ``description``.
+    public var errorDescription: String? { description }
+}
