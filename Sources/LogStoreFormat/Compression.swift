@@ -11,7 +11,9 @@ package enum Compression {
     ///
     /// - returns: the compressed size, or nil when compression failed or would not make the data
     ///   smaller (the caller then stores the bytes raw).
-    package static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawPointer, capacity: Int)
+    package static func compress(
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawPointer, capacity: Int
+    )
         -> Int?
     {
         guard let base = source.baseAddress, source.count > 0 else { return nil }

@@ -180,7 +180,9 @@ package enum FrameDecoder {
 
     /// Calls `body` with each reference of the frame at `offset`, reading only the header and the
     /// reference list (no checksum: for frames that were checked when the store was opened).
-    package static func forEachStoredReference(in bytes: UnsafeRawBufferPointer, at offset: Int, _ body: (UInt64) -> Void) {
+    package static func forEachStoredReference(
+        in bytes: UnsafeRawBufferPointer, at offset: Int, _ body: (UInt64) -> Void
+    ) {
         guard let base = bytes.baseAddress, offset >= 0, offset + LogFormat.frameHeaderSize <= bytes.count else {
             return
         }

@@ -1,6 +1,5 @@
-import LogStoreFormat
-
 import Foundation
+import LogStoreFormat
 
 /// Prepares the region of a file just ahead of a sequential writer, on a thread of its own: it brings
 /// the pages into the page cache, and for a writer of small durable commits it also writes zeros there,
@@ -73,7 +72,8 @@ package final class PageCacheFiller: Sendable {
 
     /// Starts preparing `fd`'s region from `start` (the writer's position; what lies before it is written)
     /// up to `window` bytes ahead of the writer, never beyond `limit`; with zeros when `zeroFill` is on.
-    package init(fd: Int32, io: SystemIO, window: UInt64, limit: UInt64, from start: UInt64 = 0, zeroFill: Bool = false) {
+    package init(fd: Int32, io: SystemIO, window: UInt64, limit: UInt64, from start: UInt64 = 0, zeroFill: Bool = false)
+    {
         self.window = window
         self.limit = limit
         self.zeroFill = zeroFill

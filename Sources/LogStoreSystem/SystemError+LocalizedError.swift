@@ -1,6 +1,5 @@
-import LogStoreFormat
-
 import Foundation
+import LogStoreFormat
 
 /// Foundation's `localizedDescription` of a failed system call is its ``SystemError/description``.
 extension SystemError: LocalizedError {

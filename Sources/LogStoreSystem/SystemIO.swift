@@ -76,7 +76,9 @@ package struct SystemIO: Sendable {
     package func close(_ fd: Int32) { _ = cClose(fd) }
 
     /// `pwrite(2)` of all of `bytes` at `offset`, looping over short writes.
-    package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws(SystemError) {
+    package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64, path: String)
+        throws(SystemError)
+    {
         var written = 0
         while written < bytes.count {
             guard let base = bytes.baseAddress else { return }

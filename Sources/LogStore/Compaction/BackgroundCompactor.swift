@@ -1,8 +1,7 @@
-import LogStoreFormat
-import LogStoreSystem
-
 import Dispatch
 import Foundation
+import LogStoreFormat
+import LogStoreSystem
 import Synchronization
 
 /// The background compaction thread: every ``CompactionOptions/minimumInterval`` it looks at

@@ -56,7 +56,8 @@ final class CompactionOutput {
             }
         }
         let header = SegmentHeader(
-            segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds(), flags: LogFormat.compactedSegmentFlag
+            segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds(),
+            flags: LogFormat.compactedSegmentFlag
         ).encoded()
         let start = buffer.reserve(header.count)
         header.withUnsafeBytes { if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: $0.count) } }

@@ -1,8 +1,7 @@
-import LogStoreFormat
-import LogStoreSystem
-
 import Dispatch
 import Foundation
+import LogStoreFormat
+import LogStoreSystem
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,7 +1,6 @@
+import Dispatch
 import LogStoreFormat
 import LogStoreSystem
-
-import Dispatch
 
 /// Bytes waiting to be written to one segment, starting at `startOffset` of that segment.
 final class PendingChunk {

@@ -1,6 +1,5 @@
 import LogStoreFormat
 import LogStoreSystem
-
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,7 +1,6 @@
+import Dispatch
 import LogStoreFormat
 import LogStoreSystem
-
-import Dispatch
 
 /// The background sync of the ``FsyncPolicy/interval(_:)`` policy: a dispatch timer that
 /// `fdatasync`s the active segment when something was written since the last sync.

@@ -1,7 +1,6 @@
+import Dispatch
 import LogStoreFormat
 import LogStoreSystem
-
-import Dispatch
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,6 @@
+import Dispatch
 import LogStoreFormat
 @_spi(Testing) import LogStoreSystem
-
-import Dispatch
 import Synchronization
 
 /// An embedded, append-only object store: records in checksummed, LZ4-compressed frames in segment

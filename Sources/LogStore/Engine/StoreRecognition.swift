@@ -124,7 +124,9 @@ struct StoreRecognition {
     static func createIdentity(in directory: String, io: SystemIO) throws(LogStoreError) {
         let path = directory + "/" + StoreIdentity.fileName
         do {
-            try io.replaceFile(path, with: StoreIdentity.new(createdAtMilliseconds: SystemClock.milliseconds()).encoded(), directory: directory)
+            try io.replaceFile(
+                path, with: StoreIdentity.new(createdAtMilliseconds: SystemClock.milliseconds()).encoded(),
+                directory: directory)
         } catch {
             throw LogStoreError.writeFailed(
                 "write the store's identity file", file: path, bytes: StoreIdentity.size, underlying: error)
