@@ -5,7 +5,7 @@ import LogStoreFormat
 ///
 /// A read-only open or `verify` scans the append segment while a writer beside it may be writing it.
 /// The writer extends that segment ahead of its writes and cuts the extension back when it seals the
-/// segment (`Store+WriteAhead.swift`); a page of a mapping past the new end of the file then faults
+/// segment (`SegmentPrefill.swift`); a page of a mapping past the new end of the file then faults
 /// (`SIGBUS`) when touched. A `pread` past the end just returns fewer bytes, so such a reader scans a
 /// copy instead. Readers without a writer beside them, and every read of a record after the open, only
 /// touch frames already written, which no writer cuts, and use the mapping.

@@ -145,7 +145,7 @@ if !onlyOpen {
     }
     line("live record bytes", megabytes(after.liveBytes))
     // Disk space is the blocks the files hold: the segment being written is extended ahead of the writes
-    // as a hole (`Store+WriteAhead.swift`), which counts in its length but takes no space.
+    // as a hole (`SegmentPrefill.swift`), which counts in its length but takes no space.
     line(
         "bytes on disk after compaction (all files)",
         "\(megabytes(UInt64(disk.allocated))) (file lengths \(megabytes(UInt64(disk.logical))))")

@@ -18,7 +18,7 @@ struct NewObjectsBatch {
     private let putIDs: [UInt64]
 
     /// Checks `operations` against the logical view; nil when the batch does not qualify.
-    static func check(_ operations: [WriteBatch.Operation], _ state: StoreState) -> NewObjectsBatch? {
+    static func check(_ operations: [WriteBatch.Operation], _ state: IndexState) -> NewObjectsBatch? {
         var ids: [UInt64] = []
         ids.reserveCapacity(operations.count)
         var increasing = true
@@ -76,7 +76,7 @@ struct NewObjectsBatch {
     /// one incoming reference per reference of each put and per new root, and the new roots, to the
     /// logical view.
     func apply(
-        _ operations: [WriteBatch.Operation], _ puts: [(id: UInt64, entry: IndexEntry)], to state: inout StoreState
+        _ operations: [WriteBatch.Operation], _ puts: [(id: UInt64, entry: IndexEntry)], to state: inout IndexState
     ) {
         for (id, entry) in puts { state.index.set(id, entry.withIncoming(0)) }
         for operation in operations {

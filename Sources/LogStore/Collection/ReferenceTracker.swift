@@ -45,7 +45,7 @@ struct ReferenceTracker {
     }
 
     mutating func apply(
-        _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], to state: inout StoreState
+        _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], to state: inout IndexState
     ) throws(LogStoreError) {
         self.operations = operations
         do throws(LogStoreError) {
@@ -59,7 +59,7 @@ struct ReferenceTracker {
         }
     }
 
-    private mutating func apply(_ operation: WriteBatch.Operation, at index: Int, _ state: inout StoreState)
+    private mutating func apply(_ operation: WriteBatch.Operation, at index: Int, _ state: inout IndexState)
         throws(LogStoreError)
     {
         switch operation {
@@ -104,7 +104,7 @@ struct ReferenceTracker {
     }
 
     /// References into dead objects, and deleted objects that are still referenced, refuse the batch.
-    private func checkIntegrity(_ operations: [WriteBatch.Operation], _ state: StoreState) throws(LogStoreError) {
+    private func checkIntegrity(_ operations: [WriteBatch.Operation], _ state: IndexState) throws(LogStoreError) {
         for (id, count) in detached where count > 0 {
             if deleted.contains(id) {
                 let referrer = Self.referrer(of: id, in: state, chunks: chunks, batch: operations)
@@ -130,7 +130,7 @@ struct ReferenceTracker {
     /// Frees an object the mark-sweep pass found unreachable. Its referrers are unreachable too and
     /// are freed by the same batch, so the counts it leaves detached return to zero; if one does not,
     /// the integrity check refuses the whole sweep.
-    private mutating func collect(_ id: UInt64, _ state: inout StoreState) {
+    private mutating func collect(_ id: UInt64, _ state: inout IndexState) {
         guard let entry = state.index.entry(id), !entry.isPinned else { return }
         let references = references(of: entry, id: id, state)
         setEntry(id, nil, &state)
@@ -140,7 +140,7 @@ struct ReferenceTracker {
     }
 
     /// Frees every object whose count dropped to zero (unpinned, not a named root), cascading.
-    private mutating func collectGarbage(_ state: inout StoreState) {
+    private mutating func collectGarbage(_ state: inout IndexState) {
         var work = candidates
         while let id = work.popLast() {
             guard let entry = state.index.entry(id), entry.incoming == 0, !entry.isPinned else { continue }
@@ -154,9 +154,9 @@ struct ReferenceTracker {
         }
     }
 
-    private func references(of entry: IndexEntry, id: UInt64, _ state: StoreState) -> [ObjectID] {
+    private func references(of entry: IndexEntry, id: UInt64, _ state: IndexState) -> [ObjectID] {
         if entry.segment == 0 { return Self.batchReferences(of: entry, in: operations) }
-        return Store.references(of: entry, segments: state.segments, chunks: chunks)
+        return state.references(of: entry, pendingIn: chunks)
     }
 
     /// The references of the put a placeholder entry stands for.
@@ -166,7 +166,7 @@ struct ReferenceTracker {
         return record.references
     }
 
-    private mutating func adjust(_ id: UInt64, by delta: Int64, _ state: inout StoreState) {
+    private mutating func adjust(_ id: UInt64, by delta: Int64, _ state: inout IndexState) {
         guard var entry = state.index.entry(id) else {
             detached[id, default: 0] += delta
             return
@@ -177,7 +177,7 @@ struct ReferenceTracker {
     }
 
     /// Changes the logical entry of `id`, keeping its durable version for readers and an undo step.
-    private mutating func setEntry(_ id: UInt64, _ entry: IndexEntry?, _ state: inout StoreState) {
+    private mutating func setEntry(_ id: UInt64, _ entry: IndexEntry?, _ state: inout IndexState) {
         let current = state.index.entry(id)
         undo.append(.entry(id, current))
         if let current, !current.isPending, entry?.isPending ?? true, state.durableUndo[id] == nil {
@@ -187,7 +187,7 @@ struct ReferenceTracker {
         if let entry { state.index.set(id, entry) } else { state.index.remove(id) }
     }
 
-    private mutating func rollBack(_ state: inout StoreState) {
+    private mutating func rollBack(_ state: inout IndexState) {
         for step in undo.reversed() {
             switch step {
             case .entry(let id, let entry):
@@ -205,11 +205,11 @@ struct ReferenceTracker {
     mutating func commit() { undo.removeAll() }
 
     /// Undoes an accepted batch whose encoding failed after all.
-    mutating func undoAccepted(_ state: inout StoreState) { rollBack(&state) }
+    mutating func undoAccepted(_ state: inout IndexState) { rollBack(&state) }
 
     /// A live object or root that refers to `id`, for error messages (a scan: only on the error path).
     static func referrer(
-        of id: UInt64, in state: StoreState, chunks: [PendingChunk], batch: [WriteBatch.Operation] = []
+        of id: UInt64, in state: IndexState, chunks: [PendingChunk], batch: [WriteBatch.Operation] = []
     ) -> (text: String, id: ObjectID?) {
         if let name = state.logicalRoots.first(where: { $0.value.rawValue == id })?.key {
             return ("root \"\(name)\"", nil)
@@ -220,7 +220,7 @@ struct ReferenceTracker {
             let references =
                 entry.segment == 0
                 ? batchReferences(of: entry, in: batch)
-                : Store.references(of: entry, segments: state.segments, chunks: chunks)
+                : state.references(of: entry, pendingIn: chunks)
             if references.contains(ObjectID(id)) { found = referrer }
         }
         return found.map { ("object \($0)", ObjectID($0)) } ?? ("another object", nil)

@@ -38,28 +38,16 @@ extension Store {
     /// Seals the segment being written when it holds garbage, so an on-demand pass reclaims that too;
     /// the next batch starts a new segment.
     func sealActiveSegmentIfItHoldsGarbage() throws(LogStoreError) {
-        let taken = queue.waitUntil { queue -> (SegmentFile, UInt64, UInt64)?? in
-            guard !queue.flushing else { return nil }
-            guard let active = queue.active, queue.pending.isEmpty, queue.failure == nil, !queue.closed,
-                state.withLock({ $0.garbageBytes(of: active.number) }) > 0
-            else { return .some(nil) }
-            // From here on, new batches go to a new segment; no leader writes until the seal is done.
-            queue.flushing = true
-            queue.tailCapacity = 0
-            queue.tailSegment = 0
-            return .some((active, queue.activeSize, queue.durableSequence))
-        }
+        // From the hand-over on, new batches go to a new segment; no leader writes until the seal is done.
+        let taken = pipeline.handOverTail { number in state.withLock { $0.segments.garbageBytes(of: number) } > 0 }
         guard let (file, size, sequence) = taken else { return }
         var failure: LogStoreError?
         do throws(LogStoreError) {
-            try seal(file, at: size, sequence: sequence)
+            try pipeline.seal(file, at: size, sequence: sequence)
         } catch {
             failure = error
         }
-        releaseWriterSlot { queue in
-            queue.active = nil
-            if let failure { queue.failure = queue.failure ?? failure }
-        }
+        pipeline.takeBackTail(sealFailure: failure)
         if let failure { throw failure }
     }
 
@@ -90,18 +78,18 @@ extension Store {
         // What the outputs will hold, about: the live bytes of the chosen segments (their page cache is
         // made ahead of the copy; an estimate too high only leaves a hole that is cut back).
         let liveTotal = state.withLock { state in
-            chosen.reduce(UInt64(0)) { $0 + min(state.liveBytes[$1.file.number] ?? $1.size, $1.size) }
+            chosen.reduce(UInt64(0)) { $0 + min(state.segments[$1.file.number]?.liveBytes ?? $1.size, $1.size) }
         }
         var done: UInt64 = 0
         var outputs: [CompactionOutput] = []
         var finished: [(CompactionOutput, SegmentFile)] = []
         let chosenNumbers = Set(chosen.map(\.file.number))
-        let reservation = queue.withLock { ($0.reservedIDs, $0.durableSequence) }
+        let reservation = pipeline.reservation
         // Every live record of the chosen segments: each must be copied before its segment may go.
         var live = liveRecords(of: chosenNumbers)
         // Segments without tombstones and root frames are compacted from the index alone, without
         // reading their dead records.
-        let indexOnly = state.withLock { state in chosenNumbers.filter { state.controlFrames[$0, default: 0] == 0 } }
+        let indexOnly = state.withLock { state in chosenNumbers.filter { state.segments[$0]?.controlFrames ?? 0 == 0 } }
         let indexOnlyRecords = indexOnly.reduce(0) { $0 + (live[$1]?.count ?? 0) }
 
         do throws(LogStoreError) {
@@ -175,7 +163,7 @@ extension Store {
         release(chosen.map(\.file))
         chosen.removeAll()
         for (output, file) in finished where try writeHint(for: file, size: output.size) {
-            state.withLock { _ = $0.hinted.insert(output.number) }
+            state.withLock { $0.segments.update(output.number) { $0.hasHint = true } }
         }
         report.segmentsCompacted = compacted
         let after = try statistics()
@@ -191,22 +179,17 @@ extension Store {
         file: SegmentFile, size: UInt64
     )] {
         // Under the queue lock, so no segment the writer may still append to can be chosen.
-        queue.withLock { queue in
-            var busy = Set(queue.pending.map(\.segment)).union(queue.flushingSegments)
-            busy.insert(queue.tailSegment)
-            if let active = queue.active { busy.insert(active.number) }
-            return state.withLock { state in
-                report.segmentsBefore = state.segmentSizes.count
-                report.bytesBefore = state.segmentSizes.values.reduce(0, +)
-                return state.segmentSizes.keys.sorted().compactMap { number -> (SegmentFile, UInt64)? in
-                    guard !busy.contains(number), let file = state.segments[number],
-                        let size = state.segmentSizes[number]
-                    else { return nil }
-                    let live = state.liveBytes[number] ?? 0
-                    let garbage = state.garbageBytes(of: number)
+        pipeline.withBusySegments { busy in
+            state.withLock { state in
+                report.segmentsBefore = state.segments.count
+                report.bytesBefore = state.segments.all.reduce(0) { $0 + $1.size }
+                return state.segments.numbers.compactMap { number -> (SegmentFile, UInt64)? in
+                    guard !busy.contains(number), let info = state.segments[number] else { return nil }
+                    let garbage = info.garbageBytes
                     let qualifies =
-                        garbageRatio <= 0 ? (garbage > 0 || live == 0) : Double(garbage) >= garbageRatio * Double(size)
-                    return qualifies ? (file, size) : nil
+                        garbageRatio <= 0
+                        ? (garbage > 0 || info.liveBytes == 0) : Double(garbage) >= garbageRatio * Double(info.size)
+                    return qualifies ? (info.file, info.size) : nil
                 }
             }
         }
@@ -221,7 +204,7 @@ extension Store {
             // read per live object instead of a dictionary lookup), in a dictionary otherwise.
             var lists = [[(UInt64, IndexEntry)]](repeating: [], count: numbers.count)
             for (index, number) in numbers.enumerated() {
-                lists[index].reserveCapacity(Int(state.liveBytes[number] ?? 0) / LogFormat.minimumFrameSize)
+                lists[index].reserveCapacity(Int(state.segments[number]?.liveBytes ?? 0) / LogFormat.minimumFrameSize)
             }
             if highest < 1 << 20 {
                 var position = [Int32](repeating: -1, count: Int(highest) + 1)
@@ -263,7 +246,7 @@ extension Store {
     /// 100 µs, while the writer has a batch in flight, at most 2 ms per chunk.
     private func yieldToWriter() {
         let deadline = SystemClock.monotonicNanoseconds() + 2_000_000
-        while queue.withLock({ $0.flushing || !$0.pending.isEmpty }), SystemClock.monotonicNanoseconds() < deadline {
+        while pipeline.isWriting, SystemClock.monotonicNanoseconds() < deadline {
             SystemClock.sleep(.microseconds(100))
         }
     }
@@ -339,8 +322,8 @@ extension Store {
                         report.tombstonesDropped += 1  // the object was put again since
                         continue
                     }
-                    let olderCopyMayExist = state.segmentMinSequence.contains { number, minimum in
-                        number != segment && minimum < frame.sequence && state.deadRecords[number, default: 0] > 0
+                    let olderCopyMayExist = state.segments.all.contains { other in
+                        other.file.number != segment && other.minSequence < frame.sequence && other.deadRecords > 0
                     }
                     if olderCopyMayExist {
                         keep.append((frame, nil))
@@ -362,10 +345,7 @@ extension Store {
     }
 
     private func startOutput(expectedSize: UInt64) throws(LogStoreError) -> CompactionOutput {
-        let number = queue.withLock { queue in
-            defer { queue.nextSegmentNumber += 1 }
-            return queue.nextSegmentNumber
-        }
+        let number = pipeline.newSegmentNumber()
         do {
             return try CompactionOutput(number: number, directory: directory, io: io, expectedSize: expectedSize)
         } catch {
@@ -400,12 +380,14 @@ extension Store {
     /// Publishes an output and points the index at its copies, in slices so readers wait little.
     private func switchIndex(to output: CompactionOutput, file: SegmentFile) {
         state.withLock { state in
-            state.segments[output.number] = file
-            state.segmentSizes[output.number] = output.size
-            state.liveBytes[output.number] = 0
-            state.retainedBytes[output.number] = output.retainedBytes
-            state.controlFrames[output.number] = output.controlFrames
-            if output.minSequence != .max { state.segmentMinSequence[output.number] = output.minSequence }
+            state.segments.register(file)
+            state.segments.update(output.number) { info in
+                info.size = output.size
+                info.liveBytes = 0
+                info.retainedBytes = output.retainedBytes
+                info.controlFrames = output.controlFrames
+                info.minSequence = output.minSequence
+            }
         }
         var start = 0
         let moves = output.moves
@@ -422,16 +404,7 @@ extension Store {
     /// mapped until they let go).
     private func removeSegments(_ files: [SegmentFile]) throws(LogStoreError) {
         state.withLock { state in
-            for file in files {
-                state.segments[file.number] = nil
-                state.segmentSizes[file.number] = nil
-                state.liveBytes[file.number] = nil
-                state.segmentMinSequence[file.number] = nil
-                state.deadRecords[file.number] = nil
-                state.retainedBytes[file.number] = nil
-                state.controlFrames[file.number] = nil
-                state.hinted.remove(file.number)
-            }
+            for file in files { state.segments.remove(file.number) }
         }
         try writeManifest()
         do {

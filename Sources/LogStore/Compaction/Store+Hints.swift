@@ -22,21 +22,16 @@ extension Store {
     /// Writes the hint file of every sealed segment that has none yet.
     /// - throws: ``LogStoreError`` with code `ioError` when one cannot be written.
     func writeMissingHints() throws(LogStoreError) {
-        let missing = queue.withLock { queue in
-            var busy = Set(queue.pending.map(\.segment)).union(queue.flushingSegments)
-            busy.insert(queue.tailSegment)
-            if let active = queue.active { busy.insert(active.number) }
-            return state.withLock { state in
-                state.segmentSizes.keys.sorted().compactMap { number -> (SegmentFile, UInt64)? in
-                    guard !busy.contains(number), !state.hinted.contains(number), let file = state.segments[number],
-                        let size = state.segmentSizes[number]
-                    else { return nil }
-                    return (file, size)
+        let missing = pipeline.withBusySegments { busy in
+            state.withLock { state in
+                state.segments.numbers.compactMap { number -> (SegmentFile, UInt64)? in
+                    guard !busy.contains(number), let info = state.segments[number], !info.hasHint else { return nil }
+                    return (info.file, info.size)
                 }
             }
         }
         for (file, size) in missing where try writeHint(for: file, size: size) {
-            state.withLock { _ = $0.hinted.insert(file.number) }
+            state.withLock { $0.segments.update(file.number) { $0.hasHint = true } }
         }
     }
 

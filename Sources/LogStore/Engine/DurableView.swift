@@ -3,7 +3,7 @@ import LogStoreSystem
 
 /// The committed state of a store at one point of its log, frozen: what a ``Snapshot`` reads.
 ///
-/// A view is a copy of the parts of ``StoreState`` that readers see (index, durable undo entries,
+/// A view is a copy of the parts of ``IndexState`` that readers see (index, durable undo entries,
 /// segments, roots, counts). Every one of them is a copy-on-write collection, so taking a view costs a
 /// few reference-count increments under the state lock and copies nothing. The writer pays instead, and
 /// only while a view is alive: its first change to an index page (1,024 entries, 24 KiB) or to one of
@@ -63,11 +63,11 @@ struct DurableView: Sendable {
     }
 }
 
-extension StoreState {
+extension IndexState {
     /// A frozen copy of what readers see now.
     func durableView() -> DurableView {
         DurableView(
-            index: index, durableUndo: durableUndo, segments: segments, roots: roots, typeCounts: typeCounts,
+            index: index, durableUndo: durableUndo, segments: segments.files, roots: roots, typeCounts: typeCounts,
             liveCount: liveCount, sequence: publishedSequence)
     }
 }

@@ -6,33 +6,16 @@ import LogStoreSystem
 /// removed on purpose and a listed segment that is missing at open is data loss. A clean close records
 /// the append segment's exact size in it; an open for writing removes that record before it writes.
 extension Store {
-    /// Writes the manifest of the segments the state holds now, with `cleanClose` when closing cleanly.
+    /// Writes the manifest of the segments the index holds now, with `cleanClose` when closing cleanly.
     func writeManifest(cleanClose: SegmentManifest.CleanClose? = nil) throws(LogStoreError) {
-        try manifestLock.withLock { _ throws(LogStoreError) in
-            let numbers = state.withLock { $0.segments.keys.sorted() }
-            let reserved = max(queue.withLock { $0.reservedIDs }, nextID.withLock { $0 })
-            try Self.writeManifest(
-                SegmentManifest(segments: numbers, reservedIDs: reserved, cleanClose: cleanClose),
-                directory: directory, io: io)
-        }
-    }
-
-    static func writeManifest(_ manifest: SegmentManifest, directory: String, io: SystemIO) throws(LogStoreError) {
-        let path = directory + "/" + SegmentManifest.fileName
-        let bytes = manifest.encoded()
-        do {
-            try io.replaceFile(path, with: bytes, directory: directory)
-        } catch {
-            throw LogStoreError.writeFailed(
-                "write the segment manifest", file: path, bytes: bytes.count, underlying: error)
-        }
+        try pipeline.writeManifest(cleanClose: cleanClose)
     }
 
     /// At open for writing: rewrites the manifest unless the one on disk already lists exactly the
     /// segments there are and holds no clean-close record (so an open that has nothing to write, e.g.
     /// on a full disk, writes nothing).
     func refreshManifestAtOpen(onDisk: SegmentManifest?) throws(LogStoreError) {
-        let numbers = state.withLock { $0.segments.keys.sorted() }
+        let numbers = state.withLock { $0.segments.numbers }
         if let onDisk, onDisk.segments == numbers, onDisk.cleanClose == nil { return }
         try writeManifest()
     }
@@ -42,9 +25,9 @@ extension Store {
     /// store knows is not the file's.
     func recordCleanClose() throws(LogStoreError) {
         let append = state.withLock { state -> (SegmentFile, UInt64)? in
-            let writerSegments = state.segments.filter { !SegmentStatistics.isOutput($0.value) }
-            guard let number = writerSegments.keys.max(), let file = writerSegments[number] else { return nil }
-            return (file, state.segmentSizes[number] ?? 0)
+            let writerSegments = state.segments.all.filter { !SegmentStatistics.isOutput($0.file) }
+            guard let newest = writerSegments.max(by: { $0.file.number < $1.file.number }) else { return nil }
+            return (newest.file, newest.size)
         }
         var record = SegmentManifest.CleanClose(appendSegment: 0, appendSize: 0)
         if let (file, size) = append {

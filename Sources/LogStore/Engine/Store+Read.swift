@@ -77,7 +77,7 @@ extension Store {
 
     // MARK: - Internals
 
-    func readState<Result>(_ body: (borrowing StoreState) -> Result) throws(LogStoreError) -> Result {
+    func readState<Result>(_ body: (borrowing IndexState) -> Result) throws(LogStoreError) -> Result {
         let result: Result? = state.withLock { state in state.isOpen ? body(state) : nil }
         guard let result else { throw LogStoreError(.closed, "the store is closed", file: directory) }
         return result
@@ -92,7 +92,7 @@ extension Store {
         }
         let found = state.withLock { state -> Found in
             guard state.isOpen else { return .closed }
-            guard let entry = state.durableEntry(id.rawValue), let file = state.segments[entry.segment] else {
+            guard let entry = state.durableEntry(id.rawValue), let file = state.segments.file(entry.segment) else {
                 return .missing
             }
             return .found(entry, file)

@@ -1,4 +1,3 @@
-import Dispatch
 import LogStoreFormat
 @_spi(Testing) import LogStoreSystem
 import Synchronization
@@ -29,26 +28,18 @@ public final class Store: Sendable {
     public let segmentsLoadedFromHints: Int
 
     let io: SystemIO
-    /// What readers see and the writer changes (a pthread mutex: cheap uncontended, and visible to the
-    /// thread sanitizer, unlike a futex-based `Mutex` on Linux).
-    let state: ConditionLock<StoreState>
+    /// The index state: what readers see and the writer changes (a pthread mutex: cheap uncontended,
+    /// and visible to the thread sanitizer, unlike a futex-based `Mutex` on Linux).
+    let state: ConditionLock<IndexState>
     /// The next id ``newID()`` hands out.
     let nextID: ConditionLock<UInt64>
-    let queue: ConditionLock<CommitQueue>
-    /// Lets committers spin while they wait for a group commit.
-    let signals: CommitSignals
-    let encoder: FrameEncoder
+    /// The write path: queue, group commit, interval sync, prefill, sealing and creating segments.
+    let pipeline: CommitPipeline
     private let lock: Mutex<DirectoryLock?>
-    /// Serializes rewrites of the segment manifest.
-    let manifestLock = Mutex(())
     /// Held for the whole of a compaction pass: one pass at a time.
     let compactionLock = Mutex(())
-    /// The segment being written, extended ahead of the writes and its page cache filled there
-    /// (`Store+WriteAhead.swift`).
-    let writeAhead = Mutex<SegmentWriteAhead?>(nil)
     /// The background compaction thread, when ``CompactionOptions/background`` is on.
     let compactor = Mutex<BackgroundCompactor?>(nil)
-    private let flushTimer: FlushTimer?
 
     /// Opens the store in `directory`, creating it when missing (unless `createIfMissing` is off).
     ///
@@ -123,9 +114,9 @@ public final class Store: Sendable {
         }
         // A full newest segment that writing does not continue in is sealed before a newer one exists.
         if !options.readOnly, let newest = loaded.newest, !loaded.newestIsSealed,
-            store.queue.withLock({ $0.active == nil })
+            !store.pipeline.hasActiveSegment
         {
-            try store.seal(newest.file, at: newest.size, sequence: loaded.maxSequence)
+            try store.pipeline.seal(newest.file, at: newest.size, sequence: loaded.maxSequence)
         }
         if options.compaction.background, !options.readOnly {
             let compactor = BackgroundCompactor(store: store, options: options.compaction)
@@ -144,43 +135,22 @@ public final class Store: Sendable {
         self.openNotes = loaded.notes
         self.segmentsLoadedFromHints = loaded.hintedSegments
         self.lock = Mutex(lock)
-        self.encoder = FrameEncoder(compressionMinimumSize: options.effectiveCompressionMinimum)
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
-        self.nextID = ConditionLock(firstFreeID)
-        let newest = loaded.newest
-        // Continue in the newest segment while it has room (and it was not removed as torn);
-        // otherwise the first write creates the next one.
-        let continues = !loaded.newestIsSealed && (newest.map { Int($0.size) < options.segmentSize } ?? false)
-        self.queue = ConditionLock(
-            CommitQueue(
-                nextSequence: loaded.maxSequence + 1,
-                durableSequence: loaded.maxSequence,
-                nextSegmentNumber: loaded.highestSegmentNumber + 1,
-                tailSegment: continues ? (newest?.file.number ?? 0) : 0,
-                tailOffset: continues ? (newest?.size ?? 0) : UInt64(LogFormat.segmentHeaderSize),
-                tailCapacity: continues ? options.segmentSize : 0,
-                active: continues ? newest?.file : nil,
-                activeSize: continues ? (newest?.size ?? 0) : 0,
-                reservedIDs: firstFreeID
-            ))
+        let nextID = ConditionLock(firstFreeID)
+        self.nextID = nextID
         var state = loaded.state
         state.publishedSequence = loaded.maxSequence
-        self.state = ConditionLock(state)
-        self.signals = CommitSignals(limit: options.tuning.commitSpinLimit)
-        if case .interval(let interval) = options.fsyncPolicy, !options.readOnly {
-            self.flushTimer = FlushTimer(every: max(1, interval.wholeMilliseconds), queue: queue, io: io)
-        } else {
-            self.flushTimer = nil
-        }
+        let index = ConditionLock(state)
+        self.state = index
+        self.pipeline = CommitPipeline(
+            directory: directory, options: options, io: io, index: index, nextID: nextID,
+            manifest: ManifestWriter(directory: directory, io: io, index: index, nextID: nextID), loaded: loaded)
     }
 
     deinit {
-        flushTimer?.cancel()
         compactor.withLock { $0 }?.stop(wait: false)
-        // Stops the page-cache filler before the segment's descriptor can close, and cuts the segment
-        // back (were that to fail, the next open trims the zeros).
-        if queue.withLock({ $0.failure }) == nil { try? trimWriteAhead() } else { stopWriteAhead() }
-        try? syncActiveSegment()
+        // Stops the page-cache filler before the segment's descriptor can close, and cuts the segment back.
+        pipeline.shutDown()
     }
 
     /// Makes everything written so far durable, waits for writes in flight, and releases the store.
@@ -193,35 +163,26 @@ public final class Store: Sendable {
     /// to go on. Closing twice is harmless.
     /// - throws: ``LogStoreError`` when the final sync fails.
     public func close() throws(LogStoreError) {
-        let wasOpen = queue.waitUntil { queue -> Bool? in
-            guard !queue.closed else { return false }
-            // Wait for writes in flight; after a failure, pending batches will never be written.
-            guard !queue.flushing, queue.pending.isEmpty || queue.failure != nil else { return nil }
-            queue.closed = true
-            return true
-        }
-        guard wasOpen else { return }
-        queue.broadcast()
+        guard pipeline.close() else { return }
         compactor.withLock { $0 }?.stop()
         compactionLock.withLock { _ in }  // an on-demand pass in another thread finishes first
-        flushTimer?.cancel()
         defer {
             state.withLock {
                 $0.isOpen = false
                 $0.segments.removeAll()
             }
-            queue.withLock { $0.active = nil }
+            pipeline.releaseActiveSegment()
             lock.withLock { $0 = nil }
         }
-        if queue.withLock({ $0.failure }) == nil {
+        if pipeline.failure == nil {
             // The sync runs even when cutting the extension back fails (the next open trims it then).
             var trimFailure: LogStoreError?
-            do { try trimWriteAhead() } catch { trimFailure = error }
-            try syncActiveSegment()
+            do { try pipeline.trimPrefill() } catch { trimFailure = error }
+            try pipeline.syncActiveSegment()
             if let trimFailure { throw trimFailure }
-            if !options.readOnly, queue.withLock({ $0.failure }) == nil { try recordCleanClose() }
+            if !options.readOnly, pipeline.failure == nil { try recordCleanClose() }
         } else {
-            stopWriteAhead()
+            pipeline.stopPrefill()
         }
     }
 
@@ -229,23 +190,7 @@ public final class Store: Sendable {
     /// - throws: ``LogStoreError`` with code `ioError` (and the store then refuses writes) when the sync fails.
     public func sync() throws(LogStoreError) {
         try checkOpen()
-        try syncActiveSegment()
-    }
-
-    func syncActiveSegment() throws(LogStoreError) {
-        let target = queue.waitUntil { queue -> SegmentFile?? in
-            guard !queue.flushing else { return nil }
-            queue.dirty = false
-            return .some(queue.active)
-        }
-        guard let file = target else { return }
-        do {
-            try io.syncData(file.fd, path: file.path)
-        } catch {
-            let failure = LogStoreError(.ioError, "sync failed", file: file.path, underlying: error)
-            queue.withLock { $0.failure = $0.failure ?? failure }
-            throw failure
-        }
+        try pipeline.syncActiveSegment()
     }
 
     func checkOpen() throws(LogStoreError) {

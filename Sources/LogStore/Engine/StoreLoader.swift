@@ -30,7 +30,7 @@ struct StoreLoader {
 
     /// What a load found.
     struct Loaded {
-        var state = StoreState()
+        var state = IndexState()
         var maxSequence: UInt64 = 0
         /// Highest object id named by any frame.
         var highestID: UInt64 = 0
@@ -92,13 +92,13 @@ struct StoreLoader {
                 highestID = max(highestID, id)
             }
             if kind == .delete || kind == .setRoot || kind == .removeRoot {
-                state.controlFrames[number, default: 0] += 1
+                state.segments.update(number) { $0.controlFrames += 1 }
             }
             guard let effect else { return }
             if supersedes(effect, sequence: sequence) {
                 state.applyReplayed(effect)
             } else if kind == .put {
-                state.deadRecords[number, default: 0] += 1
+                state.segments.update(number) { $0.deadRecords += 1 }
             }
         }
     }
@@ -205,7 +205,7 @@ struct StoreLoader {
         let sealRoom = writable ? LogFormat.minimumFrameSize : 0
         let size: UInt64
         /// For the newest segment: where its data ends. Past it is the hole it was extended by ahead of the
-        /// writes (`Store+WriteAhead.swift`), which reads as zeros; scanning it would only fill the page
+        /// writes (`SegmentPrefill.swift`), which reads as zeros; scanning it would only fill the page
         /// cache with zero pages (64 MiB of them after a crash).
         var dataEnd: UInt64
         /// Data after that hole: zeros the writer wrote ahead of itself (``PageCacheFiller``) that reached
@@ -315,7 +315,7 @@ struct StoreLoader {
             return
         }
 
-        loaded.state.segments[number] = file
+        loaded.state.segments.register(file)
         var retained = UInt64(LogFormat.segmentHeaderSize)
         let outcome = SegmentScanner(bytes: scanned).scan(
             continueAfterDamage: collectsProblems, tellsTornGroups: mayBeTorn
@@ -323,15 +323,15 @@ struct StoreLoader {
             if frame.kind != .put && (isOutput || frame.kind != .delete) { retained += UInt64(frame.length) }
             loaded.replay(
                 frame.kind, id: frame.id, sequence: frame.sequence,
-                effect: StoreState.effect(of: frame, segment: number, bytes: bytes), segment: number)
+                effect: IndexEffect.of(frame, segment: number, bytes: bytes), segment: number)
         }
         if !isNewest, hintNames.contains(HintFile.fileName(number)) { checkHint(number, against: bytes, into: &loaded) }
-        if outcome.minSequence != .max { loaded.state.segmentMinSequence[number] = outcome.minSequence }
+        loaded.state.segments.update(number) { $0.minSequence = outcome.minSequence }
         // What a segment holds besides live records and reclaimable frames (dead records; tombstones of
         // writer segments, which may become droppable) must stay: header, seal, reservations, roots,
         // and the tombstones a compaction output kept.
-        loaded.state.retainedBytes[number] =
-            retained + (outcome.sealedAt == nil ? 0 : UInt64(LogFormat.minimumFrameSize))
+        let sealBytes = outcome.sealedAt == nil ? 0 : UInt64(LogFormat.minimumFrameSize)
+        loaded.state.segments.update(number) { $0.retainedBytes = retained + sealBytes }
         if isNewest {
             loaded.newestIsSealed = outcome.sealedAt != nil
         } else if outcome.sealedAt == nil, outcome.damages.isEmpty {
@@ -364,8 +364,8 @@ struct StoreLoader {
                 try fail(path, UInt64(damage.offset), damage.reason, .corruptFrame, &loaded)
             }
         }
-        loaded.state.segments[number] = file
-        loaded.state.segmentSizes[number] = validSize
+        loaded.state.segments.register(file)
+        loaded.state.segments.update(number) { $0.size = validSize }
         if isNewest { loaded.newest = (file, validSize) }
     }
 
@@ -403,7 +403,7 @@ struct StoreLoader {
         into loaded: inout Loaded
     ) {
         let number = file.number
-        loaded.state.segments[number] = file
+        loaded.state.segments.register(file)
         var retained = UInt64(LogFormat.segmentHeaderSize + LogFormat.minimumFrameSize)
         var minimum = UInt64.max
         var maximum: UInt64 = 0
@@ -429,11 +429,11 @@ struct StoreLoader {
             loaded.replay(kind, id: entry.id, sequence: sequence, effect: effect, segment: number)
         }
         loaded.maxSequence = max(loaded.maxSequence, maximum)
-        if minimum != .max { loaded.state.segmentMinSequence[number] = minimum }
-        loaded.state.retainedBytes[number] = retained
+        loaded.state.segments.update(number) { $0.minSequence = minimum }
+        loaded.state.segments.update(number) { $0.retainedBytes = retained }
         loaded.frames += hint.reader.entryCount
-        loaded.state.segmentSizes[number] = size
-        loaded.state.hinted.insert(number)
+        loaded.state.segments.update(number) { $0.size = size }
+        loaded.state.segments.update(number) { $0.hasHint = true }
         loaded.hints[number] = hint.reader
         loaded.hintMappings.append(hint.mapping)
         loaded.hintedSegments += 1
@@ -491,7 +491,7 @@ struct StoreLoader {
     }
 
     /// Cuts the newest segment back to `end` when all that follows is zeros: the space a writer extends
-    /// the segment by ahead of its writes (`Store+WriteAhead.swift`), left by a crash. It never held a
+    /// the segment by ahead of its writes (`SegmentPrefill.swift`), left by a crash. It never held a
     /// frame, so nothing is saved and no recovery is reported (a note says what was trimmed).
     private func trimPreallocation(
         _ file: SegmentFile, size: UInt64, at end: UInt64, into loaded: inout Loaded

@@ -68,20 +68,14 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`.
     public func statistics() throws(LogStoreError) -> StoreStatistics {
         let next = nextID.withLock { $0 }
-        let (active, collected, groupCommits) = queue.withLock {
-            ($0.active?.number, $0.collectedByCount, $0.groupCommits)
-        }
+        let (active, collected, groupCommits) = pipeline.statistics
         return try readState { state in
             StoreStatistics(
-                segments: state.segmentSizes.keys.sorted().map { number in
+                segments: state.segments.all.sorted { $0.file.number < $1.file.number }.map { info in
                     StoreStatistics.Segment(
-                        number: number,
-                        file: state.segments[number]?.path ?? LogFormat.segmentFileName(number),
-                        bytes: state.segmentSizes[number] ?? 0,
-                        liveBytes: state.liveBytes[number] ?? 0,
-                        isActive: number == active,
-                        isCompactionOutput: state.segments[number].map { SegmentStatistics.isOutput($0) } ?? false,
-                        garbageBytes: state.garbageBytes(of: number))
+                        number: info.file.number, file: info.file.path, bytes: info.size, liveBytes: info.liveBytes,
+                        isActive: info.file.number == active, isCompactionOutput: SegmentStatistics.isOutput(info.file),
+                        garbageBytes: info.garbageBytes)
                 },
                 liveObjects: state.liveCount,
                 countsByType: state.typeCounts,

@@ -52,7 +52,7 @@ extension Store {
         let state = loaded.state
         state.forEachDurable { id, entry in
             report.liveObjects += 1
-            guard let file = state.segments[entry.segment] else {
+            guard let file = state.segments.file(entry.segment) else {
                 report.problems.append(
                     .init(file: "segment \(entry.segment)", offset: nil, message: "object \(id): segment missing"))
                 return
@@ -79,7 +79,7 @@ extension Store {
                 if dangling <= 100 {
                     report.problems.append(
                         .init(
-                            file: state.segments[entry.segment]?.path ?? "segment \(entry.segment)",
+                            file: state.segments.file(entry.segment)?.path ?? "segment \(entry.segment)",
                             offset: UInt64(entry.offset),
                             message: "object \(id) refers to object \(target), which is not live"))
                 }

@@ -1,9 +1,11 @@
 import LogStoreFormat
 import LogStoreSystem
+import Synchronization
 
-/// The segment being written is extended ahead of the writes (a hole, no disk space), and a thread fills
-/// the page cache there (``PageCacheFiller``), so a commit's `pwrite` copies into pages that exist; with
-/// small durable commits, it also writes zeros there, so a commit's sync finds its blocks allocated.
+/// The page-cache prefill of the segment being written: the segment is extended ahead of the writes (a
+/// hole, no disk space), and a thread fills the page cache there (``PageCacheFiller``), so a commit's
+/// `pwrite` copies into pages that exist; with small durable commits, it also writes zeros there, so a
+/// commit's sync finds its blocks allocated.
 ///
 /// On this VM a new page-cache page costs ~10 µs (the host backs guest memory on first touch): appending
 /// a 256 KB batch spent ~0.6 ms making pages, as long as the `fdatasync` after it. Where that cost is
@@ -12,21 +14,32 @@ import LogStoreSystem
 /// The extension never holds data (only zeros): a seal cuts the segment back to its frames before syncing
 /// it, a clean close does the same, and after a crash the open trims an all-zero tail of the newest
 /// segment (bytes a torn write left are still cut and saved as before).
-struct SegmentWriteAhead: Sendable {
-    let number: UInt32
-    let filler: PageCacheFiller
-}
+final class SegmentPrefill: Sendable {
+    /// The segment being prefilled and its filler.
+    private struct Filling: Sendable {
+        let number: UInt32
+        let filler: PageCacheFiller
+    }
 
-extension Store {
     /// How far ahead of the writes the page cache is filled.
-    static let writeAheadWindow: UInt64 = 8 << 20
+    static let window: UInt64 = 8 << 20
+
+    private let io: SystemIO
+    /// Whether zeros are written ahead too (only pays where every commit is synced).
+    private let zeroFill: Bool
+    private let filling = Mutex<Filling?>(nil)
+
+    init(io: SystemIO, zeroFill: Bool) {
+        self.io = io
+        self.zeroFill = zeroFill
+    }
 
     /// Before a write to `file` from `size` (its end so far) through `end`: extends the file to its capacity
     /// the first time, and keeps the filler ahead of the write (and out of its way). An extension that
     /// fails is skipped (it is only a speed-up).
-    func prepareAhead(_ file: SegmentFile, from size: UInt64, through end: UInt64) {
+    func prepare(_ file: SegmentFile, from size: UInt64, through end: UInt64) {
         let capacity = UInt64(file.mappedLength)
-        writeAhead.withLock { ahead in
+        filling.withLock { ahead in
             if let current = ahead, current.number != file.number {
                 current.filler.stop()
                 ahead = nil
@@ -45,12 +58,10 @@ extension Store {
                         try? io.truncate(file.fd, to: size, path: file.path)
                         return
                     }
-                    // Zeros ahead only pay where every commit is synced.
-                    ahead = SegmentWriteAhead(
+                    ahead = Filling(
                         number: file.number,
                         filler: PageCacheFiller(
-                            fd: file.fd, io: io, window: Self.writeAheadWindow, limit: capacity, from: size,
-                            zeroFill: options.tuning.writesZerosAhead && options.fsyncPolicy == .always))
+                            fd: file.fd, io: io, window: Self.window, limit: capacity, from: size, zeroFill: zeroFill))
                 #else
                     return
                 #endif
@@ -60,8 +71,8 @@ extension Store {
     }
 
     /// Stops filling `file` (before it is sealed); true when it had been extended and must be cut back.
-    func endWriteAhead(of file: SegmentFile) -> Bool {
-        writeAhead.withLock { ahead in
+    func end(of file: SegmentFile) -> Bool {
+        filling.withLock { ahead in
             guard let current = ahead, current.number == file.number else { return false }
             current.filler.stop()
             ahead = nil
@@ -70,26 +81,10 @@ extension Store {
     }
 
     /// Stops the filler without cutting anything back (a failed store: the open trims the tail).
-    func stopWriteAhead() {
-        writeAhead.withLock { ahead in
+    func stop() {
+        filling.withLock { ahead in
             ahead?.filler.stop()
             ahead = nil
-        }
-    }
-
-    /// On close: cuts the segment being written back to its frames (the sync that follows makes it durable,
-    /// and runs even when this fails).
-    func trimWriteAhead() throws(LogStoreError) {
-        let target = queue.withLock { queue in queue.active.map { ($0, queue.activeSize) } }
-        guard let (file, size) = target, endWriteAhead(of: file) else {
-            stopWriteAhead()
-            return
-        }
-        do {
-            try io.truncate(file.fd, to: size, path: file.path)
-        } catch {
-            throw LogStoreError(
-                .ioError, "cannot cut the segment back to its frames", file: file.path, underlying: error)
         }
     }
 }

@@ -4,7 +4,7 @@ import LogStoreSystem
 
 /// The group commit: committers whose batches are queued wait for a leader (one of them) that writes
 /// every queued batch, syncs once, publishes them to the index and wakes the others.
-extension Store {
+extension CommitPipeline {
     /// Waits until batch `ticket` is written and visible, leading the group commit when no one is.
     func awaitDurable(_ ticket: UInt64) throws(LogStoreError) {
         enum Step {
@@ -130,10 +130,12 @@ extension Store {
                     let created = try createSegment(chunk.segment, capacity: chunk.capacity)
                     active = created
                     size = UInt64(LogFormat.segmentHeaderSize)
-                    state.withLock {
-                        $0.segments[created.number] = created
-                        $0.segmentSizes[created.number] = size
-                        $0.segmentMinSequence[created.number] = chunk.firstSequence
+                    index.withLock { state in
+                        state.segments.register(created)
+                        state.segments.update(created.number) { info in
+                            info.size = size
+                            info.minSequence = chunk.firstSequence
+                        }
                     }
                     queue.withLock {
                         $0.active = created
@@ -145,7 +147,7 @@ extension Store {
                     throw LogStoreError(
                         .ioError, "internal: pending bytes for segment \(chunk.segment) do not follow the file end")
                 }
-                prepareAhead(file, from: size, through: chunk.endOffset)
+                prefill.prepare(file, from: size, through: chunk.endOffset)
                 try ioStep(file.path, chunk.startOffset) { () throws(SystemError) in
                     try io.writeAll(file.fd, chunk.buffer.bytes, at: chunk.startOffset, path: file.path)
                 }
@@ -160,17 +162,15 @@ extension Store {
             failure = error
         }
         if failure == nil {
-            state.withLock { state in
+            index.withLock { state in
                 for effect in work.effects { state.publish(effect) }
                 state.finishReplay()
                 state.publishedSequence = max(state.publishedSequence, work.lastSequence)
                 for chunk in work.chunks {
-                    state.segmentSizes[chunk.segment] = max(state.segmentSizes[chunk.segment] ?? 0, chunk.endOffset)
+                    state.segments.update(chunk.segment) { $0.size = max($0.size, chunk.endOffset) }
                 }
-                for (segment, count) in work.controlFrames { state.controlFrames[segment, default: 0] += count }
-                for (segment, bytes) in work.retained {
-                    state.retainedBytes[segment, default: UInt64(LogFormat.segmentHeaderSize)] += bytes
-                }
+                for (segment, count) in work.controlFrames { state.segments.update(segment) { $0.controlFrames += count } }
+                for (segment, bytes) in work.retained { state.segments.update(segment) { $0.retainedBytes += bytes } }
             }
         }
         releaseWriterSlot { queue in

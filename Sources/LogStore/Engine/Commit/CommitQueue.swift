@@ -2,34 +2,9 @@ import Dispatch
 import LogStoreFormat
 import LogStoreSystem
 
-/// Bytes waiting to be written to one segment, starting at `startOffset` of that segment.
-final class PendingChunk {
-    let segment: UInt32
-    let startOffset: UInt64
-    /// The segment does not exist yet: the leader creates it (capacity `capacity`) before writing.
-    let createsSegment: Bool
-    let capacity: Int
-    let buffer: WriteBuffer
-    /// Sequence number of the first batch in the chunk.
-    let firstSequence: UInt64
-
-    init(
-        segment: UInt32, startOffset: UInt64, createsSegment: Bool, capacity: Int, buffer: WriteBuffer,
-        firstSequence: UInt64
-    ) {
-        self.firstSequence = firstSequence
-        self.segment = segment
-        self.startOffset = startOffset
-        self.createsSegment = createsSegment
-        self.capacity = capacity
-        self.buffer = buffer
-    }
-
-    var endOffset: UInt64 { startOffset + UInt64(buffer.count) }
-}
-
-/// The writer side of a store: encoded batches waiting for the group-commit leader, and the
-/// sequence, segment and durability bookkeeping. Guarded by a ``ConditionLock``.
+/// The state of the commit pipeline, guarded by its ``ConditionLock``: encoded batches waiting for the
+/// group-commit leader, the segment tail they go to, sequence and durability bookkeeping, the leader's
+/// gathering figures, the first failure, and buffers to reuse.
 struct CommitQueue {
     /// Sequence number of the next batch.
     var nextSequence: UInt64
@@ -90,9 +65,8 @@ struct CommitQueue {
     var groupCommits = StoreStatistics.GroupCommits()
     /// Objects freed by reference counting since the store was opened.
     var collectedByCount = 0
-    /// While a mark-sweep pass runs: every id that batches put, referenced or named as a root since
-    /// its snapshot. The pass never frees these, nor what they reach.
-    var markSweepTouched: Set<UInt64>?
+    /// Sees the ids of every batch accepted while someone observes (mark-sweep, from its snapshot on).
+    var observer: AcceptedBatchObserver?
     /// Written but not yet synced (interval and never policies).
     var dirty = false
     /// The first write or sync failure; the store refuses writes once it is set.
@@ -175,4 +149,52 @@ struct CommitQueue {
     }
 
     mutating func buffer() -> WriteBuffer { spareBuffers.popLast() ?? WriteBuffer() }
+
+    /// The segments the writer may still append to: those with pending or flushing bytes, the tail's
+    /// and the active one. Compaction and hint writing leave them alone.
+    var busySegments: Set<UInt32> {
+        var busy = Set(pending.map(\.segment)).union(flushingSegments)
+        busy.insert(tailSegment)
+        if let active { busy.insert(active.number) }
+        return busy
+    }
+
+    /// The pending chunk a batch of at most `bound` bytes goes into, starting a new segment (of
+    /// `segmentSize` bytes, or larger for a larger batch) when the tail has no room: a batch never spans
+    /// segments.
+    mutating func chunk(for bound: Int, segmentSize: Int) -> PendingChunk {
+        let header = UInt64(LogFormat.segmentHeaderSize)
+        // A batch that does not fit starts a new segment; an empty segment left behind is harmless.
+        // Room for the seal frame that ends every full segment is kept free.
+        let room = UInt64(bound + LogFormat.minimumFrameSize)
+        if tailCapacity == 0 || tailOffset + room > UInt64(tailCapacity) {
+            tailSegment = nextSegmentNumber
+            nextSegmentNumber += 1
+            let capacity = max(segmentSize, LogFormat.segmentHeaderSize + Int(room))
+            pending.append(
+                PendingChunk(
+                    segment: tailSegment, startOffset: header, createsSegment: true, capacity: capacity,
+                    buffer: buffer(), firstSequence: nextSequence))
+            tailOffset = header
+            tailCapacity = capacity
+        } else if pending.last?.segment != tailSegment {
+            pending.append(
+                PendingChunk(
+                    segment: tailSegment, startOffset: tailOffset, createsSegment: false, capacity: tailCapacity,
+                    buffer: buffer(), firstSequence: nextSequence))
+        }
+        // Both branches leave a chunk for the tail segment last.
+        return pending[pending.count - 1]
+    }
+
+    /// Hands the active segment over to be sealed by someone else (compaction): takes the writer slot,
+    /// and sends the next batch to a new segment. Returns the segment, its size and the newest durable
+    /// sequence. Call only while no leader writes and nothing is pending.
+    mutating func handOverTail() -> (file: SegmentFile, size: UInt64, sequence: UInt64)? {
+        guard let active else { return nil }
+        flushing = true
+        tailCapacity = 0
+        tailSegment = 0
+        return (active, activeSize, durableSequence)
+    }
 }

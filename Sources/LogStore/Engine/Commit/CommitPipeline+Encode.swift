@@ -1,0 +1,164 @@
+import LogStoreFormat
+import LogStoreSystem
+
+/// Encoding an accepted batch: it is applied to the index's logical view (through ``NewObjectsBatch``
+/// or the ``ReferenceTracker``), encoded into the pending chunk of the tail segment, and its effects
+/// queued for the leader to publish.
+extension CommitPipeline {
+    /// Applies a validated batch to the writer's logical view, encodes it (with the tombstones of what
+    /// it made garbage) into the pending chunks, and returns its sequence number.
+    func enqueue(
+        _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], allocatedBelow allocated: UInt64,
+        into queue: inout CommitQueue
+    ) throws(LogStoreError) -> UInt64 {
+        // Batches that only add (new objects, new roots) are checked first and applied after encoding,
+        // without an undo log (``NewObjectsBatch``); every other batch goes through the reference tracker.
+        let newObjects = garbage.isEmpty ? index.withLock { NewObjectsBatch.check(operations, $0) } : nil
+        var tracker = ReferenceTracker(chunks: newObjects == nil ? queue.pending + queue.flushingChunks : [])
+        if newObjects == nil {
+            try index.withLock { state throws(LogStoreError) in
+                try tracker.apply(operations, collecting: garbage, to: &state)
+            }
+        }
+        let collected = tracker.collected
+
+        guard queue.nextSequence <= LogFormat.maxSequence else {
+            index.withLock { tracker.undoAccepted(&$0) }
+            throw LogStoreError(
+                .exhausted, "the store has used every sequence number (the largest is \(LogFormat.maxSequence))",
+                file: directory)
+        }
+        // `allocated` is at most `maxObjectID + 1` (``newID()`` stops there): no overflow, and no
+        // reservation beyond "every id".
+        let reserveThrough: UInt64? =
+            allocated > queue.reservedIDs
+            ? min(allocated + LogFormat.idReservationBlock, LogFormat.maxObjectID + 1) : nil
+        var bound = (reserveThrough == nil ? 0 : 1) * LogFormat.minimumFrameSize
+        for operation in operations { bound += frameBound(operation) }
+        bound += collected.count * LogFormat.minimumFrameSize
+        guard bound <= LogStoreLimits.maxSegmentSize - LogFormat.segmentHeaderSize else {
+            index.withLock { tracker.undoAccepted(&$0) }
+            throw LogStoreError(.invalidArgument, "a batch of about \(bound) bytes is over the 2 GiB batch limit")
+        }
+        let chunk = queue.chunk(for: bound, segmentSize: options.segmentSize)
+
+        let sequence = queue.nextSequence
+        queue.nextSequence += 1
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        var lastFrame = (start: chunk.buffer.count, length: 0)
+        func frame(_ length: Int, startingAt start: Int) { lastFrame = (start, length) }
+        if let reserveThrough {
+            let start = chunk.buffer.count
+            frame(
+                encoder.append(
+                    kind: .reserveIDs, flags: [], sequence: sequence, id: reserveThrough, typeTag: 0, references: [],
+                    payload: empty, to: chunk.buffer), startingAt: start)
+            queue.reservedIDs = reserveThrough
+            queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
+        }
+        var puts: [(id: UInt64, entry: IndexEntry)] = []
+        puts.reserveCapacity(operations.count)
+        for operation in operations {
+            let start = chunk.buffer.count
+            let offset = chunk.startOffset + UInt64(start)
+            switch operation {
+            case .put(let record):
+                let length = record.payload.withUnsafeBytes { payload in
+                    encoder.append(
+                        kind: .put, flags: record.isPinned ? .pinned : [], sequence: sequence, id: record.id.rawValue,
+                        typeTag: record.typeTag, references: record.references, payload: payload, to: chunk.buffer)
+                }
+                frame(length, startingAt: start)
+                let flags = IndexEntry.pendingFlag | (record.isPinned ? IndexEntry.pinnedFlag : 0)
+                let entry = IndexEntry(
+                    segment: chunk.segment, offset: UInt32(offset), length: UInt32(length), typeTag: record.typeTag,
+                    flags: flags)
+                puts.append((record.id.rawValue, entry))
+                queue.pendingEffects.append(.put(id: record.id.rawValue, entry: entry))
+            case .delete(let id):
+                frame(
+                    encoder.append(
+                        kind: .delete, flags: [], sequence: sequence, id: id.rawValue, typeTag: 0, references: [],
+                        payload: empty, to: chunk.buffer), startingAt: start)
+                queue.pendingEffects.append(.delete(id: id.rawValue))
+            case .setRoot(let name, let id):
+                frame(
+                    appendRootFrame(.setRoot, name: name, id: id.rawValue, sequence: sequence, chunk.buffer),
+                    startingAt: start)
+                queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
+                queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
+            case .removeRoot(let name):
+                frame(
+                    appendRootFrame(.removeRoot, name: name, id: 0, sequence: sequence, chunk.buffer), startingAt: start
+                )
+                queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
+                queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
+            }
+        }
+        for id in collected {
+            let start = chunk.buffer.count
+            frame(
+                encoder.append(
+                    kind: .delete, flags: .collected, sequence: sequence, id: id, typeTag: 0, references: [],
+                    payload: empty, to: chunk.buffer), startingAt: start)
+            queue.pendingEffects.append(.delete(id: id))
+        }
+        var control = collected.count
+        for operation in operations {
+            if case .put = operation { continue }
+            control += 1
+        }
+        if control > 0 { queue.pendingControlFrames[chunk.segment, default: 0] += control }
+        FrameEncoder.markCommit(in: chunk.buffer, frameStart: lastFrame.start, length: lastFrame.length)
+        queue.tailOffset = chunk.endOffset
+        queue.collectedByCount += collected.count - garbage.count
+        if let newObjects {
+            // Checked above under the state lock; nothing can have made an object dead since, because
+            // only `enqueue` (under the queue lock, held throughout) removes entries from the logical
+            // index: publishing and compaction only change entries' flags and locations.
+            index.withLock { newObjects.apply(operations, puts, to: &$0) }
+            if queue.observer != nil { queue.observer?.accepted(touching: newObjects.touched(operations)) }
+            return sequence
+        }
+        if queue.observer != nil { queue.observer?.accepted(touching: tracker.touched) }
+
+        // The placeholders of the batch's puts get their real locations (the last put of an id wins).
+        index.withLock { state in
+            for (id, entry) in puts.reversed() {
+                guard let current = state.index.entry(id), current.segment == 0 else { continue }
+                var real = entry
+                real.incoming = current.incoming
+                real.flags = current.flags
+                state.index.set(id, real)
+            }
+        }
+        tracker.commit()
+        return sequence
+    }
+
+    /// The pending chunk a batch of at most `bound` bytes goes into, starting a new segment when the
+    private func appendRootFrame(
+        _ kind: FrameKind, name: String, id: UInt64, sequence: UInt64, _ buffer: WriteBuffer
+    ) -> Int {
+        var name = name
+        return name.withUTF8 { bytes in
+            encoder.append(
+                kind: kind, flags: [], sequence: sequence, id: id, typeTag: 0, references: [],
+                payload: UnsafeRawBufferPointer(bytes), to: buffer)
+        }
+    }
+
+    /// An upper bound of the encoded size of one operation.
+    private func frameBound(_ operation: WriteBatch.Operation) -> Int {
+        let fixed = LogFormat.minimumFrameSize
+        switch operation {
+        case .put(let record):
+            let payload = record.payload.count
+            let room = encoder.compressionMinimumSize > 0 ? max(payload, Compression.bound(payload)) : payload
+            return fixed + record.references.count * LogFormat.referenceSize + room
+        case .delete: return fixed
+        case .setRoot(let name, _), .removeRoot(let name):
+            return fixed + max(name.utf8.count, Compression.bound(name.utf8.count))
+        }
+    }
+}

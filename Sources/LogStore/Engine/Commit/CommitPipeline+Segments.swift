@@ -1,0 +1,49 @@
+import LogStoreFormat
+import LogStoreSystem
+
+/// The segments the pipeline writes: it creates them (header, file and directory synced), and seals
+/// each full one with its seal frame before the next is written.
+extension CommitPipeline {
+    /// Ends a full segment with its seal frame and syncs it: it is never written again.
+    func seal(_ file: SegmentFile, at size: UInt64, sequence: UInt64) throws(LogStoreError) {
+        let buffer = WriteBuffer(capacity: 64)
+        let frame = FrameEncoder(compressionMinimumSize: 0)
+        frame.append(
+            kind: .seal, flags: .commit, sequence: sequence, id: size, typeTag: 0, references: [],
+            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+        // A segment extended ahead of its writes is cut back to its frames before the sync makes it final.
+        let extended = prefill.end(of: file)
+        try ioStep(file.path, size) { () throws(SystemError) in
+            try io.writeAll(file.fd, buffer.bytes, at: size, path: file.path)
+            if extended { try io.truncate(file.fd, to: size + UInt64(buffer.count), path: file.path) }
+            try io.syncData(file.fd, path: file.path)
+        }
+        index.withLock { state in
+            state.segments.update(file.number) { info in
+                info.size = size + UInt64(buffer.count)
+                info.retainedBytes += UInt64(buffer.count)
+            }
+        }
+    }
+
+    func ioStep(_ path: String, _ offset: UInt64, _ body: () throws(SystemError) -> Void) throws(LogStoreError) {
+        do {
+            try body()
+        } catch {
+            throw LogStoreError(.ioError, "write failed", file: path, offset: offset, underlying: error)
+        }
+    }
+
+    /// Creates segment `number` with its header, durably (file and directory synced), and maps it.
+    func createSegment(_ number: UInt32, capacity: Int) throws(LogStoreError) -> SegmentFile {
+        let path = directory + "/" + LogFormat.segmentFileName(number)
+        let header = SegmentHeader(segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds()).encoded()
+        do {
+            try io.writeNewFile(path, header)
+            try io.syncDirectory(directory)
+            return try SegmentFile.open(number: number, path: path, writable: true, capacity: capacity, io: io)
+        } catch {
+            throw LogStoreError(.ioError, "cannot create segment", file: path, underlying: error)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import LogStoreFormat
+import LogStoreSystem
+
+/// Reading the index: durable entries, the references a record stores, sequence numbers, the
+/// reference recount at open, expectations; and pointing entries at compacted copies.
+extension IndexState {
+    /// The durable entry of `id`: what readers see.
+    @inline(__always)
+    func durableEntry(_ id: UInt64) -> IndexEntry? {
+        DurableView.durableEntry(id, index: index, undo: durableUndo)
+    }
+
+    /// Calls `body` for every durable live object, in increasing id order.
+    func forEachDurable(_ body: (UInt64, IndexEntry) -> Void) {
+        DurableView.forEachDurable(index: index, undo: durableUndo, body)
+    }
+
+    /// Points a live object at an identical copy of its durable record (compaction).
+    mutating func relocate(_ id: UInt64, from old: IndexEntry, to new: IndexEntry) {
+        if let current = index.entry(id), !current.isPending, current.isSameRecord(old) {
+            index.set(
+                id,
+                IndexEntry(
+                    segment: new.segment, offset: new.offset, length: new.length, typeTag: current.typeTag,
+                    incoming: current.incoming, flags: current.flags))
+        } else if let undo = durableUndo[id], !undo.isEmpty, undo.isSameRecord(old) {
+            durableUndo[id] = IndexEntry(
+                segment: new.segment, offset: new.offset, length: new.length, typeTag: undo.typeTag,
+                incoming: undo.incoming, flags: undo.flags)
+        } else {
+            return
+        }
+        segments.update(old.segment) { $0.removeLive(UInt64(old.length)) }
+        segments.update(new.segment) { $0.liveBytes += UInt64(new.length) }
+    }
+
+    /// Whether `entry` (of `id`) is the durable record of a live object.
+    func isDurableRecord(_ id: UInt64, _ entry: IndexEntry) -> Bool {
+        durableEntry(id)?.isSameRecord(entry) ?? false
+    }
+
+    /// The references stored in a record: a pending one's from the writer's `pending` chunks (those
+    /// queued or being written), others from the mapped segment.
+    func references(of entry: IndexEntry, pendingIn pending: [PendingChunk] = []) -> [ObjectID] {
+        if entry.isPending, let references = PendingChunk.references(of: entry, in: pending) { return references }
+        guard let file = segments.file(entry.segment) else { return [] }
+        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
+        guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset)) else { return [] }
+        return FrameDecoder.references(of: frame, in: bytes)
+    }
+
+    /// Counts every object's incoming references from scratch: from the live records' reference
+    /// lists (read from the hints of hinted segments, from the mapped segments otherwise) and from the
+    /// named roots (open, after replay; nothing is pending then). References to objects that are not
+    /// live are skipped (`verify` reports them).
+    mutating func recountReferences(hints: [UInt32: HintReader] = [:]) {
+        for (segment, hint) in hints {
+            hint.forEachEntry { entry in
+                guard entry.kind == .put, entry.referenceCount > 0, let live = index.entry(entry.id),
+                    live.segment == segment, live.offset == entry.offset
+                else { return }
+                entry.forEachReference { index.addIncoming($0) }
+            }
+        }
+        var targets: [UInt64] = []
+        // Entries come in id order, and neighbouring ids mostly share a segment: the last segment's answer
+        // is kept rather than hashing its number for each of millions of entries.
+        var lastSegment: UInt32?
+        var lastFile: SegmentFile?
+        index.forEachLive { _, entry in
+            if entry.segment != lastSegment {
+                lastSegment = entry.segment
+                lastFile = hints[entry.segment] == nil ? segments.file(entry.segment) : nil
+            }
+            guard let file = lastFile else { return }
+            FrameDecoder.forEachStoredReference(
+                in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset)
+            ) { targets.append($0) }
+        }
+        targets.append(contentsOf: roots.values.map(\.rawValue))
+        for target in targets { index.addIncoming(target) }
+    }
+
+    /// The sequence number of the frame an index entry points at.
+    func sequence(of entry: IndexEntry) -> UInt64? {
+        guard let file = segments.file(entry.segment), Int(entry.offset) + 16 <= file.mappedLength else { return nil }
+        return file.base.readLE(UInt64.self, at: Int(entry.offset) + 8)
+    }
+
+    /// The objects among `expectations` whose expectation does not hold in the writer's view (which
+    /// includes every batch accepted before).
+    func failedExpectations(_ expectations: [WriteBatch.Expectation]) -> [ObjectID] {
+        expectations.compactMap { expectation in
+            let entry = index.entry(expectation.id.rawValue)
+            guard let expected = expectation.version else { return entry == nil ? nil : expectation.id }
+            // A batch that is not yet durable changed it: no reader can have seen that version.
+            guard let entry, !entry.isPending, sequence(of: entry) == expected else { return expectation.id }
+            return nil
+        }
+    }
+}
