@@ -169,7 +169,9 @@ extension CommitPipeline {
                 for chunk in work.chunks {
                     state.segments.update(chunk.segment) { $0.size = max($0.size, chunk.endOffset) }
                 }
-                for (segment, count) in work.controlFrames { state.segments.update(segment) { $0.controlFrames += count } }
+                for (segment, count) in work.controlFrames {
+                    state.segments.update(segment) { $0.controlFrames += count }
+                }
                 for (segment, bytes) in work.retained { state.segments.update(segment) { $0.retainedBytes += bytes } }
             }
         }
