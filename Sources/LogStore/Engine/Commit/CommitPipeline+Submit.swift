@@ -4,7 +4,6 @@ import LogStoreSystem
 /// Accepting a batch: a committer validates it, checks its expectations and queues it under the
 /// pipeline's lock, then waits for the group commit (``awaitDurable(_:)``).
 extension CommitPipeline {
-
     /// Checks a batch's expectations as a commit would, without writing anything (an empty batch).
     func check(_ expectations: [WriteBatch.Expectation]) throws(LogStoreError) {
         try queue.withLock { _ throws(LogStoreError) in try checkExpectations(expectations) }
@@ -68,7 +67,7 @@ extension CommitPipeline {
     }
 
     /// Checks the limits of every operation of a batch before anything is changed.
-    func validate(_ operations: [WriteBatch.Operation], allocatedBelow allocated: UInt64)
+    private func validate(_ operations: [WriteBatch.Operation], allocatedBelow allocated: UInt64)
         throws(LogStoreError)
     {
         func checkAllocated(_ id: ObjectID) throws(LogStoreError) {
