@@ -431,8 +431,14 @@ struct StoreLoader {
             for note in notes { loaded.problems.append(Problem(file: path, offset: nil, message: note)) }
             return
         }
-        let hint = withExtendedLifetime(mapping) { HintFile.decode(reader.bytes) }
-        if (try? hint.get()) != HintFile.build(segment: number, bytes: bytes) {
+        let expected = HintWriter.hint(segment: number, bytes: bytes)
+        let agrees = withExtendedLifetime(mapping) {
+            expected?.withUnsafeBytes { expected in
+                guard case .success(let made) = HintReader.open(expected) else { return false }
+                return made.hasSameEntries(as: reader)
+            } ?? false
+        }
+        if !agrees {
             loaded.problems.append(Problem(file: path, offset: nil, message: "hint file disagrees with its segment"))
         }
     }
