@@ -323,3 +323,20 @@ extension String {
                 == .refuse(.unsupportedVersion, offset: 0, reason: "unsupported segment format version 9"))
     }
 }
+
+extension TailClassifierTests {
+    /// A valid frame after the seal is corruption even at the end of the append segment after a crash
+    /// (the scanner gives it a next valid frame: itself), as before the classifier. Format.md 6.4 says
+    /// such seal damage counts as having no next valid frame and is cut as a torn tail: the two disagree.
+    @Test func aFrameAfterTheSealIsCorruption() {
+        let segment = SegmentBytes()
+        segment.put()
+        segment.seal()
+        let after = segment.put()
+        guard case .corrupt(let damage) = classify(segment.bytes, role: .appendAfterCrash).0.tail else {
+            Issue.record("not corruption")
+            return
+        }
+        #expect(damage.offset == after && damage.reason == "frame after the segment's seal")
+    }
+}
