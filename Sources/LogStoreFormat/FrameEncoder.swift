@@ -59,7 +59,9 @@ package struct FrameEncoder {
         return cursor
     }
 
-    /// Sets the commit flag of the frame at `frameStart` of `buffer` and recomputes its checksum.
+    /// Sets the commit flag of the frame at `frameStart` of `buffer` and recomputes its checksum: the
+    /// last frame of a batch (the commit pipeline) and a frame copied as a batch of its own (compaction).
+    /// Does nothing when the range is not a frame's worth of bytes inside the buffer.
     package static func markCommit(in buffer: WriteBuffer, frameStart: Int, length: Int) {
         guard length >= LogFormat.minimumFrameSize, frameStart + length <= buffer.count else { return }
         let start = buffer.base + frameStart

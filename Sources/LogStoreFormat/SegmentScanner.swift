@@ -4,19 +4,23 @@ package struct SegmentDamage: Equatable, Sendable {
     package var offset: Int
     /// What is wrong there.
     package var reason: String
-    /// Offset of the next valid frame after the damage, or nil when none follows (a torn tail,
-    /// if this is the newest segment).
+    /// Offset of the next valid frame after the damage, or nil when none follows (``TailClassifier``
+    /// tells what that makes it).
     package var nextValidFrame: Int?
-    /// The damage is a group of commits a crash tore out of order (``TornGroup``): a torn tail, not
-    /// corruption, though valid frames follow it.
-    package var isTornGroup = false
+
+    package init(offset: Int, reason: String, nextValidFrame: Int?) {
+        self.offset = offset
+        self.reason = reason
+        self.nextValidFrame = nextValidFrame
+    }
 }
 
 /// Walks the frames of one segment in order and hands out committed batches.
 ///
 /// A batch is the frames from one commit-flagged frame (exclusive) to the next (inclusive); the
 /// scanner calls `onCommittedFrame` for its frames only once the commit frame was read, so an
-/// unfinished batch at the end is never applied.
+/// unfinished batch at the end is never applied. It reports damage and does not judge it: what the
+/// damage means (a torn tail, a torn group, corruption) is for ``TailClassifier`` to say.
 package struct SegmentScanner {
     /// The whole segment, header included, up to the end of the file.
     package let bytes: UnsafeRawBufferPointer
@@ -32,7 +36,7 @@ package struct SegmentScanner {
     package struct Outcome {
         /// Offset just after the last committed frame (the header size when there is none).
         package var committedEnd: Int
-        /// Problems met, in file order: at most one unless `continueAfterDamage` was set.
+        /// Problems met, in file order: at most one unless `continueAfterDamage` said to go on.
         package var damages: [SegmentDamage] = []
         /// Number of committed frames.
         package var frames = 0
@@ -46,12 +50,13 @@ package struct SegmentScanner {
 
     /// Scans from just after the header.
     ///
-    /// - parameter continueAfterDamage: go on from the next valid frame after damage (for `verify`)
-    ///   instead of stopping at the first.
-    /// - parameter tellsTornGroups: the segment is the newest: damage after the last commit that is a
-    ///   group torn out of order (``TornGroup``) ends the scan, flagged, even when valid frames follow.
+    /// - parameter continueAfterDamage: asked at damage that a valid frame follows (invalid bytes, or a
+    ///   frame whose fields are out of range) with the damage and the outcome so far (without it): true
+    ///   goes on from the next valid frame (for `verify`), false ends the scan there. Damage that nothing
+    ///   valid follows, and seal damage, always end the scan. By default the scan stops at the first damage.
     package func scan(
-        continueAfterDamage: Bool = false, tellsTornGroups: Bool = false, onCommittedFrame: (DecodedFrame) -> Void
+        continueAfterDamage: (_ damage: SegmentDamage, _ before: Outcome) -> Bool = { _, _ in false },
+        onCommittedFrame: (DecodedFrame) -> Void
     ) -> Outcome {
         var outcome = Outcome(committedEnd: LogFormat.segmentHeaderSize)
         var pending: [DecodedFrame] = []
@@ -67,10 +72,11 @@ package struct SegmentScanner {
             case .success(let frame) where FrameDecoder.rangeProblem(of: frame) != nil:
                 // Written like this (its checksum holds): corruption, never a torn tail.
                 let reason = FrameDecoder.rangeProblem(of: frame) ?? ""
-                outcome.damages.append(
-                    SegmentDamage(offset: frame.offset, reason: reason, nextValidFrame: frame.offset))
+                let damage = SegmentDamage(offset: frame.offset, reason: reason, nextValidFrame: frame.offset)
+                let goesOn = continueAfterDamage(damage, outcome)
+                outcome.damages.append(damage)
                 pending.removeAll(keepingCapacity: true)
-                guard continueAfterDamage else { return outcome }
+                guard goesOn else { return outcome }
                 offset += frame.length
             case .success(let frame) where frame.kind == .seal:
                 guard frame.id == UInt64(frame.offset), frame.flags.contains(.commit), pending.isEmpty else {
@@ -96,21 +102,11 @@ package struct SegmentScanner {
                 }
             case .failure(let problem):
                 let next = FrameDecoder.nextValidFrame(in: bytes, after: offset)
-                if tellsTornGroups, outcome.damages.isEmpty, let next,
-                    TornGroup.isTorn(
-                        bytes, committedEnd: outcome.committedEnd, damage: offset, nextValidFrame: next,
-                        newestSequence: outcome.maxSequence)
-                {
-                    outcome.damages.append(
-                        SegmentDamage(
-                            offset: offset,
-                            reason: "a group of commits torn out of order by a crash (\(problem.reason))",
-                            nextValidFrame: next, isTornGroup: true))
-                    return outcome
-                }
-                outcome.damages.append(SegmentDamage(offset: offset, reason: problem.reason, nextValidFrame: next))
+                let damage = SegmentDamage(offset: offset, reason: problem.reason, nextValidFrame: next)
+                let goesOn = next != nil && continueAfterDamage(damage, outcome)
+                outcome.damages.append(damage)
                 pending.removeAll(keepingCapacity: true)
-                guard continueAfterDamage, let next else { return outcome }
+                guard goesOn, let next else { return outcome }
                 offset = next
             }
         }

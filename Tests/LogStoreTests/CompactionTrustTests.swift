@@ -30,30 +30,35 @@ import Testing
         return live
     }
 
-    /// Rewrites the hint of segment 1 with `change` applied to the entry of object `id`; the checksum
-    /// is computed anew, so the hint is valid as a file.
+    /// Rewrites the hint of segment 1 with `change` applied to the entry of object `id` (read with the
+    /// hint reader, written with the hint writer); the checksum is computed anew, so the hint is valid as
+    /// a file.
     func forgeHint(
-        _ directory: TemporaryDirectory, object id: UInt64, _ change: (inout HintFile.Entry, HintFile) -> Void
-    )
-        throws
-    {
+        _ directory: TemporaryDirectory, object id: UInt64,
+        _ change: (inout HintFile.Entry, _ entries: [HintFile.Entry], _ segmentSize: UInt64) -> Void
+    ) throws {
         let path = directory.path + "/" + HintFile.fileName(1)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        var hint = try bytes.withUnsafeBytes { try HintFile.decode($0).get() }
-        let position = try #require(hint.entries.firstIndex { $0.kind == .put && $0.id == id })
-        var entry = hint.entries[position]
-        change(&entry, hint)
-        hint.entries[position] = entry
-        try Data(hint.encoded()).write(to: URL(fileURLWithPath: path))
+        let (number, size, entries) = try bytes.withUnsafeBytes { raw in
+            let reader = try HintReader.open(raw).get()
+            return (reader.segmentNumber, reader.segmentSize, reader.entries)
+        }
+        let position = try #require(entries.firstIndex { $0.kind == .put && $0.id == id })
+        var writer = HintWriter(segmentNumber: number, segmentSize: size)
+        for (index, var entry) in entries.enumerated() {
+            if index == position { change(&entry, entries, size) }
+            writer.append(entry)
+        }
+        try Data(writer.finish()).write(to: URL(fileURLWithPath: path))
     }
 
     @Test func aHintEntryPointingAtAnotherFrameStopsCompactionAndKeepsTheSegment() throws {
         let directory = TemporaryDirectory("compact-forged-hint")
         let live = try makeStore(directory)
         var forgedOffset: UInt32 = 0
-        try forgeHint(directory, object: 5) { entry, hint in
+        try forgeHint(directory, object: 5) { entry, entries, _ in
             // Object 5 is "at" the frame of object 6, inside the segment.
-            forgedOffset = hint.entries.first { $0.kind == .put && $0.id == 6 }?.offset ?? 0
+            forgedOffset = entries.first { $0.kind == .put && $0.id == 6 }?.offset ?? 0
             entry.offset = forgedOffset
         }
         let segment = directory.path + "/" + LogFormat.segmentFileName(1)
@@ -76,10 +81,24 @@ import Testing
         try reopened.close()
     }
 
+    /// A hint that is valid as a file but describes another frame than its segment holds is used by open
+    /// (nothing tells it from a true one without reading the segment), and reported by `verify`.
+    @Test func verifyReportsAHintThatDisagreesWithItsSegment() throws {
+        let directory = TemporaryDirectory("verify-forged-hint")
+        _ = try makeStore(directory)
+        #expect(try Store.verify(at: directory.path).isSound)
+        try forgeHint(directory, object: 5) { entry, _, _ in entry.typeTag += 1 }
+        let report = try Store.verify(at: directory.path)
+        let hint = directory.path + "/" + HintFile.fileName(1)
+        #expect(
+            report.problems.contains { $0.file == hint && $0.message == "hint file disagrees with its segment" },
+            "\(report.problems)")
+    }
+
     @Test func aHintEntryOutsideItsSegmentIsNotUsed() throws {
         let directory = TemporaryDirectory("compact-outside-hint")
         let live = try makeStore(directory)
-        try forgeHint(directory, object: 5) { entry, hint in entry.offset = UInt32(hint.segmentSize) + 100 }
+        try forgeHint(directory, object: 5) { entry, _, size in entry.offset = UInt32(size) + 100 }
 
         let store = try Store.open(at: directory.path, options: options())
         #expect(store.segmentsLoadedFromHints == 0)

@@ -107,9 +107,10 @@ import Testing
         try again.close()
     }
 
-    /// The hint compaction writes straight from a scan is byte for byte the hint `build` describes, for
-    /// every sealed segment, including a root name stored compressed.
-    @Test func streamedHintsEqualBuiltHints() throws {
+    /// The hint the writer makes from a scan is byte for byte the hint the old encoder made (kept below as
+    /// ``LegacyHint``, the layout of Format.md section 8), for every sealed segment, including a root name
+    /// stored compressed.
+    @Test func writtenHintsEqualTheOldLayout() throws {
         let directory = TemporaryDirectory("hints-streamed")
         _ = try makeStore(directory)
         var options = options()
@@ -119,39 +120,199 @@ import Testing
         // Enough records after it to seal its segment (64 KiB segments).
         for index in 0..<400 { try store.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index))) }
         try store.compact()
+        try store.writeHints()
         try store.close()
         var compared = 0
         for name in directory.fileNames() where name.hasSuffix(LogFormat.segmentExtension) {
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + name)))
             let number = try #require(UInt32(name.dropLast(LogFormat.segmentExtension.count + 1)))
-            let (streamed, built) = bytes.withUnsafeBytes {
-                (HintFile.encodedHint(segment: number, bytes: $0), HintFile.build(segment: number, bytes: $0))
+            let (written, legacy) = bytes.withUnsafeBytes {
+                (HintWriter.hint(segment: number, bytes: $0), LegacyHint.build(segment: number, bytes: $0))
             }
-            #expect(streamed == built?.encoded(), "segment \(name)")
-            if let built {
-                compared += 1
-                if built.entries.contains(where: { $0.name.count > 600 }) { compared += 1000 }
+            #expect(written == legacy?.encoded(), "segment \(name)")
+            guard let legacy, let written else { continue }
+            compared += 1
+            if legacy.entries.contains(where: { $0.name.count > 600 }) { compared += 1000 }
+            // The reader gives back what the old layout holds.
+            let read = written.withUnsafeBytes { raw in (try? HintReader.open(raw).get())?.entries }
+            #expect(read == legacy.entries, "segment \(name)")
+            // And the file on disk, when there is one, is that same hint.
+            let hintPath = directory.path + "/" + HintFile.fileName(number)
+            if FileManager.default.fileExists(atPath: hintPath) {
+                #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: hintPath))) == written, "\(hintPath)")
             }
         }
         #expect(compared > 1000 + 3, "sealed segments compared, one with the long root name: \(compared)")
     }
 
+    /// The bytes of a small hint, as Format.md section 8 lays them out (written by the old encoder).
+    @Test func aSmallHintHasItsDocumentedBytes() throws {
+        let entries = Self.sampleEntries
+        var writer = HintWriter(segmentNumber: 7, segmentSize: 4096)
+        for entry in entries { writer.append(entry) }
+        let bytes = writer.finish()
+        #expect(bytes == LegacyHint(segmentNumber: 7, segmentSize: 4096, entries: entries).encoded())
+        #expect(bytes == Self.sampleGolden, "\(bytes.map { String(format: "%02x", $0) }.joined(separator: " "))")
+    }
+
+    static let sampleEntries: [HintFile.Entry] = [
+        .init(
+            kind: .put, flags: [.pinned, .commit], sequence: 3, id: 9, typeTag: 2, offset: 48, length: 60,
+            references: [ObjectID(1), ObjectID(2)], name: []),
+        .init(
+            kind: .setRoot, flags: .commit, sequence: 4, id: 9, typeTag: 0, offset: 108, length: 48,
+            references: [], name: Array("main".utf8)),
+    ]
+
+    /// Header (magic, version 1, header size 48, segment 7 of 4,096 bytes, 2 entries), a `put` entry with
+    /// two references, a `setRoot` entry named "main", and the checksum.
+    static let sampleGolden: [UInt8] = hexBytes(
+        """
+            4c 4f 47 53 54 48 4e 54 01 00 30 00 00 00 00 00
+            07 00 00 00 00 00 00 00 00 10 00 00 00 00 00 00
+            02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+            01 06 00 00 02 00 00 00 03 00 00 00 00 00 00 00
+            09 00 00 00 00 00 00 00 02 00 00 00 30 00 00 00
+            3c 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00
+            02 00 00 00 00 00 00 00 03 02 00 00 00 00 00 00
+            04 00 00 00 00 00 00 00 09 00 00 00 00 00 00 00
+            00 00 00 00 6c 00 00 00 30 00 00 00 04 00 00 00
+            6d 61 69 6e 65 bc f8 1b bb ed e3 05
+        """)
+
     @Test func hintFilesRoundTrip() throws {
-        let hint = HintFile(
-            segmentNumber: 7, segmentSize: 4096,
-            entries: [
-                .init(
-                    kind: .put, flags: [.pinned, .commit], sequence: 3, id: 9, typeTag: 2, offset: 48, length: 60,
-                    references: [ObjectID(1), ObjectID(2)], name: []),
-                .init(
-                    kind: .setRoot, flags: .commit, sequence: 4, id: 9, typeTag: 0, offset: 108, length: 48,
-                    references: [], name: Array("main".utf8)),
-            ])
-        let bytes = hint.encoded()
-        #expect(bytes.withUnsafeBytes { HintFile.decode($0) } == .success(hint))
+        var writer = HintWriter(segmentNumber: 7, segmentSize: 4096)
+        for entry in Self.sampleEntries { writer.append(entry) }
+        let bytes = writer.finish()
+        let reader = try bytes.withUnsafeBytes { try HintReader.open($0).get() }
+        #expect(reader.segmentNumber == 7 && reader.segmentSize == 4096)
+        #expect(reader.entries == Self.sampleEntries)
         for cut in 0..<bytes.count {
-            let result = Array(bytes.prefix(cut)).withUnsafeBytes { HintFile.decode($0) }
-            if case .success = result { Issue.record("a hint cut to \(cut) bytes decoded") }
+            let result = Array(bytes.prefix(cut)).withUnsafeBytes { HintReader.open($0) }
+            if case .success = result { Issue.record("a hint cut to \(cut) bytes was accepted") }
         }
+    }
+
+    /// Random hints: the writer's bytes equal the old layout's, the reader gives the entries back, and a
+    /// hint cut short or with a byte changed is refused. The seed is printed; set `LOGSTORE_SEED` to
+    /// replay one.
+    @Test(arguments: [0, 1, 2, 3])
+    func randomHintsRoundTrip(round: Int) throws {
+        let seed =
+            ProcessInfo.processInfo.environment["LOGSTORE_SEED"].flatMap(UInt64.init)
+            ?? (0x4849_4E54 + UInt64(round) * 104_729)
+        print("HintFileTests seed \(seed) (replay with LOGSTORE_SEED=\(seed))")
+        var random = SplitMix64(seed: seed)
+        for trial in 0..<50 {
+            let segmentSize = UInt64(LogFormat.segmentHeaderSize) + 1 + random.next() % (1 << 24)
+            let number = UInt32(1 + random.next() % UInt64(UInt32.max))
+            let entries = (0..<Int(random.next() % 40)).map { _ in
+                Self.randomEntry(&random, segmentSize: segmentSize)
+            }
+            var writer = HintWriter(segmentNumber: number, segmentSize: segmentSize)
+            for entry in entries { writer.append(entry) }
+            let bytes = writer.finish()
+            let context = "seed \(seed), trial \(trial)"
+            #expect(
+                bytes == LegacyHint(segmentNumber: number, segmentSize: segmentSize, entries: entries).encoded(),
+                "\(context)")
+            let reader = bytes.withUnsafeBytes { try? HintReader.open($0).get() }
+            #expect(reader?.segmentNumber == number && reader?.segmentSize == segmentSize, "\(context)")
+            #expect(reader?.entries == entries, "\(context)")
+            let cut = Int(random.next() % UInt64(bytes.count))
+            if case .success = Array(bytes.prefix(cut)).withUnsafeBytes({ HintReader.open($0) }) {
+                Issue.record("\(context): a hint cut to \(cut) bytes was accepted")
+            }
+            var damaged = bytes
+            damaged[Int(random.next() % UInt64(bytes.count))] ^= UInt8(1 + random.next() % 255)
+            if case .success = damaged.withUnsafeBytes({ HintReader.open($0) }) {
+                Issue.record("\(context): a hint with a changed byte was accepted")
+            }
+        }
+    }
+
+    /// An entry the reader accepts in a segment of `segmentSize` bytes.
+    static func randomEntry(_ random: inout SplitMix64, segmentSize: UInt64) -> HintFile.Entry {
+        let kinds: [FrameKind] = [.put, .delete, .setRoot, .removeRoot, .reserveIDs]
+        let kind = kinds[Int(random.next() % UInt64(kinds.count))]
+        let isRoot = kind == .setRoot || kind == .removeRoot
+        let offset = UInt64(LogFormat.segmentHeaderSize) + random.next() % (segmentSize - 48)
+        let length = UInt64(LogFormat.minimumFrameSize) + random.next() % 4096
+        return HintFile.Entry(
+            kind: kind, flags: FrameFlags(rawValue: UInt8(random.next() % 16)),
+            sequence: random.next() % (LogFormat.maxSequence + 1), id: 1 + random.next() % LogFormat.maxObjectID,
+            typeTag: UInt32(truncatingIfNeeded: random.next()), offset: UInt32(offset),
+            length: UInt32(min(length, segmentSize - offset)),
+            references: (0..<Int(random.next() % 6)).map { _ in ObjectID(random.next()) },
+            name: isRoot ? (0..<Int(random.next() % 40)).map { _ in UInt8(truncatingIfNeeded: random.next()) } : [])
+    }
+}
+
+/// Parses bytes written as hexadecimal pairs separated by spaces.
+private func hexBytes(_ text: String) -> [UInt8] {
+    text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { UInt8($0, radix: 16) }
+}
+
+/// A test-only copy of the hint encoder as it was before ``HintWriter`` (a value per entry, then the
+/// whole file at once), the byte layout of Format.md section 8, to compare the writer's bytes with.
+struct LegacyHint: Equatable {
+    var segmentNumber: UInt32
+    var segmentSize: UInt64
+    var entries: [HintFile.Entry]
+
+    /// The hint of a sealed segment, from a scan of its frames.
+    static func build(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> LegacyHint? {
+        var entries: [HintFile.Entry] = []
+        let outcome = SegmentScanner(bytes: bytes).scan { frame in
+            let isRoot = frame.kind == .setRoot || frame.kind == .removeRoot
+            entries.append(
+                HintFile.Entry(
+                    kind: frame.kind, flags: frame.flags, sequence: frame.sequence, id: frame.id,
+                    typeTag: frame.typeTag,
+                    offset: UInt32(frame.offset), length: UInt32(frame.length),
+                    references: FrameDecoder.references(of: frame, in: bytes),
+                    name: isRoot ? (FrameDecoder.payload(of: frame, in: bytes) ?? []) : []))
+        }
+        guard outcome.damages.isEmpty, outcome.sealedAt != nil else { return nil }
+        return LegacyHint(segmentNumber: number, segmentSize: UInt64(bytes.count), entries: entries)
+    }
+
+    /// The file's bytes.
+    func encoded() -> [UInt8] {
+        var size = HintFile.headerSize + LogFormat.frameChecksumSize
+        for entry in entries { size += HintFile.entrySize + entry.references.count * 8 + entry.name.count }
+        var bytes = [UInt8](repeating: 0, count: size)
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            for (index, byte) in HintFile.magic.enumerated() { raw[index] = byte }
+            base.writeLE(HintFile.version, at: 8)
+            base.writeLE(UInt16(HintFile.headerSize), at: 10)
+            base.writeLE(UInt64(segmentNumber), at: 16)
+            base.writeLE(segmentSize, at: 24)
+            base.writeLE(UInt64(entries.count), at: 32)
+            var cursor = HintFile.headerSize
+            for entry in entries {
+                base.storeBytes(of: entry.kind.rawValue, toByteOffset: cursor, as: UInt8.self)
+                base.storeBytes(of: entry.flags.rawValue, toByteOffset: cursor + 1, as: UInt8.self)
+                base.writeLE(UInt32(entry.references.count), at: cursor + 4)
+                base.writeLE(entry.sequence, at: cursor + 8)
+                base.writeLE(entry.id, at: cursor + 16)
+                base.writeLE(entry.typeTag, at: cursor + 24)
+                base.writeLE(entry.offset, at: cursor + 28)
+                base.writeLE(entry.length, at: cursor + 32)
+                base.writeLE(UInt32(entry.name.count), at: cursor + 36)
+                cursor += HintFile.entrySize
+                for reference in entry.references {
+                    base.writeLE(reference.rawValue, at: cursor)
+                    cursor += 8
+                }
+                for byte in entry.name {
+                    raw[cursor] = byte
+                    cursor += 1
+                }
+            }
+            base.writeLE(Checksum.xxh3(UnsafeRawPointer(base), count: cursor), at: cursor)
+        }
+        return bytes
     }
 }

@@ -30,8 +30,8 @@ import Testing
     /// frame, which the open trims (with a note, no side file, no recovery report); a seal and a clean
     /// close cut segments back to their frames.
     @Test func spaceExtendedAheadOfTheWritesIsTrimmed() throws {
-        let directory = TemporaryDirectory("write-ahead")
-        let copy = TemporaryDirectory("write-ahead-crashed")
+        let directory = TemporaryDirectory("prefill")
+        let copy = TemporaryDirectory("prefill-crashed")
         var expected: [Record] = []
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
         for index in 0..<400 {  // ~1.6 segments of 1 MiB

@@ -81,11 +81,8 @@ final class CompactionOutput {
         let target = buffer.reserve(frame.length)
         guard let source = bytes.baseAddress else { return offset }
         target.copyMemory(from: source + frame.offset, byteCount: frame.length)
-        let flags = target.load(fromByteOffset: 1, as: UInt8.self) | FrameFlags.commit.rawValue
-        target.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
-        let checked = frame.length - LogFormat.frameChecksumSize
-        target.writeLE(Checksum.xxh3(UnsafeRawPointer(target), count: checked), at: checked)
         buffer.commit(frame.length)
+        FrameEncoder.markCommit(in: buffer, frameStart: buffer.count - frame.length, length: frame.length)
         size += UInt64(frame.length)
         minSequence = min(minSequence, frame.sequence)
         maxSequence = max(maxSequence, frame.sequence)

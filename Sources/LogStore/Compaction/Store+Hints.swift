@@ -39,7 +39,7 @@ extension Store {
     /// - returns: false when no hint can be built (the segment is not sealed, or is damaged).
     @discardableResult
     func writeHint(for file: SegmentFile, size: UInt64) throws(LogStoreError) -> Bool {
-        guard let hint = HintFile.encodedHint(segment: file.number, bytes: file.bytes(count: Int(size))) else {
+        guard let hint = HintWriter.hint(segment: file.number, bytes: file.bytes(count: Int(size))) else {
             return false
         }
         let path = directory + "/" + HintFile.fileName(file.number)

@@ -10,7 +10,8 @@ import LogStoreSystem
 /// Rebuilds a store's state from its segment files: the index, roots, counters and allocators.
 ///
 /// Used by `Store.open` (which repairs a torn tail and refuses corruption) and by `Store.verify`
-/// (which repairs nothing and lists every problem).
+/// (which repairs nothing and lists every problem). What a segment's end is comes from
+/// ``TailClassifier``; what to do about it from ``RecoveryPolicy``; the loader carries that out.
 struct StoreLoader {
     enum Mode {
         /// Open for writing: cut a torn tail (keeping the bytes in a side file), throw on corruption.
@@ -122,10 +123,16 @@ struct StoreLoader {
         self.requiresManifest = requiresManifest
     }
 
-    var collectsProblems: Bool {
-        if case .verify = mode { return true }
-        return false
+    /// What is done about torn tails, interrupted creations and corruption in this mode.
+    var policy: RecoveryPolicy {
+        switch mode {
+        case .writable: return RecoveryPolicy(context: .openForWriting)
+        case .readOnly: return RecoveryPolicy(context: .readOnlyOpen)
+        case .verify: return RecoveryPolicy(context: .verify)
+        }
     }
+
+    var collectsProblems: Bool { policy.listsProblems }
 
     /// Loads the segments `numbers` (the directory listing, in increasing order), with the manifest
     /// already checked into `loaded`.
@@ -211,9 +218,10 @@ struct StoreLoader {
         /// Data after that hole: zeros the writer wrote ahead of itself (``PageCacheFiller``) that reached
         /// the disk while the bytes before them did not, or else a hole inside the log.
         var dataAfterHole: [Range<UInt64>] = []
-        /// Whether this is the append segment and the store was not closed cleanly: only then may its end
-        /// be torn (or zeros extended ahead of the writes, or its creation interrupted).
-        var mayBeTorn = isNewest && loaded.cleanClose == nil
+        /// How the classifier reads the segment (``RecoveryPolicy/role(isAppendSegment:closedCleanly:)``):
+        /// only the append segment of a store not closed cleanly may end torn (or in zeros extended ahead of
+        /// the writes, or have its creation interrupted).
+        let role: TailClassifier.Role
         /// The size the last clean close recorded, when the file's differs from it.
         var sizeAtCleanClose: UInt64?
         do {
@@ -228,10 +236,10 @@ struct StoreLoader {
                 } else {
                     // A writer opened the store since the manifest was read: its tail may be being written.
                     loaded.cleanClose = nil
-                    mayBeTorn = true
                 }
             }
-            dataEnd = mayBeTorn ? io.dataEnd(probe, size: size) : size
+            role = RecoveryPolicy.role(isAppendSegment: isNewest, closedCleanly: loaded.cleanClose != nil)
+            dataEnd = role == .appendAfterCrash ? io.dataEnd(probe, size: size) : size
             if dataEnd < size {
                 // Zeros written ahead reach at most a window past the writer's end (and so past the hole).
                 if let regions = io.dataRegions(probe, after: dataEnd, size: size),
@@ -284,25 +292,15 @@ struct StoreLoader {
             dataEnd = size
         }
         let scanned = copy?.bytes ?? file.bytes(count: Int(dataEnd))
-        var isOutput = false
-
+        let facts = RecoveryPolicy.Segment(
+            path: path, size: size, dataEnd: dataEnd, isAppendSegment: isNewest,
+            closedCleanly: loaded.cleanClose != nil)
+        let isOutput: Bool
         switch SegmentHeader.decode(bytes) {
-        case .failure(let problem)
-        where isNewest && isListed && (size < UInt64(LogFormat.segmentHeaderSize) || bytes.allSatisfy({ $0 == 0 })):
-            let reason = problem.reason + "; the segment manifest lists this segment, so its data is lost"
-            try fail(path, 0, reason, .corruptSegmentHeader, &loaded)
-            return
-        case .failure(.truncated) where mayBeTorn:
-            try recoverTornCreation(file, size: size, into: &loaded)
-            return
-        case .failure where mayBeTorn && bytes.allSatisfy({ $0 == 0 }):
-            // A crash between creating the file and syncing its header can leave zeros.
-            try recoverTornCreation(file, size: size, into: &loaded)
-            return
         case .failure(let problem):
-            let code: LogStoreError.Code
-            if case .unsupportedVersion = problem { code = .unsupportedVersion } else { code = .corruptSegmentHeader }
-            try fail(path, 0, problem.reason, code, &loaded)
+            let action = policy.action(
+                forHeader: problem, allZeros: bytes.allSatisfy({ $0 == 0 }), isListed: isListed, of: facts)
+            try carryOut(action, on: file, size: size, into: &loaded)
             return
         case .success(let header) where header.segmentNumber != number:
             try fail(path, 16, "header names segment \(header.segmentNumber)", .corruptSegmentHeader, &loaded)
@@ -317,8 +315,8 @@ struct StoreLoader {
 
         loaded.state.segments.register(file)
         var retained = UInt64(LogFormat.segmentHeaderSize)
-        let outcome = SegmentScanner(bytes: scanned).scan(
-            continueAfterDamage: collectsProblems, tellsTornGroups: mayBeTorn
+        let classified = TailClassifier(bytes: scanned, fileSize: Int(size), role: role).classify(
+            listEveryDamage: collectsProblems
         ) { frame in
             if frame.kind != .put && (isOutput || frame.kind != .delete) { retained += UInt64(frame.length) }
             loaded.replay(
@@ -326,43 +324,26 @@ struct StoreLoader {
                 effect: IndexEffect.of(frame, segment: number, bytes: bytes), segment: number)
         }
         if !isNewest, hintNames.contains(HintFile.fileName(number)) { checkHint(number, against: bytes, into: &loaded) }
+        let outcome = classified.scan
         loaded.state.segments.update(number) { $0.minSequence = outcome.minSequence }
         // What a segment holds besides live records and reclaimable frames (dead records; tombstones of
         // writer segments, which may become droppable) must stay: header, seal, reservations, roots,
         // and the tombstones a compaction output kept.
         let sealBytes = outcome.sealedAt == nil ? 0 : UInt64(LogFormat.minimumFrameSize)
         loaded.state.segments.update(number) { $0.retainedBytes = retained + sealBytes }
-        if isNewest {
-            loaded.newestIsSealed = outcome.sealedAt != nil
-        } else if outcome.sealedAt == nil, outcome.damages.isEmpty {
-            try fail(
-                path, UInt64(outcome.committedEnd),
-                "segment ends without its seal frame: truncated (or frames lost) at the end", .corruptFrame, &loaded)
-        }
+        if isNewest { loaded.newestIsSealed = outcome.sealedAt != nil }
         loaded.frames += outcome.frames
         loaded.maxSequence = max(loaded.maxSequence, outcome.maxSequence)
-        var validSize = size
-        if dataEnd < size, outcome.damages.isEmpty, UInt64(outcome.committedEnd) == dataEnd {
-            // The frames end exactly where the hole begins.
-            validSize = dataEnd
-            try trimPreallocation(file, size: size, at: validSize, into: &loaded)
+        for damage in classified.earlierCorruption {
+            try carryOut(policy.action(forCorruption: damage), on: file, size: size, into: &loaded)
         }
-        for damage in outcome.damages {
-            if damage.isTornGroup {
-                // Valid frames follow, but only of the group the crash tore: cut like any torn tail.
-                validSize = UInt64(outcome.committedEnd)
-                try cutTornTail(file, size: size, at: validSize, dataEnd: dataEnd, reason: damage.reason, into: &loaded)
-            } else if mayBeTorn, damage.nextValidFrame == nil, damage.offset >= outcome.committedEnd {
-                validSize = UInt64(outcome.committedEnd)
-                if scanned[outcome.committedEnd...].allSatisfy({ $0 == 0 }) {
-                    try trimPreallocation(file, size: size, at: validSize, into: &loaded)
-                } else {
-                    try cutTornTail(
-                        file, size: size, at: validSize, dataEnd: dataEnd, reason: damage.reason, into: &loaded)
-                }
-            } else {
-                try fail(path, UInt64(damage.offset), damage.reason, .corruptFrame, &loaded)
-            }
+        let action = policy.action(for: classified.tail, of: facts)
+        try carryOut(action, on: file, size: size, into: &loaded)
+        // The log ends where a tail that is cut (or, read-only, ignored) begins.
+        var validSize = size
+        if case .refuse = action {
+        } else if let end = classified.tail.validEnd {
+            validSize = UInt64(end)
         }
         loaded.state.segments.register(file)
         loaded.state.segments.update(number) { $0.size = validSize }
@@ -450,8 +431,14 @@ struct StoreLoader {
             for note in notes { loaded.problems.append(Problem(file: path, offset: nil, message: note)) }
             return
         }
-        let hint = withExtendedLifetime(mapping) { HintFile.decode(reader.bytes) }
-        if (try? hint.get()) != HintFile.build(segment: number, bytes: bytes) {
+        let expected = HintWriter.hint(segment: number, bytes: bytes)
+        let agrees = withExtendedLifetime(mapping) {
+            expected?.withUnsafeBytes { expected in
+                guard case .success(let made) = HintReader.open(expected) else { return false }
+                return made.hasSameEntries(as: reader)
+            } ?? false
+        }
+        if !agrees {
             loaded.problems.append(Problem(file: path, offset: nil, message: "hint file disagrees with its segment"))
         }
     }
@@ -467,75 +454,49 @@ struct StoreLoader {
         }
     }
 
-    /// The newest segment's header is incomplete: its creation was cut short by a crash.
-    private func recoverTornCreation(_ file: SegmentFile, size: UInt64, into loaded: inout Loaded) throws(LogStoreError)
-    {
-        let reason = "segment header incomplete or zero (\(size) bytes): creation interrupted"
-        switch mode {
-        case .verify:
-            loaded.notes.append("\(file.path): \(reason); opening for writing removes it")
-        case .readOnly:
-            loaded.recovery = RecoveryReport(
-                segmentFile: file.path, cutOffset: 0, bytesCut: size, savedTo: nil, reason: reason)
-        case .writable:
-            let saved = try saveTail(file, from: 0, to: size)
-            do {
-                try io.unlink(file.path)
-                try io.syncDirectory(directory)
-            } catch {
-                throw LogStoreError(.ioError, "cannot remove a torn segment", file: file.path, underlying: error)
-            }
-            loaded.recovery = RecoveryReport(
-                segmentFile: file.path, cutOffset: 0, bytesCut: size, savedTo: saved, reason: reason)
-        }
-    }
-
-    /// Cuts the newest segment back to `end` when all that follows is zeros: the space a writer extends
-    /// the segment by ahead of its writes (`SegmentPrefill.swift`), left by a crash. It never held a
-    /// frame, so nothing is saved and no recovery is reported (a note says what was trimmed).
-    private func trimPreallocation(
-        _ file: SegmentFile, size: UInt64, at end: UInt64, into loaded: inout Loaded
+    /// Carries out what ``RecoveryPolicy`` decided for segment `file` (of `size` bytes).
+    /// - throws: ``LogStoreError``: the corruption the action refuses (unless verifying); `ioError` when
+    ///   the segment cannot be cut, trimmed or removed, or the side file cannot be written (then nothing
+    ///   was cut).
+    private func carryOut(
+        _ action: RecoveryPolicy.Action, on file: SegmentFile, size: UInt64, into loaded: inout Loaded
     ) throws(LogStoreError) {
-        let what = "\(file.path): \(size - end) zero bytes after the last frame (space extended ahead of the writes)"
-        switch mode {
-        case .verify:
-            loaded.notes.append(what + "; opening for writing trims them")
-        case .readOnly:
-            loaded.notes.append(what + "; ignored")
-        case .writable:
+        switch action {
+        case .accept:
+            break
+        case .note(let note):
+            loaded.notes.append(note)
+        case .report(let report):
+            loaded.recovery = report
+        case .trim(let end, let note):
             do {
                 try io.truncate(file.fd, to: end, path: file.path)
                 try io.syncData(file.fd, path: file.path)
             } catch {
                 throw LogStoreError(.ioError, "cannot trim a segment", file: file.path, offset: end, underlying: error)
             }
-            loaded.notes.append(what + "; trimmed")
-        }
-    }
-
-    /// Cuts the newest segment back to `end`, after saving the cut bytes to a side file.
-    /// Only the bytes up to `dataEnd` are saved: past it lie zeros and holes (checked when it was found).
-    private func cutTornTail(
-        _ file: SegmentFile, size: UInt64, at end: UInt64, dataEnd: UInt64, reason: String, into loaded: inout Loaded
-    ) throws(LogStoreError) {
-        switch mode {
-        case .verify:
-            loaded.notes.append(
-                "\(file.path): torn tail of \(size - end) bytes at offset \(end) (\(reason)); opening for writing cuts it"
-            )
-        case .readOnly:
-            loaded.recovery = RecoveryReport(
-                segmentFile: file.path, cutOffset: end, bytesCut: size - end, savedTo: nil, reason: reason)
-        case .writable:
-            let saved = try saveTail(file, from: end, to: max(end, min(dataEnd, size)))
+            loaded.notes.append(note)
+        case .cutAndKeep(var report, let keepEnd):
+            let end = report.cutOffset
+            report.savedTo = try saveTail(file, from: end, to: keepEnd)
             do {
                 try io.truncate(file.fd, to: end, path: file.path)
                 try io.syncData(file.fd, path: file.path)
             } catch {
                 throw LogStoreError(.ioError, "cannot cut a torn tail", file: file.path, offset: end, underlying: error)
             }
-            loaded.recovery = RecoveryReport(
-                segmentFile: file.path, cutOffset: end, bytesCut: size - end, savedTo: saved, reason: reason)
+            loaded.recovery = report
+        case .removeAndKeep(var report):
+            report.savedTo = try saveTail(file, from: 0, to: size)
+            do {
+                try io.unlink(file.path)
+                try io.syncDirectory(directory)
+            } catch {
+                throw LogStoreError(.ioError, "cannot remove a torn segment", file: file.path, underlying: error)
+            }
+            loaded.recovery = report
+        case .refuse(let code, let offset, let reason):
+            try fail(file.path, offset, reason, code, &loaded)
         }
     }
 

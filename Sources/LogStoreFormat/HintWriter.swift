@@ -1,0 +1,129 @@
+/// Writes a hint file entry by entry, in the layout of `Documentation/Format.md`, section 8: the
+/// header first, each entry as it comes, then the entry count and the checksum. The one hint encoder:
+/// compaction and ``Store/writeHints()`` write hints with it, `verify` compares with what it writes.
+///
+/// For example:
+/// ```swift
+/// var writer = HintWriter(segmentNumber: 7, segmentSize: 4096)
+/// writer.append(entry)
+/// let bytes = writer.finish()
+/// ```
+package struct HintWriter {
+    private var bytes: [UInt8]
+    /// Entries appended so far.
+    package private(set) var entryCount = 0
+
+    /// Starts the hint of segment `segmentNumber`, a file of `segmentSize` bytes.
+    ///
+    /// - parameter reservingCapacity: bytes to reserve for the whole file (memory reserved is not
+    ///   touched until used).
+    package init(segmentNumber: UInt32, segmentSize: UInt64, reservingCapacity: Int = 0) {
+        bytes = []
+        bytes.reserveCapacity(max(reservingCapacity, HintFile.headerSize + LogFormat.frameChecksumSize))
+        bytes.append(contentsOf: HintFile.magic)
+        bytes.append(contentsOf: repeatElement(0, count: HintFile.headerSize - HintFile.magic.count))
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            base.writeLE(HintFile.version, at: 8)
+            base.writeLE(UInt16(HintFile.headerSize), at: 10)
+            base.writeLE(UInt64(segmentNumber), at: 16)
+            base.writeLE(segmentSize, at: 24)
+        }
+    }
+
+    /// Appends one entry.
+    ///
+    /// - parameter references: the frame's references, `8 × reference_count` bytes of little-endian
+    ///   `u64`s (as a frame stores them).
+    /// - parameter name: the root name of a `setRoot` / `removeRoot` frame, else empty.
+    package mutating func append(
+        kind: FrameKind, flags: FrameFlags, sequence: UInt64, id: UInt64, typeTag: UInt32, offset: UInt32,
+        length: UInt32, references: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer
+    ) {
+        let at = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: HintFile.entrySize))
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            base.storeBytes(of: kind.rawValue, toByteOffset: at, as: UInt8.self)
+            base.storeBytes(of: flags.rawValue, toByteOffset: at + 1, as: UInt8.self)
+            base.writeLE(UInt32(references.count / LogFormat.referenceSize), at: at + 4)
+            base.writeLE(sequence, at: at + 8)
+            base.writeLE(id, at: at + 16)
+            base.writeLE(typeTag, at: at + 24)
+            base.writeLE(offset, at: at + 28)
+            base.writeLE(length, at: at + 32)
+            base.writeLE(UInt32(name.count), at: at + 36)
+        }
+        bytes.append(contentsOf: references)
+        bytes.append(contentsOf: name)
+        entryCount += 1
+    }
+
+    /// Appends `entry`.
+    package mutating func append(_ entry: HintFile.Entry) {
+        var references: [UInt8] = []
+        references.reserveCapacity(entry.references.count * LogFormat.referenceSize)
+        for reference in entry.references {
+            withUnsafeBytes(of: reference.rawValue.littleEndian) { references.append(contentsOf: $0) }
+        }
+        references.withUnsafeBytes { references in
+            entry.name.withUnsafeBytes { name in
+                append(
+                    kind: entry.kind, flags: entry.flags, sequence: entry.sequence, id: entry.id,
+                    typeTag: entry.typeTag, offset: entry.offset, length: entry.length, references: references,
+                    name: name)
+            }
+        }
+    }
+
+    /// Appends the entry of `frame`, a committed frame of `segment` (the segment's bytes from its first).
+    /// A root frame's name is its payload, decompressed when it was stored compressed (empty when it does
+    /// not decompress, section 8.4).
+    package mutating func append(_ frame: DecodedFrame, of segment: UnsafeRawBufferPointer) {
+        guard let source = segment.baseAddress else { return }
+        let references = UnsafeRawBufferPointer(
+            start: source + frame.referencesOffset, count: frame.referenceCount * LogFormat.referenceSize)
+        let isRoot = frame.kind == .setRoot || frame.kind == .removeRoot
+        let fields = (
+            kind: frame.kind, flags: frame.flags, sequence: frame.sequence, id: frame.id, typeTag: frame.typeTag,
+            offset: UInt32(frame.offset), length: UInt32(frame.length)
+        )
+        if isRoot, frame.flags.contains(.compressed) {
+            let name = FrameDecoder.payload(of: frame, in: segment) ?? []
+            name.withUnsafeBytes { name in
+                append(
+                    kind: fields.kind, flags: fields.flags, sequence: fields.sequence, id: fields.id,
+                    typeTag: fields.typeTag, offset: fields.offset, length: fields.length, references: references,
+                    name: name)
+            }
+            return
+        }
+        let name = UnsafeRawBufferPointer(start: source + frame.payloadOffset, count: isRoot ? frame.storedLength : 0)
+        append(
+            kind: fields.kind, flags: fields.flags, sequence: fields.sequence, id: fields.id, typeTag: fields.typeTag,
+            offset: fields.offset, length: fields.length, references: references, name: name)
+    }
+
+    /// The file's bytes: the entry count and the checksum written in.
+    package consuming func finish() -> [UInt8] {
+        let count = UInt64(entryCount)
+        bytes.withUnsafeMutableBytes { raw in raw.baseAddress?.writeLE(count, at: 32) }
+        let checksum = bytes.withUnsafeBytes { raw in
+            raw.baseAddress.map { Checksum.xxh3(UnsafeRawPointer($0), count: raw.count) } ?? 0
+        }
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// The hint file of a sealed segment (`bytes`, the whole file), from one scan of its frames, which
+    /// checks every checksum; nil when the segment does not end with a valid seal frame or has damage.
+    package static func hint(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        // An entry is at most as long as its frame (but for a compressed root name), so half the segment
+        // is mostly enough; reserved memory is not touched until used.
+        var writer = HintWriter(
+            segmentNumber: number, segmentSize: UInt64(bytes.count), reservingCapacity: bytes.count / 2)
+        let outcome = SegmentScanner(bytes: bytes).scan { frame in writer.append(frame, of: bytes) }
+        guard outcome.damages.isEmpty, outcome.sealedAt != nil else { return nil }
+        return writer.finish()
+    }
+}
