@@ -63,12 +63,8 @@ package struct SegmentManifest: Equatable {
         return bytes
     }
 
-    /// Why a manifest is not valid, and at which offset.
-    package struct Problem: Error, Equatable {
-        package var offset: UInt64
-        package var reason: String
-        package var isUnsupportedVersion = false
-    }
+    /// Why the file is not valid, and at which offset.
+    package typealias Problem = SmallFileProblem
 
     /// Decodes and checks a manifest of version 1 or 2: magic, version, length, checksum.
     package static func decode(_ raw: UnsafeRawBufferPointer) -> Result<SegmentManifest, Problem> {

@@ -36,13 +36,8 @@ package struct StoreIdentity: Equatable {
         return bytes
     }
 
-    /// Why an identity file is not valid, and at which offset.
-    package struct Problem: Error, Equatable {
-        package var offset: UInt64
-        package var reason: String
-        /// Whether the file is sound but of a newer version.
-        package var isUnsupportedVersion = false
-    }
+    /// Why the file is not valid, and at which offset.
+    package typealias Problem = SmallFileProblem
 
     /// Decodes and checks the bytes of an identity file: magic, length, checksum, then version.
     package static func decode(_ raw: UnsafeRawBufferPointer) -> Result<StoreIdentity, Problem> {

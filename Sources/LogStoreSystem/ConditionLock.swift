@@ -8,9 +8,14 @@ import LogStoreFormat
 
 /// A mutex with a condition variable, guarding a value of type `State`.
 ///
-/// `@unchecked Sendable`: `state` is only touched inside `withLock` and `waitUntil`, both of which hold
-/// `mutex` for the whole access; a waiter's access to `state` ends before `pthread_cond_wait` releases it.
-package final class ConditionLock<State>: @unchecked Sendable {
+/// `State` must be `Sendable`: what a closure returns from the state, or leaves in it, may then be used
+/// on any thread without further proof.
+///
+/// `@unchecked Sendable` (its `state` is a `var`): `state` is only touched inside `withLock` and
+/// `waitUntil`, both of which hold `mutex` for the whole access; a waiter's access to `state` ends before
+/// `pthread_cond_wait` releases it. The mutex and conditions are allocated once, never moved, and freed
+/// in `deinit`, when no thread can hold a reference.
+package final class ConditionLock<State: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     /// A second condition for one waiter with a deadline (``waitUntil(deadline:_:)``), so that it can

@@ -52,16 +52,7 @@ struct IndexState: Sendable {
             } else {
                 liveCount += 1
             }
-            if entry.typeTag < 64 {
-                replayTypeCounts[Int(entry.typeTag)] += 1
-            } else {
-                typeCounts[entry.typeTag, default: 0] += 1
-            }
-            if entry.segment != replaySegment {
-                flushReplayBytes()
-                replaySegment = entry.segment
-            }
-            replaySegmentBytes += UInt64(entry.length)
+            remember(entry)
         case .delete(let id):
             if let old = index.remove(id) {
                 if old.typeTag < 64 { replayTypeCounts[Int(old.typeTag)] -= 1 } else { forgetType(old.typeTag) }
@@ -148,13 +139,15 @@ struct IndexState: Sendable {
         return nil
     }
 
+    /// Counts a live entry's type and bytes (replay and publishing).
+    @inline(__always)
     private mutating func remember(_ entry: IndexEntry) {
         if entry.typeTag < 64 {
             replayTypeCounts[Int(entry.typeTag)] += 1
         } else {
             typeCounts[entry.typeTag, default: 0] += 1
         }
-        // Kept aside while the records go to the same segment, as in replay (merged by
+        // Kept aside while the records go to the same segment (merged by
         // ``finishReplay()`` in the same lock hold).
         if entry.segment != replaySegment {
             flushReplayBytes()

@@ -85,19 +85,19 @@ final class InstanceOwners: Sendable {
 }
 
 /// The cache slots one context published: what it loaded and what it numbered as new.
-///
-/// `@unchecked Sendable`: its state is only touched under `state`'s lock. The slots in it belong to the
-/// publishing context, whose thread goes on changing their other properties; other threads read only
-/// their `object`, a weak reference that the owning context writes once, before it publishes the slot
-/// (in `CacheSlot.init`, or in `IdentityCache.attach` during the load that then publishes it), so the lock
-/// orders that write before every other thread's read; the runtime loads weak references atomically, also
-/// while the instance is being freed. A slot's last release may happen on another thread; by then its
-/// context has let go of it and it holds no strong reference to an instance (the cache clears
-/// `strongHold` when it drops a slot).
-final class ContextInstances: @unchecked Sendable {
+final class ContextInstances: Sendable {
     let serial: UInt64
 
-    private struct State {
+    /// `@unchecked Sendable` (it holds `CacheSlot`s, which are not): it is only touched under `state`'s
+    /// lock. The slots in it belong to the publishing context, whose thread goes on changing their other
+    /// properties; other threads read only their `object`, a weak reference that the owning context
+    /// writes once, before it publishes the slot (in `CacheSlot.init`, or in `IdentityCache.attach` during
+    /// the load that then publishes it), so the lock orders that write before every other thread's read;
+    /// the runtime loads weak references atomically, also while the instance is being freed. A slot's
+    /// last release may happen on another thread; by then its context has let go of it and it holds no
+    /// strong reference to an instance (the cache clears `strongHold` when it drops a slot). Nothing
+    /// taken from the state leaves the lock but indexes and booleans.
+    private struct State: @unchecked Sendable {
         /// Published slots not yet in `index`.
         var batches: [[CacheSlot]] = []
         /// Slot by instance, built when another context first asks.

@@ -200,7 +200,7 @@ extension CommitPipeline {
             }
             for chunk in work.chunks where queue.spareBuffers.count < 4 {
                 chunk.buffer.removeAll()
-                queue.spareBuffers.append(chunk.buffer)
+                queue.spareBuffers.append(CommitQueue.SpareBuffer(buffer: chunk.buffer))
             }
         }
     }

@@ -5,7 +5,7 @@ import LogStoreSystem
 /// The state of the commit pipeline, guarded by its ``ConditionLock``: encoded batches waiting for the
 /// group-commit leader, the segment tail they go to, sequence and durability bookkeeping, the leader's
 /// gathering figures, the first failure, and buffers to reuse.
-struct CommitQueue {
+struct CommitQueue: Sendable {
     /// Sequence number of the next batch.
     var nextSequence: UInt64
     /// Every batch with a sequence number up to this one is written (and synced, per policy) and visible.
@@ -75,7 +75,7 @@ struct CommitQueue {
     /// Ids below this are reserved on disk.
     var reservedIDs: UInt64
     /// Buffers to reuse.
-    var spareBuffers: [WriteBuffer] = []
+    var spareBuffers: [SpareBuffer] = []
 
     /// A leader's share of work: the chunks and effects taken from the queue.
     struct Work {
@@ -148,7 +148,16 @@ struct CommitQueue {
         return wake
     }
 
-    mutating func buffer() -> WriteBuffer { spareBuffers.popLast() ?? WriteBuffer() }
+    mutating func buffer() -> WriteBuffer { spareBuffers.popLast()?.buffer ?? WriteBuffer() }
+
+    /// An emptied buffer of a written chunk, kept for a later chunk.
+    ///
+    /// `@unchecked Sendable`: nothing else refers to it while it is filed here (the chunk that held it
+    /// was written and dropped, see ``PendingChunk``), and it leaves the list, under the queue's lock,
+    /// only into a new chunk.
+    struct SpareBuffer: @unchecked Sendable {
+        let buffer: WriteBuffer
+    }
 
     /// The segments the writer may still append to: those with pending or flushing bytes, the tail's
     /// and the active one. Compaction and hint writing leave them alone.

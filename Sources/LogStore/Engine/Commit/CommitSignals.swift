@@ -10,7 +10,8 @@ import Synchronization
 
 /// What lets committers wait for a group commit by spinning instead of sleeping.
 ///
-/// Waking a sleeping thread is slow where idle cores halt (tens of microseconds on a virtual machine):
+/// Waking a sleeping thread is slow where idle cores halt (tens of microseconds where the hypervisor
+/// deschedules an idle virtual core):
 /// a leader that wakes seven committers one by one, and the committers' start on cores that slept, can
 /// take as long as the sync itself, and the disk idles meanwhile. A committer that spins instead (it
 /// checks ``releases``, yielding its core to any other thread between checks) sees its batch durable at

@@ -2,7 +2,16 @@ import LogStoreFormat
 import LogStoreSystem
 
 /// Bytes waiting to be written to one segment, starting at `startOffset` of that segment.
-final class PendingChunk {
+///
+/// `@unchecked Sendable` (its `buffer` is a mutable class): a chunk lives in the commit queue, which
+/// only a ``ConditionLock`` reaches, and its buffer is written only while the chunk is the queue's
+/// last pending chunk, by a committer holding that lock (``CommitPipeline/enqueue``). A leader takes
+/// the pending chunks under the lock, which ends their writes: from then on (writing them to the
+/// segment, or reading a pending record's references) the buffer is only read, until the leader,
+/// again under the lock, empties it and files it among the spare buffers (``CommitQueue/SpareBuffer``),
+/// after which no chunk refers to it. Every hand-over thus goes through the lock's mutex, which orders
+/// the writes before the reads.
+final class PendingChunk: @unchecked Sendable {
     let segment: UInt32
     let startOffset: UInt64
     /// The segment does not exist yet: the leader creates it (capacity `capacity`) before writing.

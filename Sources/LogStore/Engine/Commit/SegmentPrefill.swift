@@ -7,8 +7,8 @@ import Synchronization
 /// `pwrite` copies into pages that exist; with small durable commits, it also writes zeros there, so a
 /// commit's sync finds its blocks allocated.
 ///
-/// On this VM a new page-cache page costs ~10 µs (the host backs guest memory on first touch): appending
-/// a 256 KB batch spent ~0.6 ms making pages, as long as the `fdatasync` after it. Where that cost is
+/// Where the host backs guest memory on first touch (a virtual machine), a new page-cache page costs
+/// ~10 µs: appending a 256 KB batch spent ~0.6 ms making pages, as long as the `fdatasync` after it. Where that cost is
 /// paid on another core, a durable batch takes the disk's time only (`Benchmarks/README.md`).
 ///
 /// The extension never holds data (only zeros): a seal cuts the segment back to its frames before syncing
