@@ -31,9 +31,11 @@ struct SegmentInfo: Sendable {
         return size - min(size, kept)
     }
 
-    /// Takes `bytes` off the live bytes (never below zero).
+    /// Takes `bytes` off the live bytes (never below zero; a debug build stops at a count that would go
+    /// below, which only an accounting mistake makes).
     @inline(__always)
     mutating func removeLive(_ bytes: UInt64) {
+        assert(liveBytes >= bytes, "segment \(file.number): \(bytes) live bytes removed of \(liveBytes)")
         liveBytes = liveBytes > bytes ? liveBytes - bytes : 0
     }
 }
@@ -56,7 +58,6 @@ struct SegmentTable: Sendable {
     func file(_ number: UInt32) -> SegmentFile? { files[number] }
 
     var count: Int { infos.count }
-    var isEmpty: Bool { infos.isEmpty }
     /// The segment numbers, in increasing order.
     var numbers: [UInt32] { infos.keys.sorted() }
     /// Every segment, in no particular order.

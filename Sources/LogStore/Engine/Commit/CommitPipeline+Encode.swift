@@ -136,7 +136,7 @@ extension CommitPipeline {
         return sequence
     }
 
-    /// The pending chunk a batch of at most `bound` bytes goes into, starting a new segment when the
+    /// Appends a frame that sets or removes root `name` to `buffer`; returns its length.
     private func appendRootFrame(
         _ kind: FrameKind, name: String, id: UInt64, sequence: UInt64, _ buffer: WriteBuffer
     ) -> Int {

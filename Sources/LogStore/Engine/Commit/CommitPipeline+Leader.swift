@@ -167,7 +167,12 @@ extension CommitPipeline {
                 state.finishReplay()
                 state.publishedSequence = max(state.publishedSequence, work.lastSequence)
                 for chunk in work.chunks {
-                    state.segments.update(chunk.segment) { $0.size = max($0.size, chunk.endOffset) }
+                    // The first sequence matters also for a segment that held no frame when the store
+                    // was opened: compaction keeps a tombstone while an older copy may be elsewhere.
+                    state.segments.update(chunk.segment) { info in
+                        info.size = max(info.size, chunk.endOffset)
+                        info.minSequence = min(info.minSequence, chunk.firstSequence)
+                    }
                 }
                 for (segment, count) in work.controlFrames {
                     state.segments.update(segment) { $0.controlFrames += count }

@@ -108,8 +108,9 @@ struct CommitQueue: Sendable {
         let more = takeWork()
         var merged = work
         var chunks = more.chunks
-        // Bytes that continue the leader's last chunk join it (one write instead of two); nobody appends
-        // to a taken chunk, and readers of pending records only read it under this lock.
+        // Bytes that continue the leader's last chunk join it (one write instead of two): only the leader
+        // appends to a chunk it took, here, under this lock, before it writes the chunk; readers of
+        // pending records read it under this lock too.
         if let last = merged.chunks.last, let first = chunks.first, !first.createsSegment,
             first.segment == last.segment, first.startOffset == last.endOffset, first.buffer.count <= 1 << 16,
             let source = first.buffer.bytes.baseAddress

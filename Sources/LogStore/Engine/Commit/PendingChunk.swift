@@ -4,13 +4,15 @@ import LogStoreSystem
 /// Bytes waiting to be written to one segment, starting at `startOffset` of that segment.
 ///
 /// `@unchecked Sendable` (its `buffer` is a mutable class): a chunk lives in the commit queue, which
-/// only a ``ConditionLock`` reaches, and its buffer is written only while the chunk is the queue's
-/// last pending chunk, by a committer holding that lock (``CommitPipeline/enqueue``). A leader takes
-/// the pending chunks under the lock, which ends their writes: from then on (writing them to the
-/// segment, or reading a pending record's references) the buffer is only read, until the leader,
-/// again under the lock, empties it and files it among the spare buffers (``CommitQueue/SpareBuffer``),
-/// after which no chunk refers to it. Every hand-over thus goes through the lock's mutex, which orders
-/// the writes before the reads.
+/// only a ``ConditionLock`` reaches, and every write to its buffer happens holding that lock: a batch is
+/// encoded into the queue's last pending chunk by `CommitPipeline.enqueue` (a committer's, or
+/// mark-sweep's), and a leader that takes more work appends the next chunk's bytes to its own last
+/// chunk (`CommitQueue.takeMore`). Outside the lock a buffer is only read: by the leader that took the
+/// chunk, writing it to the segment after it took it (so after the last write, in its own program
+/// order); reads of pending records' references take the lock. The leader empties the buffer and files
+/// it among the spare buffers (``CommitQueue/SpareBuffer``) under the lock, after which no chunk refers
+/// to it. Every hand-over between threads thus goes through the lock's mutex, which orders the writes
+/// before the reads.
 final class PendingChunk: @unchecked Sendable {
     let segment: UInt32
     let startOffset: UInt64
