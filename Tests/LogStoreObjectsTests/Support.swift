@@ -2,19 +2,8 @@ import Foundation
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
-
-/// A fresh, empty directory under the system's temporary folder, removed at `deinit`.
-final class TemporaryDirectory {
-    let path: String
-
-    init(_ label: String = "objects") {
-        path = FileManager.default.temporaryDirectory.path + "/logstore-objects-\(label)-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Every class the tests register.
 let allTestTypes: [any PersistentObject.Type] =
@@ -22,7 +11,7 @@ let allTestTypes: [any PersistentObject.Type] =
 
 /// Opens an object store in `directory` with small segments, registering `types`.
 func openObjects(
-    _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes, usingFieldCoding: Bool = true
+    _ directory: TemporaryStore, types: [any PersistentObject.Type] = allTestTypes, usingFieldCoding: Bool = true
 ) throws
     -> ObjectStore
 {
@@ -33,7 +22,7 @@ func openObjects(
 
 /// Runs `body` with a freshly opened object store and closes it afterwards (verifying the engine store).
 func withObjects<Result>(
-    _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes,
+    _ directory: TemporaryStore, types: [any PersistentObject.Type] = allTestTypes,
     usingFieldCoding: Bool = true, _ body: (ObjectStore) throws -> Result
 ) throws -> Result {
     let objects = try openObjects(directory, types: types, usingFieldCoding: usingFieldCoding)

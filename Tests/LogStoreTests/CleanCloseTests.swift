@@ -12,8 +12,8 @@ import Testing
 /// corruption, refused with file and offset, never cut. Only after a crash is a tail cut.
 @Suite struct CleanCloseTests {
     /// A cleanly closed store of one segment; returns it, its segment and the end of each batch.
-    func closedStore(_ label: String) throws -> (TemporaryDirectory, String, [Int]) {
-        let directory = TemporaryDirectory(label)
+    func closedStore(_ label: String) throws -> (TemporaryStore, String, [Int]) {
+        let directory = TemporaryStore(label)
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
         for index in 0..<20 { try store.put(typeTag: 1, payload: payloadBytes(200, seed: UInt64(index))) }
         try store.close()
@@ -85,7 +85,7 @@ import Testing
     /// A killed writer leaves no clean-close record: its torn tail is cut. Once the store is closed
     /// cleanly, the same bytes at the end are corruption; an open for writing removes the record again.
     @Test func onlyACrashLetsATornTailBeCut() throws {
-        let directory = TemporaryDirectory("clean-crash")
+        let directory = TemporaryStore("clean-crash")
         let child = try RunningTool(["crash-writer", directory.path, "--seed", "7"], binary: .crashHarness)
         _ = child.waitForFirstLine(timeout: 60)
         usleep(100_000)
@@ -116,7 +116,7 @@ import Testing
     /// A segment the manifest lists was created durably before it was listed: found empty, its data is
     /// lost; it is not an interrupted creation to remove.
     @Test func aListedSegmentTruncatedToZeroIsAnError() throws {
-        let directory = TemporaryDirectory("listed-empty")
+        let directory = TemporaryStore("listed-empty")
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
             for index in 0..<200 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }

@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 import Synchronization
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -25,7 +26,7 @@ import Testing
     }
 
     @Test func compactionKeepsExactlyTheLiveDataAndShrinksTheStore() throws {
-        let directory = TemporaryDirectory("compact-model")
+        let directory = TemporaryStore("compact-model")
         var store = try Store.open(at: directory.path, options: options())
         var model = Model()
         var roots: [String: ObjectID] = [:]
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func deletedObjectsNeverComeBack() throws {
-        let directory = TemporaryDirectory("compact-tombstone")
+        let directory = TemporaryStore("compact-tombstone")
         var store = try Store.open(at: directory.path, options: options())
         var deleted: [ObjectID] = []
         var kept: [ObjectID] = []
@@ -114,7 +115,7 @@ import Testing
         (FaultInjector.Operation.write, 0), (.sync, 0), (.rename, 0), (.unlink, 0), (.unlink, 1),
     ])
     func failureAtEveryStepLosesNothing(operation: FaultInjector.Operation, after: Int) throws {
-        let directory = TemporaryDirectory("compact-fault")
+        let directory = TemporaryStore("compact-fault")
         let faults = FaultInjector()
         var store = try Store.open(at: directory.path, options: options(faults))
         var model = Model()
@@ -148,7 +149,7 @@ import Testing
     }
 
     @Test func leftoverOutputOfACrashedPassIsRemovedOnOpen() throws {
-        let directory = TemporaryDirectory("compact-leftover")
+        let directory = TemporaryStore("compact-leftover")
         var store = try Store.open(at: directory.path, options: options())
         let id = try store.put(typeTag: 1, payload: [1])
         try store.close()
@@ -161,7 +162,7 @@ import Testing
     }
 
     @Test func readersAndAWriterRunCorrectlyWhileCompactionLoops() throws {
-        let directory = TemporaryDirectory("compact-concurrent")
+        let directory = TemporaryStore("compact-concurrent")
         let store = try Store.open(at: directory.path, options: options())
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])
@@ -227,7 +228,7 @@ import Testing
 
 extension CompactionTests {
     @Test func backgroundCompactorReclaimsGarbageByItself() throws {
-        let directory = TemporaryDirectory("compact-background")
+        let directory = TemporaryStore("compact-background")
         var options = testOptions(segmentSize: 1 << 16)
         options.compaction = CompactionOptions(
             background: true, startGarbageRatio: 0.3, segmentGarbageRatio: 0.3, minimumInterval: .milliseconds(20))
@@ -259,7 +260,7 @@ extension CompactionTests {
 
 extension CompactionTests {
     @Test func onDemandCompactionReclaimsTheSegmentBeingWritten() throws {
-        let directory = TemporaryDirectory("compact-active")
+        let directory = TemporaryStore("compact-active")
         let store = try Store.open(at: directory.path, options: options())
         let keep = try store.put(typeTag: 1, payload: payloadBytes(1000, seed: 1))
         for index in 0..<20 { try store.put(keep, typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }

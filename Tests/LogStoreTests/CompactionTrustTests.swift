@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -14,7 +15,7 @@ import Testing
 
     /// A closed store whose first segment is sealed, has a hint and holds garbage (object 1 was
     /// deleted); returns the payloads of the live objects.
-    func makeStore(_ directory: TemporaryDirectory) throws -> [ObjectID: [UInt8]] {
+    func makeStore(_ directory: TemporaryStore) throws -> [ObjectID: [UInt8]] {
         let store = try Store.open(at: directory.path, options: options())
         var live: [ObjectID: [UInt8]] = [:]
         var index: UInt64 = 0
@@ -33,7 +34,7 @@ import Testing
     /// Rewrites the hint of segment 1 with `change` applied to the entry of object `id`; the checksum
     /// is computed anew, so the hint is valid as a file.
     func forgeHint(
-        _ directory: TemporaryDirectory, object id: UInt64, _ change: (inout HintFile.Entry, HintFile) -> Void
+        _ directory: TemporaryStore, object id: UInt64, _ change: (inout HintFile.Entry, HintFile) -> Void
     )
         throws
     {
@@ -48,7 +49,7 @@ import Testing
     }
 
     @Test func aHintEntryPointingAtAnotherFrameStopsCompactionAndKeepsTheSegment() throws {
-        let directory = TemporaryDirectory("compact-forged-hint")
+        let directory = TemporaryStore("compact-forged-hint")
         let live = try makeStore(directory)
         var forgedOffset: UInt32 = 0
         try forgeHint(directory, object: 5) { entry, hint in
@@ -77,7 +78,7 @@ import Testing
     }
 
     @Test func aHintEntryOutsideItsSegmentIsNotUsed() throws {
-        let directory = TemporaryDirectory("compact-outside-hint")
+        let directory = TemporaryStore("compact-outside-hint")
         let live = try makeStore(directory)
         try forgeHint(directory, object: 5) { entry, hint in entry.offset = UInt32(hint.segmentSize) + 100 }
 

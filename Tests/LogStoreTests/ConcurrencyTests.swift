@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 import Synchronization
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -25,7 +26,7 @@ import Testing
     }
 
     @Test func readersSeeOnlyCompleteConsistentRecordsWhileWritersRun() throws {
-        let directory = TemporaryDirectory("concurrency")
+        let directory = TemporaryStore("concurrency")
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 18))
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])
@@ -101,7 +102,7 @@ import Testing
     /// With committers that spin while they wait (the default) and with committers that sleep.
     @Test(arguments: [Duration.microseconds(500), .zero])
     func concurrentDurablePutsShareSyncsAndAllSurvive(spinLimit: Duration) throws {
-        let directory = TemporaryDirectory("group")
+        let directory = TemporaryStore("group")
         let faults = FaultInjector()
         var options = testOptions(segmentSize: 1 << 20, faults: faults)
         options.tuning.commitSpinLimit = spinLimit

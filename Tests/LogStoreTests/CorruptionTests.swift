@@ -1,5 +1,6 @@
 import Foundation
 import LogStoreExamples
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -9,7 +10,7 @@ import Testing
 @Suite struct CorruptionTests {
     /// A closed store of two segments, its records, and the bytes of each segment file.
     struct Fixture {
-        let directory = TemporaryDirectory("corruption-source")
+        let directory = TemporaryStore("corruption-source")
         var records: [ObjectID: Record] = [:]
         var segments: [(name: String, bytes: [UInt8])] = []
 
@@ -31,8 +32,8 @@ import Testing
         }
 
         /// Writes the store into a new directory with segment `damaged` replaced by `bytes`.
-        func damagedCopy(segment damaged: Int, bytes: [UInt8]) throws -> TemporaryDirectory {
-            let copy = TemporaryDirectory("corruption")
+        func damagedCopy(segment damaged: Int, bytes: [UInt8]) throws -> TemporaryStore {
+            let copy = TemporaryStore("corruption")
             for (index, segment) in segments.enumerated() {
                 try Data(index == damaged ? bytes : segment.bytes).write(
                     to: URL(fileURLWithPath: copy.path + "/" + segment.name))
@@ -42,7 +43,7 @@ import Testing
     }
 
     /// Opens a damaged copy; returns whether it opened. Checks that no wrong payload is ever returned.
-    func openAndCheck(_ copy: TemporaryDirectory, _ fixture: Fixture, damagedIsNewest: Bool, context: String) throws
+    func openAndCheck(_ copy: TemporaryStore, _ fixture: Fixture, damagedIsNewest: Bool, context: String) throws
         -> Bool
     {
         let store: Store

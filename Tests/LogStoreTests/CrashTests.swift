@@ -1,6 +1,5 @@
 import Foundation
 import LogStoreExamples
-import TestFixtures
 import TestSupport
 import Testing
 
@@ -27,7 +26,7 @@ import Testing
     }
 
     @Test func killedWriterLosesNoAcknowledgedCommitAndNoBatchIsHalfWritten() throws {
-        let directory = TemporaryDirectory("crash")
+        let directory = TemporaryStore("crash")
         var random = SplitMix64(seed: 0x5EED_C0DE)
         var acknowledgedPuts: [ObjectID] = []
         var acknowledgedBatches: [ObjectID: [ObjectID]] = [:]
@@ -145,7 +144,7 @@ import Testing
     }
 
     @Test func compactionKilledAtEveryStepReopensToTheSameLiveData() throws {
-        let pristine = TemporaryDirectory("compaction-crash")
+        let pristine = TemporaryStore("compaction-crash")
         let model = try buildCompactionCrashModel(at: pristine.path)
         let (counts, pass) = try countPassCalls(of: pristine.path)
         // The pass must reach every step the points below aim at.
@@ -192,7 +191,7 @@ import Testing
         var crashed = 0
         var survived = 0
         for point in points {
-            let copy = TemporaryDirectory("compaction-crash-copy")
+            let copy = TemporaryStore("compaction-crash-copy")
             try copyStoreFiles(from: pristine.path, to: copy.path)
             let result = try ToolRunner.run(
                 [
@@ -225,7 +224,7 @@ import Testing
 
     /// Checks a crashed copy: read-only verification, then a reopen that matches the model, then another
     /// mark-sweep and compaction that free the cycle and leave a sound store with no temporary files.
-    private func checkRecovery(of copy: TemporaryDirectory, model: CompactionCrashModel, point: String) throws {
+    private func checkRecovery(of copy: TemporaryStore, model: CompactionCrashModel, point: String) throws {
         let crashedReport = try Store.verify(at: copy.path)
         #expect(crashedReport.isSound, "\(point): crashed store: \(crashedReport.problems)")
 
@@ -281,7 +280,7 @@ import Testing
     /// How many calls of each operation one mark-sweep and compaction pass makes on a copy of the store
     /// at `path`, opened as the crash compactor opens it, and the compaction's report.
     private func countPassCalls(of path: String) throws -> ([FaultInjector.Operation: Int], CompactionReport) {
-        let copy = TemporaryDirectory("compaction-crash-count")
+        let copy = TemporaryStore("compaction-crash-count")
         try copyStoreFiles(from: path, to: copy.path)
         let faults = FaultInjector()
         var options = compactionCrashOptions()
@@ -515,6 +514,3 @@ private func sameBytes(_ bytes: UnsafeRawBufferPointer, _ expected: [UInt8]) -> 
         return memcmp(left, right, bytes.count) == 0
     }
 }
-
-/// The crash writer's payload of `id`.
-private func crashPayload(for id: ObjectID) -> [UInt8] { crashPayload(for: id.rawValue) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -11,7 +12,7 @@ import Testing
 @Suite struct FaultInjectionTests {
     @Test(arguments: [FaultInjector.Operation.sync, .write])
     func failedIOIsAnErrorAndLosesNothingAcknowledged(operation: FaultInjector.Operation) throws {
-        let directory = TemporaryDirectory("fault")
+        let directory = TemporaryStore("fault")
         let faults = FaultInjector()
         let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
         var acknowledged: [ObjectID: [UInt8]] = [:]
@@ -43,7 +44,7 @@ import Testing
     }
 
     @Test func shortWritesAreCompleted() throws {
-        let directory = TemporaryDirectory("short")
+        let directory = TemporaryStore("short")
         let faults = FaultInjector()
         let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
         faults.inject(.write, .shortWrite(7), times: 50)
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func failedSegmentCreationFailsTheWrite() throws {
-        let directory = TemporaryDirectory("create")
+        let directory = TemporaryStore("create")
         let faults = FaultInjector()
         let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
         faults.inject(.open, .error(EACCES))
@@ -72,7 +73,7 @@ import Testing
     }
 
     @Test func failedSyncOnCloseIsReported() throws {
-        let directory = TemporaryDirectory("close")
+        let directory = TemporaryStore("close")
         let faults = FaultInjector()
         let store = try Store.open(at: directory.path, options: testOptions(fsync: .never, faults: faults))
         try store.put(typeTag: 1, payload: [1])
@@ -83,7 +84,7 @@ import Testing
 
 extension FaultInjectionTests {
     @Test func closeAfterAFailureWithWritersWaitingReturns() throws {
-        let directory = TemporaryDirectory("close-failed")
+        let directory = TemporaryStore("close-failed")
         let faults = FaultInjector()
         let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
         try store.put(typeTag: 1, payload: [1])

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -11,7 +12,7 @@ import Testing
 /// a torn tail fails saying how much space it needs, and changes nothing.
 @Suite struct FullDiskTests {
     @Test func aStoreOpensOnAFullDiskAfterAWriteFailedForSpace() throws {
-        let directory = TemporaryDirectory("full-disk")
+        let directory = TemporaryStore("full-disk")
         let faults = FaultInjector()
         var acknowledged: [ObjectID: [UInt8]] = [:]
         let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func aTornTailOnAFullDiskFailsSayingWhatSpaceItNeeds() throws {
-        let directory = TemporaryDirectory("full-disk-torn")
+        let directory = TemporaryStore("full-disk-torn")
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
             for index in 0..<20 { try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))) }

@@ -1,5 +1,6 @@
 import Foundation
 import LogStoreExamples
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -36,7 +37,7 @@ import Testing
 
     /// A closed store of several sealed segments with overwrites, deletes, roots, unpinned objects and
     /// compaction outputs, all with hints.
-    func makeStore(_ directory: TemporaryDirectory) throws -> Contents {
+    func makeStore(_ directory: TemporaryStore) throws -> Contents {
         let store = try Store.open(at: directory.path, options: options())
         var random = SplitMix64(seed: 11)
         var ids: [ObjectID] = []
@@ -62,7 +63,7 @@ import Testing
     }
 
     @Test func openWithHintsEqualsOpenByScan() throws {
-        let directory = TemporaryDirectory("hints")
+        let directory = TemporaryStore("hints")
         let expected = try makeStore(directory)
         var store = try Store.open(at: directory.path, options: options())
         #expect(store.segmentsLoadedFromHints >= 3)
@@ -80,7 +81,7 @@ import Testing
     }
 
     @Test func aDamagedOrStaleHintFallsBackToScanning() throws {
-        let directory = TemporaryDirectory("hints-bad")
+        let directory = TemporaryStore("hints-bad")
         let expected = try makeStore(directory)
         let hints = directory.fileNames().filter { $0.hasSuffix(".hint") }.map { directory.path + "/" + $0 }
         // Flip a byte in one hint, cut another short, and give a third the bytes of another segment's.
@@ -110,7 +111,7 @@ import Testing
     /// The hint compaction writes straight from a scan is byte for byte the hint `build` describes, for
     /// every sealed segment, including a root name stored compressed.
     @Test func streamedHintsEqualBuiltHints() throws {
-        let directory = TemporaryDirectory("hints-streamed")
+        let directory = TemporaryStore("hints-streamed")
         _ = try makeStore(directory)
         var options = options()
         options.compressionMinimumSize = 0

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -9,7 +10,7 @@ import Testing
     let largest = LogStoreLimits.maxObjectID.rawValue
 
     @Test func aPutOfAnIDBeyondTheLargestIsRefused() throws {
-        let directory = TemporaryDirectory("id-put")
+        let directory = TemporaryStore("id-put")
         let store = try Store.open(at: directory.path, options: testOptions())
         for id in [largest + 1, UInt64.max - 1, UInt64.max] {
             let error = try #require(throws: LogStoreError.self) {
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func reservingIDsBeyondTheLargestIsRefused() throws {
-        let directory = TemporaryDirectory("id-reserve")
+        let directory = TemporaryStore("id-reserve")
         let store = try Store.open(at: directory.path, options: testOptions())
         for id in [largest + 1, UInt64.max - 64, UInt64.max] {
             let error = try #require(throws: LogStoreError.self) { try store.reserveIDs(through: ObjectID(id)) }
@@ -34,7 +35,7 @@ import Testing
     }
 
     @Test func theLargestIDIsUsableAndThenTheIDsAreExhausted() throws {
-        let directory = TemporaryDirectory("id-exhausted")
+        let directory = TemporaryStore("id-exhausted")
         let store = try Store.open(at: directory.path, options: testOptions())
         try store.reserveIDs(through: ObjectID(largest - 1))
         try store.put(ObjectID(largest - 1), typeTag: 1, payload: [1])
@@ -59,9 +60,9 @@ import Testing
     /// A store whose newest segment ends with a committed frame carrying `id` and `sequence`, and
     /// the offset of that frame.
     private func storeEndingWithFrame(id: UInt64, sequence: UInt64, _ label: String) throws -> (
-        TemporaryDirectory, String, UInt64
+        TemporaryStore, String, UInt64
     ) {
-        let directory = TemporaryDirectory(label)
+        let directory = TemporaryStore(label)
         let store = try Store.open(at: directory.path, options: testOptions())
         try store.put(typeTag: 1, payload: [1, 2, 3])
         try store.close()
@@ -92,7 +93,7 @@ import Testing
     }
 
     @Test func aManifestReservingBeyondTheLargestIDIsDamaged() throws {
-        let directory = TemporaryDirectory("id-manifest")
+        let directory = TemporaryStore("id-manifest")
         let store = try Store.open(at: directory.path, options: testOptions())
         try store.put(typeTag: 1, payload: [1])
         try store.close()
@@ -117,7 +118,7 @@ import Testing
 
     /// Opening (for writing and read-only) refuses the store naming the frame; verify reports it there.
     private func expectCorruption(
-        _ directory: TemporaryDirectory, _ path: String, _ offset: UInt64, mentioning text: String
+        _ directory: TemporaryStore, _ path: String, _ offset: UInt64, mentioning text: String
     ) throws {
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64
         var readOnly = testOptions()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -7,8 +8,8 @@ import Testing
 /// without it a lost segment could not be told from one compaction removed.
 @Suite struct ManifestTests {
     /// A closed store of at least three segments.
-    func storeOfThreeSegments(_ label: String) throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory(label)
+    func storeOfThreeSegments(_ label: String) throws -> TemporaryStore {
+        let directory = TemporaryStore(label)
         let store = try Store.open(at: directory.path, options: testOptions())
         for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }
         try store.close()

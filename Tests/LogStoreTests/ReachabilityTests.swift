@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 import Synchronization
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -61,10 +62,10 @@ import Testing
     }
 
     @Test(arguments: [1, 2, 3])
-    func randomGraphsKeepExactlyTheReachableObjects(seed: UInt64) throws {
-        print("ReachabilityTests seed \(seed)")
+    func randomGraphsKeepExactlyTheReachableObjects(round: UInt64) throws {
+        let seed = testSeed("ReachabilityTests", default: round)
         var random = SplitMix64(seed: seed)
-        let directory = TemporaryDirectory("gc-model")
+        let directory = TemporaryStore("gc-model")
         var store = try Store.open(at: directory.path, options: options())
         var model = Model()
         func pick() -> ObjectID? {
@@ -148,7 +149,7 @@ import Testing
     }
 
     @Test func danglingReferencesAndDeletesOfReferencedObjectsAreRefused() throws {
-        let directory = TemporaryDirectory("gc-integrity")
+        let directory = TemporaryStore("gc-integrity")
         let store = try Store.open(at: directory.path, options: options())
         let target = try store.put(typeTag: 1, payload: [1])
         let referrer = try store.put(typeTag: 1, references: [target], payload: [2])
@@ -189,7 +190,7 @@ import Testing
     /// Batches that only put new objects take a path without an undo log: their counts, refusals and
     /// the fallback for other orders must match the general path.
     @Test func batchesOfNewObjectsCountReferencesLikeAnyOtherBatch() throws {
-        let directory = TemporaryDirectory("gc-new-objects")
+        let directory = TemporaryStore("gc-new-objects")
         let store = try Store.open(at: directory.path, options: options())
         let old = try store.put(typeTag: 1, payload: [1])
         let ids = (0..<4).map { _ in store.newID() }
@@ -265,7 +266,7 @@ import Testing
     }
 
     @Test func countsFreeChainsAtOnceAndMarkSweepFreesCycles() throws {
-        let directory = TemporaryDirectory("gc-cycles")
+        let directory = TemporaryStore("gc-cycles")
         let store = try Store.open(at: directory.path, options: options())
         let holder = try store.put(typeTag: 1, payload: [0])
 
@@ -314,7 +315,7 @@ import Testing
     }
 
     @Test func anObjectRelinkedDuringMarkSweepSurvives() throws {
-        let directory = TemporaryDirectory("gc-race")
+        let directory = TemporaryStore("gc-race")
         let store = try Store.open(at: directory.path, options: options())
         let holder = try store.put(typeTag: 1, payload: [0])
         let a = store.newID()
@@ -337,7 +338,7 @@ import Testing
     }
 
     @Test func markSweepRunsBesideWritersThatRelinkConstantly() throws {
-        let directory = TemporaryDirectory("gc-concurrent")
+        let directory = TemporaryStore("gc-concurrent")
         let store = try Store.open(at: directory.path, options: options())
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])

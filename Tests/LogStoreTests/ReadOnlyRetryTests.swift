@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -31,7 +32,7 @@ import Testing
 
     @Test(arguments: points, [false, true])
     func aCompactionAtThisPointOfALoadIsFollowed(point: Point, verifying: Bool) throws {
-        let directory = TemporaryDirectory("retry-compaction")
+        let directory = TemporaryStore("retry-compaction")
         let (writer, ids) = try ReadOnlyBesideWriterTests.writer(directory)
         _ = try writer.compact()  // outputs, with hint files
         try ReadOnlyBesideWriterTests.overwrite(writer, ids, version: 4)  // all of them garbage now
@@ -67,8 +68,8 @@ import Testing
 
 extension ReadOnlyRetryTests {
     /// A closed store of at least three segments.
-    static func closedStore(_ label: String) throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory(label)
+    static func closedStore(_ label: String) throws -> TemporaryStore {
+        let directory = TemporaryStore(label)
         let (store, _) = try ReadOnlyBesideWriterTests.writer(directory, rounds: 2)
         try store.close()
         return directory
@@ -186,7 +187,7 @@ extension ReadOnlyRetryTests {
     /// (SIGBUS, the whole process ends); it reads a copy instead, which just comes out shorter.
     @Test(arguments: [false, true])
     func theWriterCuttingTheAppendSegmentBackWhileItIsReadIsNoFault(verifying: Bool) throws {
-        let directory = TemporaryDirectory("retry-cut")
+        let directory = TemporaryStore("retry-cut")
         let (writer, ids) = try ReadOnlyBesideWriterTests.writer(directory, rounds: 2)
         var expected: [ObjectID: Record] = [:]
         for id in ids { expected[id] = try writer.get(id) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -30,8 +31,8 @@ import Testing
     /// frame, which the open trims (with a note, no side file, no recovery report); a seal and a clean
     /// close cut segments back to their frames.
     @Test func spaceExtendedAheadOfTheWritesIsTrimmed() throws {
-        let directory = TemporaryDirectory("write-ahead")
-        let copy = TemporaryDirectory("write-ahead-crashed")
+        let directory = TemporaryStore("write-ahead")
+        let copy = TemporaryStore("write-ahead-crashed")
         var expected: [Record] = []
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
         for index in 0..<400 {  // ~1.6 segments of 1 MiB
@@ -72,7 +73,7 @@ import Testing
     /// After a crash the extension can hold zeros a writer of small commits wrote ahead of itself, after
     /// a hole: they are trimmed like the hole, not taken for data after a hole inside the log.
     @Test func zerosAfterAHoleAreTrimmedToo() throws {
-        let directory = TemporaryDirectory("zeros-after-hole")
+        let directory = TemporaryStore("zeros-after-hole")
         var expected: [Record] = []
         do {
             let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
@@ -108,9 +109,9 @@ import Testing
     /// Writes 200 acknowledged records, then `later` more, closes, and zeroes `zeroed` (offsets relative to
     /// the end of the 200) as a lost write would: returns the store's directory, the 200 and the file.
     func storeWithLostSectors(later: Int, zeroed: (Int) -> Range<Int>) throws -> (
-        TemporaryDirectory, [Record], String, committedEnd: Int
+        TemporaryStore, [Record], String, committedEnd: Int
     ) {
-        let directory = TemporaryDirectory("torn-group")
+        let directory = TemporaryStore("torn-group")
         var acknowledged: [Record] = []
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 8 << 20))
         for index in 0..<200 {
@@ -169,7 +170,7 @@ import Testing
     /// (Here 1.4 MB of frames follow the hole: more than a group torn out of order could leave, see
     /// `aGroupTornOutOfOrderIsCutLikeATornTail`.)
     @Test func dataAfterAHoleIsNeverTrimmed() throws {
-        let directory = TemporaryDirectory("hole-inside")
+        let directory = TemporaryStore("hole-inside")
         do {
             let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
             for index in 0..<1400 { try store.put(typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }
@@ -208,7 +209,7 @@ import Testing
     }
 
     @Test func tornTailIsCutAndKeptInASideFile() throws {
-        let directory = TemporaryDirectory("torn")
+        let directory = TemporaryStore("torn")
         var ids: [ObjectID] = []
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
@@ -243,7 +244,7 @@ import Testing
     }
 
     @Test func halfWrittenBatchIsInvisibleAfterRecovery() throws {
-        let directory = TemporaryDirectory("batch")
+        let directory = TemporaryStore("batch")
         let before: ObjectID
         var batchIDs: [ObjectID] = []
         let segment: String
@@ -266,7 +267,7 @@ import Testing
         let fullSize = try fileSize(segment)
         // Every cut inside the batch leaves none of it visible; the record before it survives.
         for cut in stride(from: sizeBeforeBatch + 1, to: fullSize, by: 97) {
-            let copy = TemporaryDirectory("batch-cut")
+            let copy = TemporaryStore("batch-cut")
             let bytes = try Data(contentsOf: URL(fileURLWithPath: segment)).prefix(cut)
             try bytes.write(to: URL(fileURLWithPath: copy.path + "/" + (segment as NSString).lastPathComponent))
             let store = try Store.open(at: copy.path, options: testOptions())
@@ -279,7 +280,7 @@ import Testing
     }
 
     @Test func interruptedSegmentCreationIsRemoved() throws {
-        let directory = TemporaryDirectory("creation")
+        let directory = TemporaryStore("creation")
         let id: ObjectID
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
@@ -300,7 +301,7 @@ import Testing
     }
 
     @Test func readOnlyOpenReportsButDoesNotCut() throws {
-        let directory = TemporaryDirectory("readonly")
+        let directory = TemporaryStore("readonly")
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
             try store.put(typeTag: 1, payload: [1])
@@ -325,7 +326,7 @@ import Testing
 
 extension RecoveryTests {
     @Test func writingWorksAfterAnInterruptedCreationOfALaterSegment() throws {
-        let directory = TemporaryDirectory("creation-later")
+        let directory = TemporaryStore("creation-later")
         var ids: [ObjectID] = []
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
@@ -354,7 +355,7 @@ extension RecoveryTests {
     }
 
     @Test func aBatchLargerThanASegmentGetsItsOwnSegment() throws {
-        let directory = TemporaryDirectory("oversized")
+        let directory = TemporaryStore("oversized")
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
         var batch = WriteBatch()
         var expected: [ObjectID: [UInt8]] = [:]
@@ -375,7 +376,7 @@ extension RecoveryTests {
 
 extension RecoveryTests {
     @Test func aMissingSegmentIsATypedErrorNotSilentLoss() throws {
-        let directory = TemporaryDirectory("missing")
+        let directory = TemporaryStore("missing")
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
             for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }

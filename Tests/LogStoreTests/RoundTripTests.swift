@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
 
 @Suite struct RoundTripTests {
     @Test func everyRecordShapeRoundTripsAndSurvivesReopen() throws {
-        let directory = TemporaryDirectory()
+        let directory = TemporaryStore()
         let shapes: [(refs: Int, payload: [UInt8])] = [
             (0, []),
             (0, payloadBytes(1 << 20, seed: 1)),
@@ -38,7 +39,7 @@ import Testing
     }
 
     @Test func compressiblePayloadIsStoredSmaller() throws {
-        let directory = TemporaryDirectory()
+        let directory = TemporaryStore()
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 24))
         let payload = payloadBytes(100_000, seed: 9, compressible: true)
         let id = try store.put(typeTag: 1, payload: payload)
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func deletesRootsAndBatches() throws {
-        let directory = TemporaryDirectory()
+        let directory = TemporaryStore()
         var store = try Store.open(at: directory.path, options: testOptions())
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 2, references: [a], payload: [2])

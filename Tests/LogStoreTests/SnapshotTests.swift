@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -7,7 +8,7 @@ import Testing
 /// Snapshots see one committed state; expectations make a write conditional on what was read.
 @Suite struct SnapshotTests {
     @Test func snapshotSeesTheStateOfItsMoment() throws {
-        let directory = TemporaryDirectory("snapshot")
+        let directory = TemporaryStore("snapshot")
         let store = try Store.open(at: directory.path, options: testOptions())
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 2, payload: [2])
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func versionsAreTheSequenceOfTheWritingBatch() throws {
-        let directory = TemporaryDirectory("versions")
+        let directory = TemporaryStore("versions")
         let store = try Store.open(at: directory.path, options: testOptions())
         let id = store.newID()
         let first = try store.write { $0.put(id, typeTag: 1, payload: [1]) }
@@ -54,7 +55,7 @@ import Testing
     }
 
     @Test func snapshotOutlivesCompactionAndCollection() throws {
-        let directory = TemporaryDirectory("snapshot-compaction")
+        let directory = TemporaryStore("snapshot-compaction")
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
         var ids: [ObjectID] = []
         for index in 0..<1_000 {
@@ -81,7 +82,7 @@ import Testing
     }
 
     @Test func expectationsGuardTheWholeBatch() throws {
-        let directory = TemporaryDirectory("expectations")
+        let directory = TemporaryStore("expectations")
         let store = try Store.open(at: directory.path, options: testOptions())
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 1, payload: [1])
@@ -118,7 +119,7 @@ import Testing
     }
 
     @Test func concurrentExpectationsLetExactlyOneWriterWin() throws {
-        let directory = TemporaryDirectory("expectation-race")
+        let directory = TemporaryStore("expectation-race")
         let store = try Store.open(at: directory.path, options: testOptions(fsync: .never))
         let counter = try store.put(typeTag: 1, payload: Array(repeating: 0, count: 8))
         let conflicts = Atomic<Int>(0)
@@ -154,7 +155,7 @@ import Testing
     /// reference counting, the store compacting meanwhile); readers read the whole group through one
     /// snapshot at a time and must always find one batch's values.
     @Test func readersThroughSnapshotsNeverSeeHalfABatch() throws {
-        let directory = TemporaryDirectory("snapshot-readers")
+        let directory = TemporaryStore("snapshot-readers")
         var options = testOptions(segmentSize: 1 << 16, fsync: .never)
         options.compaction.background = false
         let store = try Store.open(at: directory.path, options: options)

@@ -15,8 +15,8 @@ import Testing
 /// timeout, so a regression cannot hang the suite.
 @Suite struct SpecialFileTests {
     /// A closed store of two sealed segments and an append segment, without hint files.
-    func makeStore() throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory("special-files")
+    func makeStore() throws -> TemporaryStore {
+        let directory = TemporaryStore("special-files")
         var options = testOptions()
         options.compaction.background = false
         let store = try Store.open(at: directory.path, options: options)
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aFileSizeLimitAboveTheDataLetsAnImportSucceed() throws {
-        let directory = TemporaryDirectory("fsize-small")
+        let directory = TemporaryStore("fsize-small")
         let input = Data(#"{"id":1,"type":1,"refs":[],"payload":"AAEC"}"#.utf8 + [0x0A])
         let result = try ToolRunner.run(["import", directory.path], input: input, timeout: 60, fileSizeLimitKiB: 1024)
         #expect(!result.signaled, "killed by signal \(result.status): \(result.output)")
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func writingBeyondAFileSizeLimitIsAnIOError() throws {
-        let directory = TemporaryDirectory("fsize-large")
+        let directory = TemporaryStore("fsize-large")
         let payload = Data(payloadBytes(8192, seed: 3)).base64EncodedString()
         let lines = (1...400).map { #"{"id":\#($0),"type":1,"refs":[],"payload":"\#(payload)"}"# }
         let input = Data((lines.joined(separator: "\n") + "\n").utf8)

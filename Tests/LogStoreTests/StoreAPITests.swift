@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func secondWriterGetsLocked() throws {
-        let directory = TemporaryDirectory("lock")
+        let directory = TemporaryStore("lock")
         let store = try Store.open(at: directory.path)
         #expect(code { _ = try Store.open(at: directory.path) } == .locked)
         var readOnly = StoreOptions()
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func badInputGetsTypedErrors() throws {
-        let directory = TemporaryDirectory("api")
+        let directory = TemporaryStore("api")
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
         #expect(code { try store.put(ObjectID(1_000_000), typeTag: 1, payload: []) } == .unallocatedID)
         #expect(code { try store.put(ObjectID(0), typeTag: 1, payload: []) } == .unallocatedID)
@@ -64,7 +65,7 @@ import Testing
     }
 
     @Test func importedIDsMoveTheAllocator() throws {
-        let directory = TemporaryDirectory("reserve")
+        let directory = TemporaryStore("reserve")
         var store = try Store.open(at: directory.path)
         try store.reserveIDs(through: ObjectID(5000))
         try store.put(ObjectID(5000), typeTag: 1, payload: [1])
@@ -79,7 +80,7 @@ import Testing
     }
 
     @Test func statisticsCountLiveAndGarbageBytes() throws {
-        let directory = TemporaryDirectory("stats")
+        let directory = TemporaryStore("stats")
         let store = try Store.open(at: directory.path)
         let id = try store.put(typeTag: 3, payload: payloadBytes(1000, seed: 1))
         try store.put(id, typeTag: 3, payload: payloadBytes(1000, seed: 2))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -11,7 +12,7 @@ import Testing
 /// Only stores are opened: a directory of other files is refused before anything is written there.
 @Suite struct StoreIdentityTests {
     /// Every name in `directory` with its bytes.
-    func listing(_ directory: TemporaryDirectory) throws -> [String: Data] {
+    func listing(_ directory: TemporaryStore) throws -> [String: Data] {
         var files: [String: Data] = [:]
         for name in directory.fileNames() {
             files[name] = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + name))
@@ -20,8 +21,8 @@ import Testing
     }
 
     /// A directory holding one unrelated file.
-    func foreignFolder() throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory("foreign")
+    func foreignFolder() throws -> TemporaryStore {
+        let directory = TemporaryStore("foreign")
         try Data("hello\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/notes.txt"))
         return directory
     }
@@ -48,7 +49,7 @@ import Testing
     /// Files that only carry a store's names are not a store: nothing is written, not even `LOCK`.
     @Test(arguments: ["0000000001.seg", "SEGMENTS"])
     func filesNamedLikeAStoresWithOtherContentAreNotAStore(name: String) throws {
-        let directory = TemporaryDirectory("named-like-a-store")
+        let directory = TemporaryStore("named-like-a-store")
         try Data("not a LogStore file at all\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/" + name))
         let before = try listing(directory)
         for readOnly in [false, true] {
@@ -62,7 +63,7 @@ import Testing
     }
 
     @Test func anEmptyDirectoryBecomesAStoreWithItsIdentityFileFirst() throws {
-        let directory = TemporaryDirectory("empty")
+        let directory = TemporaryStore("empty")
         // Read-only, nothing can make it a store.
         #expect {
             try Store.open(at: directory.path, options: options(readOnly: true))
@@ -87,7 +88,7 @@ import Testing
     }
 
     @Test func aMissingDirectoryBecomesAStore() throws {
-        let parent = TemporaryDirectory("missing-parent")
+        let parent = TemporaryStore("missing-parent")
         let path = parent.path + "/store"
         try Store.open(at: path, options: testOptions()).close()
         #expect(FileManager.default.fileExists(atPath: path + "/STORE"))
@@ -96,7 +97,7 @@ import Testing
     /// A store made before identity files (segments and a manifest, no `STORE`) opens; an open for
     /// writing adds the file, a read-only open and `verify` only note that it is missing.
     @Test func aStoreWithoutAnIdentityFileStillOpens() throws {
-        let directory = TemporaryDirectory("legacy")
+        let directory = TemporaryStore("legacy")
         let id: ObjectID
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
@@ -119,7 +120,7 @@ import Testing
     }
 
     @Test func aDamagedIdentityFileIsCorruptionNotAForeignFolder() throws {
-        let directory = TemporaryDirectory("damaged-identity")
+        let directory = TemporaryStore("damaged-identity")
         try Store.open(at: directory.path, options: testOptions()).close()
         let path = directory.path + "/STORE"
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))

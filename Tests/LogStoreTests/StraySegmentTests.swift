@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -6,7 +7,7 @@ import Testing
 /// A file named like a segment that cannot be one is reported for what it is, naming it.
 @Suite struct StraySegmentTests {
     @Test func aStrayShortFileAfterAnUnsealedSegmentIsNamedAsTooShort() throws {
-        let directory = TemporaryDirectory("stray-segment")
+        let directory = TemporaryStore("stray-segment")
         var options = testOptions()
         options.compaction.background = false
         let store = try Store.open(at: directory.path, options: options)

@@ -10,7 +10,7 @@ import Testing
     // MARK: - demo
 
     @Test func demoWritesReadsReopensAndVerifiesAStore() throws {
-        let directory = TemporaryDirectory("tool-demo")
+        let directory = TemporaryStore("tool-demo")
         let path = directory.path + "/demo"
         let result = try ToolRunner.run(["engine-demo", path])
         #expect(result.status == 0, "\(result.output)")
@@ -57,7 +57,7 @@ import Testing
     // MARK: - stats
 
     @Test func statsPrintsTextAndParsableJSON() throws {
-        let directory = TemporaryDirectory("tool-stats")
+        let directory = TemporaryStore("tool-stats")
         let ids = try makeStore(directory.path, objects: 200)
         let segments = directory.segmentFiles().count
         #expect(segments > 2)
@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test func statsWorksBesideAWriter() throws {
-        let directory = TemporaryDirectory("tool-stats-writer")
+        let directory = TemporaryStore("tool-stats-writer")
         let store = try Store.open(at: directory.path, options: quietOptions())
         try store.put(typeTag: 1, payload: [1, 2, 3])
         // Unpinned and referred to by nothing: live, but unreachable until mark-sweep frees it.
@@ -114,7 +114,7 @@ import Testing
     // MARK: - verify
 
     @Test func verifyReportsASoundStore() throws {
-        let directory = TemporaryDirectory("tool-verify")
+        let directory = TemporaryStore("tool-verify")
         try makeStore(directory.path, objects: 100)
         let result = try ToolRunner.run(["verify", directory.path])
         #expect(result.status == 0, "\(result.output)")
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func verifyListsDamageWithFileAndOffsetAndExitsOne() throws {
-        let directory = TemporaryDirectory("tool-verify-damage")
+        let directory = TemporaryStore("tool-verify-damage")
         try makeStore(directory.path, objects: 200)
         let files = directory.segmentFiles()
         #expect(files.count > 2)
@@ -150,7 +150,7 @@ import Testing
     @Test func verifyNamesADanglingReferenceAndExitsOne() throws {
         // A pinned target alone at the start of segment 1, referred to by an object and a root in a later
         // segment: deleting segment 1's file leaves both dangling (the API never lets that happen).
-        let directory = TemporaryDirectory("tool-verify-dangling")
+        let directory = TemporaryStore("tool-verify-dangling")
         let target: ObjectID
         let referrer: ObjectID
         do {
@@ -184,7 +184,7 @@ import Testing
     }
 
     @Test func verifyOfAMissingStoreFails() throws {
-        let directory = TemporaryDirectory("tool-verify-missing")
+        let directory = TemporaryStore("tool-verify-missing")
         let result = try ToolRunner.run(["verify", directory.path + "/nothing-here"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("storeMissing"))
@@ -193,7 +193,7 @@ import Testing
     // MARK: - get
 
     @Test func getPrintsTextBinaryAndHex() throws {
-        let directory = TemporaryDirectory("tool-get")
+        let directory = TemporaryStore("tool-get")
         let store = try Store.open(at: directory.path, options: testOptions())
         let text = try store.put(typeTag: 7, payload: Array("hello, store\nsecond line".utf8))
         let binary = try store.put(typeTag: 8, references: [text], payload: [0x00, 0x01, 0xFE, 0xFF, 0x41])
@@ -232,9 +232,9 @@ import Testing
     // MARK: - export and import
 
     @Test func exportImportExportIsIdenticalWithPinsRootsAndCycles() throws {
-        let source = TemporaryDirectory("tool-export")
+        let source = TemporaryStore("tool-export")
         let graph = try makeGraphStore(source.path)
-        let exportFolder = TemporaryDirectory("tool-export-file")
+        let exportFolder = TemporaryStore("tool-export-file")
         let exported = exportFolder.path + "/export.jsonl"
         let first = try ToolRunner.run(["export", source.path, "--output", exported])
         #expect(first.status == 0, "\(first.output)")
@@ -262,15 +262,15 @@ import Testing
 
         // Import from a file in batches smaller than the big cycle and of 1 object, and from standard
         // input (a pipe) in the default batch size.
-        let inSevens = TemporaryDirectory("tool-import-7")
+        let inSevens = TemporaryStore("tool-import-7")
         let seven = try ToolRunner.run(["import", inSevens.path, "--input", exported, "--batch-size", "7"])
         #expect(seven.status == 0, "\(seven.output)")
         #expect(seven.stdout.contains("imported \(graph.liveObjects) objects and 4 roots"))
         #expect(seven.stdout.contains("note: 10 objects that refer to each other in a cycle were written in one batch"))
-        let inOnes = TemporaryDirectory("tool-import-1")
+        let inOnes = TemporaryStore("tool-import-1")
         let one = try ToolRunner.run(["import", inOnes.path, "--input", exported, "--batch-size", "1"])
         #expect(one.status == 0, "\(one.output)")
-        let fromStandardInput = TemporaryDirectory("tool-import-stdin")
+        let fromStandardInput = TemporaryStore("tool-import-stdin")
         let piped = try ToolRunner.run(["import", fromStandardInput.path], input: Data(firstText.utf8))
         #expect(piped.status == 0, "\(piped.output)")
         #expect(piped.stdout.contains("in 1 batch\n"))
@@ -312,7 +312,7 @@ import Testing
         ),
     ])
     func importWritesNothingWhenALineIsBad(badLine: String, reason: String) throws {
-        let directory = TemporaryDirectory("tool-import-bad")
+        let directory = TemporaryStore("tool-import-bad")
         var lines = (1...25).map { number in
             let payload = Data("object \(number)".utf8).base64EncodedString()
             return "{\"id\":\(number),\"type\":1,\"refs\":[],\"payload\":\"\(payload)\"}"
@@ -335,7 +335,7 @@ import Testing
     }
 
     @Test func importChecksReferencesAgainstTheInputAndTheStore() throws {
-        let directory = TemporaryDirectory("tool-import-refs")
+        let directory = TemporaryStore("tool-import-refs")
         func line(_ id: Int, refs: [Int], pinned: Bool? = nil) -> String {
             let pin = pinned.map { ",\"pinned\":\($0)" } ?? ""
             return "{\"id\":\(id),\"type\":1,\"refs\":\(refs)\(pin),\"payload\":\"\"}"
@@ -389,7 +389,7 @@ import Testing
                 let references = id < count ? "\(id + 1)" : ""
                 return "{\"id\":\(id),\"type\":1,\"refs\":[\(references)],\"pinned\":\(id == 1),\"payload\":\"\"}"
             }.joined(separator: "\n") + "\n"
-        let directory = TemporaryDirectory("tool-import-chain")
+        let directory = TemporaryStore("tool-import-chain")
         let result = try ToolRunner.run(["import", directory.path, "--batch-size", "1000"], input: Data(text.utf8))
         #expect(result.status == 0, "\(result.output)")
         #expect(result.stdout.contains("imported 50000 objects and 0 roots from 50000 lines in 50 batches"))
@@ -403,7 +403,7 @@ import Testing
     // MARK: - compact
 
     @Test func compactCollectsGarbageAndShrinksTheStore() throws {
-        let directory = TemporaryDirectory("tool-compact")
+        let directory = TemporaryStore("tool-compact")
         let kept = try makeStoreWithGarbage(directory.path)
         let before = try directory.segmentFiles().reduce(0) { $0 + (try fileSize($1)) }
 
@@ -449,7 +449,7 @@ import Testing
     }
 
     @Test func compactPrintsParsableJSON() throws {
-        let directory = TemporaryDirectory("tool-compact-json")
+        let directory = TemporaryStore("tool-compact-json")
         let kept = try makeStoreWithGarbage(directory.path)
         let result = try ToolRunner.run(["compact", directory.path, "--json"])
         #expect(result.status == 0, "\(result.output)")
@@ -474,7 +474,7 @@ import Testing
     }
 
     @Test func compactOfAMissingStoreFailsAndCreatesNothing() throws {
-        let directory = TemporaryDirectory("tool-compact-missing")
+        let directory = TemporaryStore("tool-compact-missing")
         let missing = directory.path + "/nothing-here"
         let result = try ToolRunner.run(["compact", missing])
         #expect(result.status != 0)

@@ -1,6 +1,7 @@
 import Foundation
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Store options for ODB tests: small segments, no fsync, no background compaction.
@@ -11,12 +12,12 @@ func odbTestOptions(segmentSize: Int = 1 << 20) -> StoreOptions {
 }
 
 /// Opens the ODB of `directory` with test options.
-func openODB(_ directory: TemporaryDirectory, cacheBudget: Int = ODB.defaultCacheBudget) throws -> ODB {
+func openODB(_ directory: TemporaryStore, cacheBudget: Int = ODB.defaultCacheBudget) throws -> ODB {
     try ODB.open(at: directory.path, options: odbTestOptions(), cacheBudget: cacheBudget)
 }
 
 /// Runs `body` with the ODB of `directory`, then closes it and verifies the store.
-func withODB<Result>(_ directory: TemporaryDirectory, _ body: (ODB) throws -> Result) throws -> Result {
+func withODB<Result>(_ directory: TemporaryStore, _ body: (ODB) throws -> Result) throws -> Result {
     let odb = try openODB(directory)
     let result: Result
     do {
