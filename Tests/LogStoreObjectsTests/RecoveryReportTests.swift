@@ -11,7 +11,8 @@ import Testing
     /// A store with one saved layer, closed cleanly, with `garbage` bytes appended to its last segment;
     /// with `crashed`, its clean-close record is removed, as a crash would have left the files.
     private func damagedStore(_ label: String, garbage: Int, crashed: Bool) throws -> TemporaryStore {
-        let directory = TemporaryStore(label)
+        // Without a crash, the garbage stays: the open refuses it, and so does verify.
+        let directory = TemporaryStore(label, unverifiedBecause: crashed ? nil : "bytes appended after a clean close")
         let objects = try openObjects(directory)
         let context = objects.makeContext()
         try context.setRoot(Layer(name: "kept", shapes: [Circle(center: Point(x: 1, y: 2), radius: 3)]), named: "main")

@@ -33,7 +33,7 @@ import Testing
 
         /// Writes the store into a new directory with segment `damaged` replaced by `bytes`.
         func damagedCopy(segment damaged: Int, bytes: [UInt8]) throws -> TemporaryStore {
-            let copy = TemporaryStore("corruption")
+            let copy = TemporaryStore("corruption", unverifiedBecause: "a copy with a damaged segment")
             for (index, segment) in segments.enumerated() {
                 try Data(index == damaged ? bytes : segment.bytes).write(
                     to: URL(fileURLWithPath: copy.path + "/" + segment.name))

@@ -108,10 +108,11 @@ import Testing
 
     /// Writes 200 acknowledged records, then `later` more, closes, and zeroes `zeroed` (offsets relative to
     /// the end of the 200) as a lost write would: returns the store's directory, the 200 and the file.
-    func storeWithLostSectors(later: Int, zeroed: (Int) -> Range<Int>) throws -> (
-        TemporaryStore, [Record], String, committedEnd: Int
-    ) {
-        let directory = TemporaryStore("torn-group")
+    /// `unverifiedBecause` is for a test whose damage no open repairs (``TemporaryStore``).
+    func storeWithLostSectors(
+        later: Int, unverifiedBecause reason: String? = nil, zeroed: (Int) -> Range<Int>
+    ) throws -> (TemporaryStore, [Record], String, committedEnd: Int) {
+        let directory = TemporaryStore("torn-group", unverifiedBecause: reason)
         var acknowledged: [Record] = []
         let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 8 << 20))
         for index in 0..<200 {
@@ -154,11 +155,15 @@ import Testing
     /// a lost sector) are corruption: the open refuses, naming the file and offset.
     @Test func lostSectorsFollowedByMoreThanAGroupAreCorruption() throws {
         // 4,000 records (~1.3 MiB) after the lost sectors: more than zeros written ahead can cover.
-        let (far, _, _, _) = try storeWithLostSectors(later: 4000) { end in end..<((end / 512 + 3) * 512) }
+        let (far, _, _, _) = try storeWithLostSectors(later: 4000, unverifiedBecause: "corruption, left as it is") {
+            end in end..<((end / 512 + 3) * 512)
+        }
         #expect(try !Store.verify(at: far.path).isSound)
         #expect(openFailure(at: far.path, segmentSize: 8 << 20) == .corruptFrame)
         // A damaged byte (not a zeroed sector) in the first of 40 later records.
-        let (flipped, _, path, end) = try storeWithLostSectors(later: 40) { end in end..<end }
+        let (flipped, _, path, end) = try storeWithLostSectors(
+            later: 40, unverifiedBecause: "a byte after the lost sectors is flipped"
+        ) { end in end..<end }
         var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         data[end + 40] ^= 0x5A
         try Data(data).write(to: URL(fileURLWithPath: path))
@@ -170,7 +175,7 @@ import Testing
     /// (Here 1.4 MB of frames follow the hole: more than a group torn out of order could leave, see
     /// `aGroupTornOutOfOrderIsCutLikeATornTail`.)
     @Test func dataAfterAHoleIsNeverTrimmed() throws {
-        let directory = TemporaryStore("hole-inside")
+        let directory = TemporaryStore("hole-inside", unverifiedBecause: "a hole is punched inside the log")
         do {
             let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
             for index in 0..<1400 { try store.put(typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }
@@ -376,7 +381,7 @@ extension RecoveryTests {
 
 extension RecoveryTests {
     @Test func aMissingSegmentIsATypedErrorNotSilentLoss() throws {
-        let directory = TemporaryStore("missing")
+        let directory = TemporaryStore("missing", unverifiedBecause: "a segment the manifest lists is removed")
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
             for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }

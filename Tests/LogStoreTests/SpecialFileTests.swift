@@ -14,9 +14,10 @@ import Testing
 /// limit. Each is an error (or harmless), never a hang or a signal. Run through the tool, under a
 /// timeout, so a regression cannot hang the suite.
 @Suite struct SpecialFileTests {
-    /// A closed store of two sealed segments and an append segment, without hint files.
-    func makeStore() throws -> TemporaryStore {
-        let directory = TemporaryStore("special-files")
+    /// A closed store of two sealed segments and an append segment, without hint files; `unverifiedBecause`
+    /// is for a test that leaves a special file where a store file should be.
+    func makeStore(unverifiedBecause reason: String? = nil) throws -> TemporaryStore {
+        let directory = TemporaryStore("special-files", unverifiedBecause: reason)
         var options = testOptions()
         options.compaction.background = false
         let store = try Store.open(at: directory.path, options: options)
@@ -27,7 +28,7 @@ import Testing
 
     @Test(arguments: ["0000000009.seg", "SEGMENTS"])
     func aFIFONamedLikeAStoreFileIsAnErrorNamingIt(name: String) throws {
-        let directory = try makeStore()
+        let directory = try makeStore(unverifiedBecause: "a FIFO replaces a segment or the manifest")
         let path = directory.path + "/" + name
         try? FileManager.default.removeItem(atPath: path)
         #expect(mkfifo(path, 0o644) == 0)

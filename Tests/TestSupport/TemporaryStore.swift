@@ -36,16 +36,12 @@ package final class TemporaryStore: Sendable {
     }
 
     /// A fresh directory whose store is verified at teardown; `label` goes into its name.
-    package init(_ label: String = "store", sourceLocation: SourceLocation = #_sourceLocation) {
-        path = Self.makeDirectory(label)
-        unverifiedReason = nil
-        self.sourceLocation = sourceLocation
-    }
-
-    /// A fresh directory that teardown only removes, for a test that damages its store on purpose
-    /// (`reason` says how), so that verify would rightly reject it.
+    ///
+    /// With `unverifiedBecause`, teardown only removes it: for a test that damages its store on purpose
+    /// (the reason says how), so that verify would rightly reject it.
     package init(
-        _ label: String = "store", unverifiedBecause reason: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ label: String = "store", unverifiedBecause reason: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
         path = Self.makeDirectory(label)
         unverifiedReason = reason
