@@ -15,7 +15,7 @@ import Testing
     func closedStore(_ label: String) throws -> (TemporaryStore, String, [Int]) {
         let directory = TemporaryStore(
             label, unverifiedBecause: "each test changes the last segment after the clean close")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
         for index in 0..<20 { try store.put(typeTag: 1, payload: payloadBytes(200, seed: UInt64(index))) }
         try store.close()
         let path = try #require(directory.segmentFiles().last)
@@ -95,7 +95,7 @@ import Testing
         let garbage: [UInt8] = [1, 2, 0, 0, 9, 9, 9]
         let path = try #require(directory.segmentFiles().last)
         try rewrite(path) { $0 += garbage }
-        let afterKill = try Store.open(at: directory.path)
+        let afterKill = try directory.open()
         #expect(afterKill.recovery?.savedTo != nil, "the torn tail is cut and kept")
         try afterKill.close()
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
@@ -107,9 +107,9 @@ import Testing
         try rewrite(path) { $0.removeLast(garbage.count) }
 
         // Opened for writing and never closed (as a crash): a tail is a torn tail again.
-        do { _ = try Store.open(at: directory.path) }
+        do { _ = try directory.open() }
         try rewrite(path) { $0 += garbage }
-        let reopened = try Store.open(at: directory.path)
+        let reopened = try directory.open()
         #expect(reopened.recovery?.cutOffset == UInt64(size), "\(String(describing: reopened.recovery))")
         try reopened.close()
     }
@@ -120,7 +120,7 @@ import Testing
         let directory = TemporaryStore(
             "listed-empty", unverifiedBecause: "a segment the manifest lists is truncated to zero bytes")
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             for index in 0..<200 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }
             try store.close()
         }

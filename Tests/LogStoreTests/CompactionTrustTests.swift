@@ -16,7 +16,7 @@ import Testing
     /// A closed store whose first segment is sealed, has a hint and holds garbage (object 1 was
     /// deleted); returns the payloads of the live objects.
     func makeStore(_ directory: TemporaryStore) throws -> [ObjectID: [UInt8]] {
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         var live: [ObjectID: [UInt8]] = [:]
         var index: UInt64 = 0
         while directory.segmentFiles().count < 2 {
@@ -59,7 +59,7 @@ import Testing
         }
         let segment = directory.path + "/" + LogFormat.segmentFileName(1)
 
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         #expect(store.segmentsLoadedFromHints == 1)
         let error = try #require(throws: LogStoreError.self) { try store.compact() }
         #expect(error.code == .corruptFrame, "\(error)")
@@ -72,7 +72,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: segment))
         #expect(!directory.fileNames().contains { $0.hasSuffix(".compacting") })
         try FileManager.default.removeItem(atPath: directory.path + "/" + HintFile.fileName(1))
-        let reopened = try Store.open(at: directory.path, options: options())
+        let reopened = try directory.open(options: options())
         for (id, payload) in live { #expect(try reopened.get(id)?.payload == payload, "object \(id)") }
         try reopened.close()
     }
@@ -82,7 +82,7 @@ import Testing
         let live = try makeStore(directory)
         try forgeHint(directory, object: 5) { entry, hint in entry.offset = UInt32(hint.segmentSize) + 100 }
 
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         #expect(store.segmentsLoadedFromHints == 0)
         #expect(store.openNotes.contains { $0.contains("outside the segment") }, "\(store.openNotes)")
         try store.compact()

@@ -27,7 +27,7 @@ import Testing
 
     @Test func readersSeeOnlyCompleteConsistentRecordsWhileWritersRun() throws {
         let directory = TemporaryStore("concurrency")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 18))
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 18))
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])
         let reads = Atomic<Int>(0)
@@ -106,7 +106,7 @@ import Testing
         let faults = FaultInjector()
         var options = testOptions(segmentSize: 1 << 20, faults: faults)
         options.tuning.commitSpinLimit = spinLimit
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         try store.put(typeTag: 1, payload: [])  // creates the segment: the syncs counted below are commits only
         let syncsBefore = faults.calls(.sync)
         let written = Shared<[ObjectID: [UInt8]]>([:])
@@ -127,7 +127,7 @@ import Testing
         // Group commit: committers share syncs (one commit per sync would need 320).
         #expect(faults.calls(.sync) - syncsBefore < threads * perThread * 3 / 4)
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         for (id, payload) in all { #expect(try reopened.get(id)?.payload == payload) }
         try reopened.close()
     }

@@ -15,7 +15,7 @@ import Testing
         var segments: [(name: String, bytes: [UInt8])] = []
 
         init() throws {
-            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+            let store = try directory.open(options: testOptions(segmentSize: 1 << 16))
             var random = SplitMix64(seed: 42)
             while directory.segmentFiles().count < 2 || records.count < 120 {
                 let payload = payloadBytes(
@@ -48,7 +48,7 @@ import Testing
     {
         let store: Store
         do {
-            store = try Store.open(at: copy.path, options: testOptions(segmentSize: 1 << 16))
+            store = try copy.open(options: testOptions(segmentSize: 1 << 16))
         } catch {
             let corruption: [LogStoreError.Code] = [.corruptFrame, .corruptSegmentHeader, .unsupportedVersion]
             #expect(corruption.contains(error.code), "\(context): \(error)")
@@ -112,7 +112,7 @@ import Testing
         wrongMagic[0] = UInt8(ascii: "X")
         let copy = try fixture.damagedCopy(segment: 0, bytes: wrongMagic)
         #expect {
-            try Store.open(at: copy.path)
+            try copy.open()
         } throws: { error in
             (error as? LogStoreError)?.code == .corruptSegmentHeader && (error as? LogStoreError)?.offset == 0
         }
@@ -123,7 +123,7 @@ import Testing
         withUnsafeBytes(of: checksum.littleEndian) { for index in 0..<8 { newer[40 + index] = $0[index] } }
         let newerCopy = try fixture.damagedCopy(segment: 0, bytes: newer)
         #expect {
-            try Store.open(at: newerCopy.path)
+            try newerCopy.open()
         } throws: { error in
             (error as? LogStoreError)?.code == .unsupportedVersion
         }

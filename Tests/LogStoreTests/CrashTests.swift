@@ -70,7 +70,7 @@ import Testing
                 }
             }
 
-            let store = try Store.open(at: directory.path)
+            let store = try directory.open()
             if store.recovery != nil { recoveries += 1 }
             // Check the objects written since the last round; check everything again after the last round.
             let newerThan = round == rounds - 1 ? 0 : checkedThrough
@@ -228,7 +228,7 @@ import Testing
         let crashedReport = try Store.verify(at: copy.path)
         #expect(crashedReport.isSound, "\(point): crashed store: \(crashedReport.problems)")
 
-        let store = try Store.open(at: copy.path, options: compactionCrashOptions())
+        let store = try copy.open(options: compactionCrashOptions())
         let cyclePresent = try checkContents(of: store, against: model, point: "\(point), reopened")
         let sweep = try store.collectGarbage()
         #expect(sweep.collected == (cyclePresent ? model.cycle.count : 0), "\(point): collected \(sweep.collected)")
@@ -237,7 +237,7 @@ import Testing
         #expect(!cycleLeft, "\(point): the cycle survived a second mark-sweep")
         try store.close()
 
-        let reopened = try Store.open(at: copy.path, options: compactionCrashOptions())
+        let reopened = try copy.open(options: compactionCrashOptions())
         _ = try checkContents(of: reopened, against: model, point: "\(point), reopened again")
         try reopened.close()
         let report = try Store.verify(at: copy.path)
@@ -286,7 +286,7 @@ import Testing
         var options = compactionCrashOptions()
         options.fsyncPolicy = .always
         options.faultInjector = faults
-        let store = try Store.open(at: copy.path, options: options)
+        let store = try copy.open(options: options)
         let operations = FaultInjector.Operation.allCases
         let before = operations.map { faults.calls($0) }
         try store.collectGarbage()

@@ -14,7 +14,7 @@ import Testing
     func failedIOIsAnErrorAndLosesNothingAcknowledged(operation: FaultInjector.Operation) throws {
         let directory = TemporaryStore("fault")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         var acknowledged: [ObjectID: [UInt8]] = [:]
         for index in 0..<20 {
             let payload = payloadBytes(50 + index, seed: UInt64(index))
@@ -35,7 +35,7 @@ import Testing
         for (id, payload) in acknowledged { #expect(try store.get(id)?.payload == payload) }
         try? store.close()
 
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         for (id, payload) in acknowledged { #expect(try reopened.get(id)?.payload == payload) }
         let next = try reopened.put(typeTag: 1, payload: [9])
         #expect(try reopened.get(next)?.payload == [9])
@@ -46,7 +46,7 @@ import Testing
     @Test func shortWritesAreCompleted() throws {
         let directory = TemporaryStore("short")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         faults.inject(.write, .shortWrite(7), times: 50)
         var written: [ObjectID: [UInt8]] = [:]
         for index in 0..<10 {
@@ -55,7 +55,7 @@ import Testing
         }
         #expect(faults.calls(.write) > 10)
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         for (id, payload) in written { #expect(try reopened.get(id)?.payload == payload) }
         try reopened.close()
     }
@@ -63,11 +63,11 @@ import Testing
     @Test func failedSegmentCreationFailsTheWrite() throws {
         let directory = TemporaryStore("create")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         faults.inject(.open, .error(EACCES))
         #expect(throws: LogStoreError.self) { try store.put(typeTag: 1, payload: [1]) }
         try? store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         #expect(try reopened.count() == 0)
         try reopened.close()
     }
@@ -75,7 +75,7 @@ import Testing
     @Test func failedSyncOnCloseIsReported() throws {
         let directory = TemporaryStore("close")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(fsync: .never, faults: faults))
+        let store = try directory.open(options: testOptions(fsync: .never, faults: faults))
         try store.put(typeTag: 1, payload: [1])
         faults.inject(.sync, .error(EIO))
         #expect(throws: LogStoreError.self) { try store.close() }
@@ -86,7 +86,7 @@ extension FaultInjectionTests {
     @Test func closeAfterAFailureWithWritersWaitingReturns() throws {
         let directory = TemporaryStore("close-failed")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         try store.put(typeTag: 1, payload: [1])
         faults.inject(.sync, .error(EIO), times: 1000)
         let group = ThreadGroup()

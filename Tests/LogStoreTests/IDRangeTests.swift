@@ -11,7 +11,7 @@ import Testing
 
     @Test func aPutOfAnIDBeyondTheLargestIsRefused() throws {
         let directory = TemporaryStore("id-put")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         for id in [largest + 1, UInt64.max - 1, UInt64.max] {
             let error = try #require(throws: LogStoreError.self) {
                 try store.put(ObjectID(id), typeTag: 1, payload: [])
@@ -24,7 +24,7 @@ import Testing
 
     @Test func reservingIDsBeyondTheLargestIsRefused() throws {
         let directory = TemporaryStore("id-reserve")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         for id in [largest + 1, UInt64.max - 64, UInt64.max] {
             let error = try #require(throws: LogStoreError.self) { try store.reserveIDs(through: ObjectID(id)) }
             #expect(error.code == .idOutOfRange, "\(error)")
@@ -36,7 +36,7 @@ import Testing
 
     @Test func theLargestIDIsUsableAndThenTheIDsAreExhausted() throws {
         let directory = TemporaryStore("id-exhausted")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         try store.reserveIDs(through: ObjectID(largest - 1))
         try store.put(ObjectID(largest - 1), typeTag: 1, payload: [1])
         let last = store.newID()
@@ -49,7 +49,7 @@ import Testing
         try store.close()
 
         // Reopening a store that holds the largest id works (and reserved every id); no id is left.
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         #expect(try reopened.get(ObjectID(largest))?.payload == [2])
         let error = try #require(throws: LogStoreError.self) { try reopened.put(typeTag: 1, payload: [4]) }
         #expect(error.code == .exhausted, "\(error)")
@@ -63,7 +63,7 @@ import Testing
         TemporaryStore, String, UInt64
     ) {
         let directory = TemporaryStore(label, unverifiedBecause: "a frame with an out-of-range field is appended")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         try store.put(typeTag: 1, payload: [1, 2, 3])
         try store.close()
         try forgetCleanClose(directory.path)  // as a crash would leave it: the frame is judged on its own
@@ -95,7 +95,7 @@ import Testing
     @Test func aManifestReservingBeyondTheLargestIDIsDamaged() throws {
         let directory = TemporaryStore(
             "id-manifest", unverifiedBecause: "the manifest reserves ids beyond the largest object id")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         try store.put(typeTag: 1, payload: [1])
         try store.close()
         let path = directory.path + "/" + SegmentManifest.fileName
@@ -107,7 +107,7 @@ import Testing
         readOnly.readOnly = true
         for options in [testOptions(), readOnly] {
             let error = try #require(throws: LogStoreError.self) {
-                try Store.open(at: directory.path, options: options)
+                try directory.open(options: options)
             }
             #expect(error.code == .corruptManifest, "\(error)")
             #expect(error.file == path && error.offset == 16, "\(error)")
@@ -126,7 +126,7 @@ import Testing
         readOnly.readOnly = true
         for options in [testOptions(), readOnly] {
             let error = try #require(throws: LogStoreError.self) {
-                try Store.open(at: directory.path, options: options)
+                try directory.open(options: options)
             }
             #expect(error.code == .corruptFrame, "\(error)")
             #expect(error.file == path)

@@ -131,7 +131,7 @@ import Testing
         let directory = TemporaryStore("store-zeros")
         var options = testOptions(segmentSize: 8 << 20)
         options.tuning.writesZerosAhead = zerosAhead
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         for index in 0..<50 { try store.put(typeTag: 1, payload: payloadBytes(200, seed: UInt64(index))) }
         let end = try #require(try store.statistics().segments.last).bytes
         let path = try #require(directory.segmentFiles().last)

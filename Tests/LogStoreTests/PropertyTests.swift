@@ -24,7 +24,7 @@ import Testing
         var random = SplitMix64(seed: seed)
         let directory = TemporaryStore("property")
         let fsync: FsyncPolicy = [.always, .never, .interval(.milliseconds(5))][round % 3]
-        var store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16, fsync: fsync))
+        var store = try directory.open(options: testOptions(segmentSize: 1 << 16, fsync: fsync))
         var model = Model()
 
         func randomRecord(_ id: ObjectID, among live: [ObjectID]) -> Record {
@@ -96,7 +96,7 @@ import Testing
                 #expect(throws: LogStoreError.self) { try store.write(batch) }
             default:
                 try store.close()
-                store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16, fsync: fsync))
+                store = try directory.open(options: testOptions(segmentSize: 1 << 16, fsync: fsync))
                 #expect(store.recovery == nil)
                 try expectEqual(store, model, step: step, seed: seed)
             }

@@ -66,7 +66,7 @@ import Testing
         let seed = testSeed("ReachabilityTests", default: round)
         var random = SplitMix64(seed: seed)
         let directory = TemporaryStore("gc-model")
-        var store = try Store.open(at: directory.path, options: options())
+        var store = try directory.open(options: options())
         var model = Model()
         func pick() -> ObjectID? {
             let ids = model.nodes.keys.sorted()
@@ -136,7 +136,7 @@ import Testing
                 try store.compact()
             default:
                 try store.close()
-                store = try Store.open(at: directory.path, options: options())
+                store = try directory.open(options: options())
             }
             try sync(store, &model, context)
         }
@@ -150,7 +150,7 @@ import Testing
 
     @Test func danglingReferencesAndDeletesOfReferencedObjectsAreRefused() throws {
         let directory = TemporaryStore("gc-integrity")
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         let target = try store.put(typeTag: 1, payload: [1])
         let referrer = try store.put(typeTag: 1, references: [target], payload: [2])
         func code(_ body: () throws -> Void) -> LogStoreError.Code? {
@@ -191,7 +191,7 @@ import Testing
     /// the fallback for other orders must match the general path.
     @Test func batchesOfNewObjectsCountReferencesLikeAnyOtherBatch() throws {
         let directory = TemporaryStore("gc-new-objects")
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         let old = try store.put(typeTag: 1, payload: [1])
         let ids = (0..<4).map { _ in store.newID() }
         var batch = WriteBatch()
@@ -259,7 +259,7 @@ import Testing
         #expect(try !store.contains(ids[1]) && !store.contains(ids[0]) && !store.contains(ids[3]))
         #expect(store.auditReferenceCounts().isEmpty)
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: options())
+        let reopened = try directory.open(options: options())
         #expect(reopened.auditReferenceCounts().isEmpty)
         #expect(try Set(reopened.ids()) == [old, x, y, r])
         try reopened.close()
@@ -267,7 +267,7 @@ import Testing
 
     @Test func countsFreeChainsAtOnceAndMarkSweepFreesCycles() throws {
         let directory = TemporaryStore("gc-cycles")
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         let holder = try store.put(typeTag: 1, payload: [0])
 
         // A chain hanging from a root goes as soon as the root goes (counting, cascading).
@@ -309,14 +309,14 @@ import Testing
         #expect(store.auditReferenceCounts().isEmpty)
         ring.removeAll()
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: options())
+        let reopened = try directory.open(options: options())
         #expect(try reopened.ids() == [holder])
         try reopened.close()
     }
 
     @Test func anObjectRelinkedDuringMarkSweepSurvives() throws {
         let directory = TemporaryStore("gc-race")
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         let holder = try store.put(typeTag: 1, payload: [0])
         let a = store.newID()
         let b = store.newID()
@@ -339,7 +339,7 @@ import Testing
 
     @Test func markSweepRunsBesideWritersThatRelinkConstantly() throws {
         let directory = TemporaryStore("gc-concurrent")
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])
         let passes = Atomic<Int>(0)

@@ -33,7 +33,7 @@ import Testing
     /// Opens a writer with ``objectCount`` objects, each written `rounds` times (so its older segments
     /// are garbage that compaction deletes), and returns it with the ids.
     static func writer(_ directory: TemporaryStore, rounds: UInt64 = 3) throws -> (Store, [ObjectID]) {
-        let store = try Store.open(at: directory.path, options: writerOptions())
+        let store = try directory.open(options: writerOptions())
         let ids = (0..<objectCount).map { _ in store.newID() }
         for version in 1...rounds { try overwrite(store, ids, version: version) }
         #expect(directory.segmentFiles().count >= 3)

@@ -52,7 +52,7 @@ import Testing
             #expect(report.problems.isEmpty, "\(report.problems)")
             #expect(report.liveObjects == ids.count)
         } else {
-            let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+            let store = try directory.open(options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
             #expect(try store.ids() == ids)
             for id in ids { #expect(try store.get(id) == writer.get(id), "\(id)") }
             try store.close()
@@ -118,7 +118,7 @@ extension ReadOnlyRetryTests {
         let directory = try Self.closedStore("retry-bounded")
         let faults = FaultInjector()
         faults.inject(.open, .error(ENOENT), times: 3, pathSuffix: ".seg")
-        let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+        let store = try directory.open(options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
         #expect(try store.count() == ReadOnlyBesideWriterTests.objectCount)
         #expect(store.openNotes.contains { $0.contains("read again 3 time(s)") }, "\(store.openNotes)")
         try store.close()
@@ -161,7 +161,7 @@ extension ReadOnlyRetryTests {
             #expect(report.problems.isEmpty, "\(report.problems)")
             #expect(report.notes.contains { $0.contains("read again 1 time(s)") }, "\(report.notes)")
         } else {
-            let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+            let store = try directory.open(options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
             #expect(try store.count() == ReadOnlyBesideWriterTests.objectCount)
             #expect(store.openNotes.contains { $0.contains("read again 1 time(s)") }, "\(store.openNotes)")
             try store.close()
@@ -215,7 +215,7 @@ extension ReadOnlyRetryTests {
             #expect(report.problems.isEmpty, "\(report.problems)")
             #expect(report.liveObjects == ids.count)
         } else {
-            let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+            let store = try directory.open(options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
             for id in ids { #expect(try store.get(id) == expected[id], "\(id)") }
             try store.close()
         }

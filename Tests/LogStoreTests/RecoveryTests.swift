@@ -34,7 +34,7 @@ import Testing
         let directory = TemporaryStore("write-ahead")
         let copy = TemporaryStore("write-ahead-crashed")
         var expected: [Record] = []
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
         for index in 0..<400 {  // ~1.6 segments of 1 MiB
             let id = try store.put(typeTag: 1, payload: payloadBytes(4000, seed: UInt64(index)))
             expected.append(try #require(try store.get(id)))
@@ -58,7 +58,7 @@ import Testing
         for (segment, file) in zip(stats.segments, directory.segmentFiles()) {
             #expect(UInt64(try fileSize(file)) == segment.bytes, "closed: cut back to its frames")
         }
-        let reopened = try Store.open(at: copy.path, options: testOptions(segmentSize: 1 << 20))
+        let reopened = try copy.open(options: testOptions(segmentSize: 1 << 20))
         #expect(reopened.recovery == nil)
         #expect(reopened.openNotes.contains { $0.contains("zero bytes after the last frame") }, "\(reopened.openNotes)")
         #expect(!copy.fileNames().contains { $0.contains("torn") })
@@ -76,7 +76,7 @@ import Testing
         let directory = TemporaryStore("zeros-after-hole")
         var expected: [Record] = []
         do {
-            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
+            let store = try directory.open(options: testOptions(segmentSize: 4 << 20))
             for index in 0..<200 {
                 let id = try store.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index)))
                 expected.append(try #require(try store.get(id)))
@@ -98,7 +98,7 @@ import Testing
         try #require(regions?.isEmpty == false, "the filesystem reports holes")
 
         #expect(try Store.verify(at: directory.path).isSound)
-        let reopened = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
+        let reopened = try directory.open(options: testOptions(segmentSize: 4 << 20))
         #expect(reopened.recovery == nil)
         #expect(reopened.openNotes.contains { $0.contains("zero bytes after the last frame") }, "\(reopened.openNotes)")
         for record in expected { #expect(try reopened.get(record.id) == record) }
@@ -114,7 +114,7 @@ import Testing
     ) throws -> (TemporaryStore, [Record], String, committedEnd: Int) {
         let directory = TemporaryStore("torn-group", unverifiedBecause: reason)
         var acknowledged: [Record] = []
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 8 << 20))
+        let store = try directory.open(options: testOptions(segmentSize: 8 << 20))
         for index in 0..<200 {
             let id = try store.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index)))
             acknowledged.append(try #require(try store.get(id)))
@@ -140,7 +140,7 @@ import Testing
             end..<((end / 512 + 3) * 512)
         }
         #expect(try Store.verify(at: directory.path).isSound)
-        let reopened = try Store.open(at: directory.path, options: testOptions(segmentSize: 8 << 20))
+        let reopened = try directory.open(options: testOptions(segmentSize: 8 << 20))
         let recovery = try #require(reopened.recovery)
         #expect(recovery.cutOffset == UInt64(committedEnd))
         #expect(recovery.reason.contains("torn out of order"), "\(recovery.reason)")
@@ -177,7 +177,7 @@ import Testing
     @Test func dataAfterAHoleIsNeverTrimmed() throws {
         let directory = TemporaryStore("hole-inside", unverifiedBecause: "a hole is punched inside the log")
         do {
-            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
+            let store = try directory.open(options: testOptions(segmentSize: 4 << 20))
             for index in 0..<1400 { try store.put(typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }
             try store.close()
             try forgetCleanClose(directory.path)  // as a crash would leave it
@@ -217,7 +217,7 @@ import Testing
         let directory = TemporaryStore("torn")
         var ids: [ObjectID] = []
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             for index in 0..<10 {
                 ids.append(try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))))
             }
@@ -229,7 +229,7 @@ import Testing
         let garbage: [UInt8] = [1, 2, 0, 0, 9, 9, 9]  // a frame header cut short
         try append(garbage, to: segment)
 
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         let recovery = try #require(store.recovery)
         #expect(recovery.bytesCut == UInt64(garbage.count))
         #expect(recovery.cutOffset == UInt64(validSize))
@@ -242,7 +242,7 @@ import Testing
         // Writing goes on after the cut.
         let next = try store.put(typeTag: 1, payload: [7])
         try store.close()
-        let again = try Store.open(at: directory.path, options: testOptions())
+        let again = try directory.open(options: testOptions())
         #expect(again.recovery == nil)
         #expect(try again.get(next)?.payload == [7])
         try again.close()
@@ -255,7 +255,7 @@ import Testing
         let segment: String
         let sizeBeforeBatch: Int
         do {
-            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+            let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
             before = try store.put(typeTag: 1, payload: [1])
             segment = try #require(directory.segmentFiles().last)
             sizeBeforeBatch = try fileSize(segment)
@@ -275,7 +275,7 @@ import Testing
             let copy = TemporaryStore("batch-cut")
             let bytes = try Data(contentsOf: URL(fileURLWithPath: segment)).prefix(cut)
             try bytes.write(to: URL(fileURLWithPath: copy.path + "/" + (segment as NSString).lastPathComponent))
-            let store = try Store.open(at: copy.path, options: testOptions())
+            let store = try copy.open(options: testOptions())
             #expect(store.recovery?.cutOffset == UInt64(sizeBeforeBatch), "cut at \(cut)")
             #expect(try store.get(before)?.payload == [1])
             for id in batchIDs { #expect(try store.get(id) == nil, "cut at \(cut)") }
@@ -288,7 +288,7 @@ import Testing
         let directory = TemporaryStore("creation")
         let id: ObjectID
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             id = try store.put(typeTag: 1, payload: [5])
             try store.close()
             try forgetCleanClose(directory.path)  // as a crash would leave it
@@ -298,7 +298,7 @@ import Testing
         let partial = directory.path + "/" + LogFormat.segmentFileName(2)
         try Data(SegmentHeader(segmentNumber: 2, createdAtMilliseconds: 1).encoded().prefix(20)).write(
             to: URL(fileURLWithPath: partial))
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         #expect(store.recovery?.bytesCut == 20)
         #expect(!FileManager.default.fileExists(atPath: partial))
         #expect(try store.get(id)?.payload == [5])
@@ -308,7 +308,7 @@ import Testing
     @Test func readOnlyOpenReportsButDoesNotCut() throws {
         let directory = TemporaryStore("readonly")
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             try store.put(typeTag: 1, payload: [1])
             try store.close()
             try forgetCleanClose(directory.path)  // as a crash would leave it
@@ -318,7 +318,7 @@ import Testing
         let size = try fileSize(segment)
         var options = testOptions()
         options.readOnly = true
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         #expect(store.recovery?.bytesCut == 3)
         #expect(store.recovery?.savedTo == nil)
         #expect(try fileSize(segment) == size)
@@ -334,7 +334,7 @@ extension RecoveryTests {
         let directory = TemporaryStore("creation-later")
         var ids: [ObjectID] = []
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             for index in 0..<200 {
                 ids.append(try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))))
             }
@@ -346,12 +346,12 @@ extension RecoveryTests {
         try sealSegmentFile(try #require(directory.segmentFiles().last))
         let partial = directory.path + "/" + LogFormat.segmentFileName(UInt32(count + 1))
         try Data(repeating: 0, count: 48).write(to: URL(fileURLWithPath: partial))  // a zero-filled header
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         #expect(store.recovery != nil)
         let next = try store.put(typeTag: 1, payload: [42])
         #expect(try store.get(next)?.payload == [42])
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         #expect(try reopened.get(next)?.payload == [42])
         for (index, id) in ids.enumerated() {
             #expect(try reopened.get(id)?.payload == payloadBytes(600, seed: UInt64(index)))
@@ -361,7 +361,7 @@ extension RecoveryTests {
 
     @Test func aBatchLargerThanASegmentGetsItsOwnSegment() throws {
         let directory = TemporaryStore("oversized")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 16))
         var batch = WriteBatch()
         var expected: [ObjectID: [UInt8]] = [:]
         for index in 0..<40 {
@@ -373,7 +373,7 @@ extension RecoveryTests {
         try store.write(batch)  // and again, into a full one
         for (id, payload) in expected { #expect(try store.get(id)?.payload == payload) }
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+        let reopened = try directory.open(options: testOptions(segmentSize: 1 << 16))
         for (id, payload) in expected { #expect(try reopened.get(id)?.payload == payload) }
         try reopened.close()
     }
@@ -383,7 +383,7 @@ extension RecoveryTests {
     @Test func aMissingSegmentIsATypedErrorNotSilentLoss() throws {
         let directory = TemporaryStore("missing", unverifiedBecause: "a segment the manifest lists is removed")
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }
             try store.close()
         }
@@ -391,7 +391,7 @@ extension RecoveryTests {
         #expect(segments.count >= 3)
         try FileManager.default.removeItem(atPath: segments[1])
         #expect {
-            try Store.open(at: directory.path, options: testOptions())
+            try directory.open(options: testOptions())
         } throws: { error in
             (error as? LogStoreError)?.code == .missingSegment
         }

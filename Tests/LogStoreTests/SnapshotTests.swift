@@ -9,7 +9,7 @@ import Testing
 @Suite struct SnapshotTests {
     @Test func snapshotSeesTheStateOfItsMoment() throws {
         let directory = TemporaryStore("snapshot")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 2, payload: [2])
         try store.setRoot("main", to: a)
@@ -42,7 +42,7 @@ import Testing
 
     @Test func versionsAreTheSequenceOfTheWritingBatch() throws {
         let directory = TemporaryStore("versions")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         let id = store.newID()
         let first = try store.write { $0.put(id, typeTag: 1, payload: [1]) }
         #expect(try store.snapshot().version(of: id) == first)
@@ -56,7 +56,7 @@ import Testing
 
     @Test func snapshotOutlivesCompactionAndCollection() throws {
         let directory = TemporaryStore("snapshot-compaction")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 16))
         var ids: [ObjectID] = []
         for index in 0..<1_000 {
             ids.append(try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))))
@@ -83,7 +83,7 @@ import Testing
 
     @Test func expectationsGuardTheWholeBatch() throws {
         let directory = TemporaryStore("expectations")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 1, payload: [1])
         let view = try store.snapshot()
@@ -120,7 +120,7 @@ import Testing
 
     @Test func concurrentExpectationsLetExactlyOneWriterWin() throws {
         let directory = TemporaryStore("expectation-race")
-        let store = try Store.open(at: directory.path, options: testOptions(fsync: .never))
+        let store = try directory.open(options: testOptions(fsync: .never))
         let counter = try store.put(typeTag: 1, payload: Array(repeating: 0, count: 8))
         let conflicts = Atomic<Int>(0)
         let threads = ThreadGroup()
@@ -158,7 +158,7 @@ import Testing
         let directory = TemporaryStore("snapshot-readers")
         var options = testOptions(segmentSize: 1 << 16, fsync: .never)
         options.compaction.background = false
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         let size = 20
         func writeGroup(_ round: UInt64) throws {
             try store.write { batch in

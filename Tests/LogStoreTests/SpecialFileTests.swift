@@ -20,7 +20,7 @@ import Testing
         let directory = TemporaryStore("special-files", unverifiedBecause: reason)
         var options = testOptions()
         options.compaction.background = false
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         while directory.segmentFiles().count < 3 { try store.put(typeTag: 1, payload: payloadBytes(2000, seed: 2)) }
         try store.close()
         return directory
@@ -68,7 +68,7 @@ import Testing
         let result = try ToolRunner.run(["import", directory.path], input: input, timeout: 60, fileSizeLimitKiB: 1024)
         #expect(!result.signaled, "killed by signal \(result.status): \(result.output)")
         #expect(result.status == 0, "\(result.output)")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         #expect(try store.get(ObjectID(1))?.payload == [0, 1, 2])
         try store.close()
     }

@@ -38,7 +38,7 @@ import Testing
         let directory = try foreignFolder()
         let before = try listing(directory)
         #expect {
-            try Store.open(at: directory.path, options: options(readOnly: readOnly))
+            try directory.open(options: options(readOnly: readOnly))
         } throws: { error in
             (error as? LogStoreError)?.code == .notAStore && (error as? LogStoreError)?.file == directory.path
         }
@@ -55,7 +55,7 @@ import Testing
         let before = try listing(directory)
         for readOnly in [false, true] {
             #expect {
-                try Store.open(at: directory.path, options: options(readOnly: readOnly))
+                try directory.open(options: options(readOnly: readOnly))
             } throws: { error in
                 (error as? LogStoreError)?.code == .notAStore
             }
@@ -67,7 +67,7 @@ import Testing
         let directory = TemporaryStore("empty")
         // Read-only, nothing can make it a store.
         #expect {
-            try Store.open(at: directory.path, options: options(readOnly: true))
+            try directory.open(options: options(readOnly: true))
         } throws: { error in
             (error as? LogStoreError)?.code == .notAStore
         }
@@ -77,10 +77,10 @@ import Testing
         faults.inject(.rename, .error(EIO))
         var failing = testOptions(faults: faults)
         failing.createIfMissing = true
-        #expect(throws: LogStoreError.self) { try Store.open(at: directory.path, options: failing) }
+        #expect(throws: LogStoreError.self) { try directory.open(options: failing) }
         #expect(!directory.fileNames().contains { $0 == "LOCK" || $0 == "SEGMENTS" || $0 == "STORE" })
 
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         try store.put(typeTag: 1, payload: [1])
         try store.close()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/STORE"))
@@ -101,19 +101,19 @@ import Testing
         let directory = TemporaryStore("legacy")
         let id: ObjectID
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             id = try store.put(typeTag: 1, payload: [7])
             try store.close()
         }
         try FileManager.default.removeItem(atPath: directory.path + "/STORE")
-        let readOnly = try Store.open(at: directory.path, options: options(readOnly: true))
+        let readOnly = try directory.open(options: options(readOnly: true))
         #expect(try readOnly.get(id)?.payload == [7])
         #expect(readOnly.openNotes.contains { $0.contains("no identity file") }, "\(readOnly.openNotes)")
         try readOnly.close()
         #expect(try Store.verify(at: directory.path).notes.contains { $0.contains("no identity file") })
         #expect(!directory.fileNames().contains("STORE"))
 
-        let writable = try Store.open(at: directory.path, options: testOptions())
+        let writable = try directory.open(options: testOptions())
         #expect(try writable.get(id)?.payload == [7])
         try writable.close()
         #expect(directory.fileNames().contains("STORE"))
@@ -122,7 +122,7 @@ import Testing
 
     @Test func aDamagedIdentityFileIsCorruptionNotAForeignFolder() throws {
         let directory = TemporaryStore("damaged-identity", unverifiedBecause: "a byte of STORE is flipped")
-        try Store.open(at: directory.path, options: testOptions()).close()
+        try directory.open(options: testOptions()).close()
         let path = directory.path + "/STORE"
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[20] ^= 0x01
@@ -130,7 +130,7 @@ import Testing
         let before = try listing(directory)
         for readOnly in [false, true] {
             #expect {
-                try Store.open(at: directory.path, options: options(readOnly: readOnly))
+                try directory.open(options: options(readOnly: readOnly))
             } throws: { error in
                 let error = error as? LogStoreError
                 return error?.code == .corruptStoreIdentity && error?.file == path && error?.offset == 40

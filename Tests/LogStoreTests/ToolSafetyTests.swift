@@ -34,7 +34,7 @@ import Testing
     func closedStore(_ label: String) throws -> (TemporaryStore, String, [Int]) {
         let directory = TemporaryStore(
             label, unverifiedBecause: "each test changes the last segment after the clean close")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
         for index in 0..<20 { try store.put(typeTag: 1, payload: payloadBytes(200, seed: UInt64(index))) }
         try store.close()
         let path = try #require(directory.segmentFiles().last)
@@ -76,7 +76,7 @@ import Testing
 
     @Test func aDamagedManifestIsReported() throws {
         let directory = TemporaryStore("tool-manifest", unverifiedBecause: "the manifest is overwritten")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }
         try store.close()
         let manifest = directory.path + "/SEGMENTS"

@@ -95,7 +95,7 @@ import Testing
 
     @Test func statsWorksBesideAWriter() throws {
         let directory = TemporaryStore("tool-stats-writer")
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         try store.put(typeTag: 1, payload: [1, 2, 3])
         // Unpinned and referred to by nothing: live, but unreachable until mark-sweep frees it.
         try store.put(typeTag: 2, payload: [4], pinned: false)
@@ -155,7 +155,7 @@ import Testing
         let target: ObjectID
         let referrer: ObjectID
         do {
-            let store = try Store.open(at: directory.path, options: quietOptions())
+            let store = try directory.open(options: quietOptions())
             target = try store.put(typeTag: 1, payload: payloadBytes(1024, seed: 1))
             for number in 0..<100 {
                 try store.put(typeTag: 2, payload: payloadBytes(1024, seed: 100 + UInt64(number)))
@@ -195,7 +195,7 @@ import Testing
 
     @Test func getPrintsTextBinaryAndHex() throws {
         let directory = TemporaryStore("tool-get")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         let text = try store.put(typeTag: 7, payload: Array("hello, store\nsecond line".utf8))
         let binary = try store.put(typeTag: 8, references: [text], payload: [0x00, 0x01, 0xFE, 0xFF, 0x41])
         let empty = try store.put(typeTag: 9, payload: [])
@@ -276,7 +276,7 @@ import Testing
         #expect(piped.status == 0, "\(piped.output)")
         #expect(piped.stdout.contains("in 1 batch\n"))
 
-        let sourceStore = try Store.open(at: source.path, options: StoreOptions(readOnly: true))
+        let sourceStore = try source.open(options: StoreOptions(readOnly: true))
         let sourceReachable = try sourceStore.reachableObjectCount()
         try sourceStore.close()
         #expect(sourceReachable < graph.liveObjects, "the source has unreachable objects awaiting mark-sweep")
@@ -287,7 +287,7 @@ import Testing
             let report = try Store.verify(at: target.path)
             #expect(report.isSound, "\(report.problems)")
             // The same objects are unreachable, and a mark-sweep pass would free the same ones.
-            let store = try Store.open(at: target.path, options: quietOptions())
+            let store = try target.open(options: quietOptions())
             #expect(try store.reachableObjectCount() == sourceReachable)
             // The imported store hands out ids above the imported ones.
             let highest = try #require(try store.ids().last)
@@ -328,7 +328,7 @@ import Testing
         #expect(result.stderr.split(separator: "\n").filter { $0.hasPrefix("line ") }.count == 1, "\(result.stderr)")
 
         // The whole input is checked before anything is written: the store is empty.
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         #expect(try store.count() == 0)
         #expect(try store.roots().isEmpty)
         try store.close()
@@ -361,7 +361,7 @@ import Testing
 
         // Objects live in the store already may be referred to.
         do {
-            let store = try Store.open(at: directory.path, options: quietOptions())
+            let store = try directory.open(options: quietOptions())
             #expect(try store.count() == 0)
             try store.reserveIDs(through: ObjectID(999))
             for id in [996, 997, 998, 999] as [UInt64] { try store.put(ObjectID(id), typeTag: 2, payload: []) }
@@ -370,7 +370,7 @@ import Testing
         let accepted = try ToolRunner.run(["import", directory.path], input: Data(text.utf8))
         #expect(accepted.status == 0, "\(accepted.output)")
         #expect(accepted.stdout.contains("imported 4 objects and 1 root from 6 lines in 1 batch"))
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         #expect(try store.count() == 8)
         #expect(try store.get(ObjectID(1))?.references == [ObjectID(2)])
         #expect(try store.get(ObjectID(1))?.isPinned == true)  // "pinned" defaults to true
@@ -396,7 +396,7 @@ import Testing
         #expect(result.stdout.contains("imported 50000 objects and 0 roots from 50000 lines in 50 batches"))
         let exported = try ToolRunner.run(["export", directory.path])
         #expect(exported.stdout == text)
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         #expect(try store.reachableObjectCount() == count)
         try store.close()
     }
@@ -427,7 +427,7 @@ import Testing
         let report = try Store.verify(at: directory.path)
         #expect(report.isSound, "\(report.problems)")
         #expect(!report.notes.contains { $0.contains("unreachable") }, "\(report.notes)")
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         #expect(try store.count() == kept.count)
         for (id, payload) in kept {
             #expect(try store.get(id)?.payload == payload)

@@ -7,7 +7,7 @@ import Testing
 /// teardown and then removed (as bbolt checks every test database at cleanup).
 ///
 /// Teardown is the end of the test's scope (`deinit`): it closes the stores that ``open(options:)``
-/// opened and that are still alive, runs ``Store/verify(at:)`` on every store in the directory (the
+/// opened (or ``closesAtTeardown(_:by:)`` was given) and that are still alive, runs ``Store/verify(at:)`` on every store in the directory (the
 /// directory itself, and each of its subdirectories, that holds a store's files), records an issue at the
 /// line that made the directory when verify throws or reports a problem, and removes the directory. A
 /// directory without a store's files (a test of the tool's messages, an export folder) is only removed.
@@ -29,11 +29,7 @@ package final class TemporaryStore: Sendable {
     /// Why teardown does not verify the store, or nil when it does.
     package let unverifiedReason: String?
     private let sourceLocation: SourceLocation
-    private let opened = Mutex<[WeakStore]>([])
-
-    private struct WeakStore: @unchecked Sendable {
-        weak var store: Store?
-    }
+    private let closers = Mutex<[@Sendable () -> Void]>([])
 
     /// A fresh directory whose store is verified at teardown; `label` goes into its name.
     ///
@@ -55,7 +51,7 @@ package final class TemporaryStore: Sendable {
     }
 
     deinit {
-        for entry in opened.withLock({ $0 }) { try? entry.store?.close() }
+        for close in closers.withLock({ $0 }) { close() }
         if unverifiedReason == nil {
             for store in storeDirectories() { verify(store) }
         }
@@ -65,9 +61,17 @@ package final class TemporaryStore: Sendable {
     /// Opens the store in the directory (``Store/open(at:options:)``); teardown closes it if it is still
     /// open then.
     package func open(options: StoreOptions = StoreOptions()) throws(LogStoreError) -> Store {
-        let store = try Store.open(at: path, options: options)
-        opened.withLock { $0.append(WeakStore(store: store)) }
-        return store
+        closesAtTeardown(try Store.open(at: path, options: options)) { try $0.close() }
+    }
+
+    /// Has teardown close `object` (a store, an object store, an ODB of this directory) with `close`
+    /// before it verifies, if `object` is still alive then; returns `object`.
+    @discardableResult
+    package func closesAtTeardown<Object: AnyObject & Sendable>(
+        _ object: Object, by close: @escaping @Sendable (Object) throws -> Void
+    ) -> Object {
+        closers.withLock { $0.append { [weak object] in if let object { try? close(object) } } }
+        return object
     }
 
     /// The directory and those of its subdirectories that hold a store's files (identity, manifest or

@@ -150,9 +150,9 @@ import Testing
 
     @Test func aReadOnlyStoreWithoutTablesReadsAsAnEmptyRoot() throws {
         let directory = TemporaryStore("odb-readonly")
-        let store = try Store.open(at: directory.path, options: odbTestOptions())
+        let store = try directory.open(options: odbTestOptions())
         try store.close()
-        let readOnly = try Store.open(at: directory.path, options: StoreOptions(createIfMissing: false, readOnly: true))
+        let readOnly = try directory.open(options: StoreOptions(createIfMissing: false, readOnly: true))
         let odb = try ODB(store: readOnly)
         #expect(try odb.keys(at: []) == [])
         #expect(try odb.value(at: ["a"]) == nil)
