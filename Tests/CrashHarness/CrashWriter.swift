@@ -48,13 +48,6 @@ struct CrashWriter: ParsableCommand {
         }
     }
 
-    /// Type tags of the objects written.
-    enum Tag {
-        static let single: UInt32 = 1
-        static let member: UInt32 = 2
-        static let manifest: UInt32 = 3
-    }
-
     func run() throws {
         var options = harnessOptions(segmentSize: segmentSize)
         options.fsyncPolicy = policy ?? .always
@@ -63,16 +56,17 @@ struct CrashWriter: ParsableCommand {
         while true {
             if random.next() % 2 == 0 {
                 let id = opened.newID()
-                try opened.put(id, typeTag: Tag.single, payload: crashPayload(for: id))
+                try opened.put(id, typeTag: CrashTag.single, payload: crashPayload(for: id))
                 try acknowledge("put \(id)")
             } else {
                 let members = (0..<(2 + Int(random.next() % 49))).map { _ in opened.newID() }
                 let manifest = opened.newID()
                 var batch = WriteBatch()
                 for id in members {
-                    batch.put(id, typeTag: Tag.member, payload: crashPayload(for: id))
+                    batch.put(id, typeTag: CrashTag.member, payload: crashPayload(for: id))
                 }
-                batch.put(manifest, typeTag: Tag.manifest, references: members, payload: crashPayload(for: manifest))
+                batch.put(
+                    manifest, typeTag: CrashTag.manifest, references: members, payload: crashPayload(for: manifest))
                 batch.setRoot("batch-\(manifest)", to: manifest)
                 try opened.write(batch)
                 try acknowledge("batch \(manifest) " + members.map { "\($0)" }.joined(separator: " "))

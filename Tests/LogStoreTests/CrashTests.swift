@@ -14,17 +14,10 @@ import Testing
 /// Kills a writing process at random moments and checks that every acknowledged commit survives, that
 /// every batch is all-or-nothing, and that the store stays sound across many crashes and recoveries.
 ///
-/// `logstore-tool crash-writer` writes forever with `FsyncPolicy.always`, printing `put ID` or
+/// `logstore-crash-harness crash-writer` writes forever with `FsyncPolicy.always`, printing `put ID` or
 /// `batch M ID1 ID2 ...` after each commit returns; a batch's members are referenced by its manifest `M`,
 /// which the root `batch-M` points at, and every object's payload is ``crashPayload(for:)`` of its id.
 @Suite struct CrashTests {
-    /// Type tags the crash writer uses.
-    private enum Tag {
-        static let single: UInt32 = 1
-        static let member: UInt32 = 2
-        static let manifest: UInt32 = 3
-    }
-
     @Test func killedWriterLosesNoAcknowledgedCommitAndNoBatchIsHalfWritten() throws {
         let directory = TemporaryStore("crash")
         var random = SplitMix64(seed: 0x5EED_C0DE)
@@ -106,7 +99,7 @@ import Testing
         // So the acknowledged objects need only be there, with their type and references.
         for id in puts {
             let header = try store.header(of: id)
-            #expect(header?.typeTag == Tag.single && header?.references == [], "round \(round): put \(id)")
+            #expect(header?.typeTag == CrashTag.single && header?.references == [], "round \(round): put \(id)")
         }
         let roots = try store.roots()
         for (manifest, members) in batches {
@@ -117,10 +110,11 @@ import Testing
         for (name, manifest) in roots where manifest.rawValue > newerThan {
             #expect(name == "batch-\(manifest)", "round \(round): root \(name)")
             let header = try #require(try store.header(of: manifest), "round \(round): manifest of \(name) missing")
-            #expect(header.typeTag == Tag.manifest && !header.references.isEmpty, "round \(round): \(name)")
+            #expect(header.typeTag == CrashTag.manifest && !header.references.isEmpty, "round \(round): \(name)")
             for member in header.references {
                 #expect(
-                    try store.header(of: member)?.typeTag == Tag.member, "round \(round): member \(member) of \(name)")
+                    try store.header(of: member)?.typeTag == CrashTag.member,
+                    "round \(round): member \(member) of \(name)")
             }
         }
     }

@@ -1,5 +1,8 @@
 import Foundation
 
+// The seeded generator of the tests (and of the demo, the crash harness and the benchmarks).
+@_exported import struct LogStoreExamples.SplitMix64
+
 /// The seed a randomized test runs with, printed so that a failing run can be replayed: `LOGSTORE_SEED`
 /// from the environment when it is set, else `fallback` (a fixed seed, or a random one).
 ///
