@@ -7,10 +7,11 @@ import Testing
 /// teardown and then removed (as bbolt checks every test database at cleanup).
 ///
 /// Teardown is the end of the test's scope (`deinit`): it closes the stores that ``open(options:)``
-/// opened (or ``closesAtTeardown(_:by:)`` was given) and that are still alive, runs ``Store/verify(at:)`` on every store in the directory (the
-/// directory itself, and each of its subdirectories, that holds a store's files), records an issue at the
-/// line that made the directory when verify throws or reports a problem, and removes the directory. A
-/// directory without a store's files (a test of the tool's messages, an export folder) is only removed.
+/// opened (or that ``closesAtTeardown(_:by:)`` was given) and that are still alive, runs
+/// ``Store/verify(at:)`` on every store in the directory (the directory itself, and each of its
+/// subdirectories, that holds a store's files), records an issue at the line that made the directory when
+/// verify throws or reports a problem, and removes the directory. A directory without a store's files (a
+/// test of the tool's messages, an export folder) is only removed.
 ///
 /// Tests that damage a store on purpose opt out with ``init(_:unverifiedBecause:sourceLocation:)``,
 /// giving the reason.
