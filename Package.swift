@@ -67,19 +67,18 @@ let package = Package(
             dependencies: [
                 "LogStore",
                 "LogStoreExamples",
-                "TestFixtures",
+                "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tests/CrashHarness"
         ),
+        // What every test target and the crash harness share: temporary stores verified at teardown, test
+        // seeds, the crash payload, running logstore-tool. The seeded generator is LogStoreExamples'
+        // SplitMix64.
         .target(
             name: "TestSupport",
+            dependencies: ["LogStore", "LogStoreExamples"],
             path: "Tests/TestSupport"
-        ),
-        // What the crash harness and the crash tests must agree on (no dependency on the test framework).
-        .target(
-            name: "TestFixtures",
-            path: "Tests/TestFixtures"
         ),
         .testTarget(
             name: "LogStoreObjectsTests",
@@ -88,7 +87,7 @@ let package = Package(
         .testTarget(
             name: "LogStoreTests",
             dependencies: [
-                "LogStore", "LogStoreFormat", "LogStoreSystem", "LogStoreExamples", "TestSupport", "TestFixtures",
+                "LogStore", "LogStoreFormat", "LogStoreSystem", "LogStoreExamples", "TestSupport",
                 "logstore-tool",
                 "logstore-crash-harness",
             ]

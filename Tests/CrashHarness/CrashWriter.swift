@@ -1,12 +1,12 @@
 import ArgumentParser
 import LogStore
 import LogStoreExamples
-import TestFixtures
+import TestSupport
 
 /// `crash-writer DIR --seed S` : writes forever and acknowledges every commit on standard
 /// output, for crash tests that kill it at a random moment and then check what survived.
 ///
-/// Every object's payload is ``CrashWriter/payload(for:)`` of its id, so a checker can recompute it.
+/// Every object's payload is ``crashPayload(for:)`` (TestSupport) of its id, so a checker can recompute it.
 /// After each commit returns it prints one line, in one `write`:
 /// - `put ID` for a single put (type tag 1, no references);
 /// - `batch M ID1 ID2 ...` for an atomic batch of 2 to 50 member puts (type tag 2), a manifest `M`
@@ -48,13 +48,6 @@ struct CrashWriter: ParsableCommand {
         }
     }
 
-    /// Type tags of the objects written.
-    enum Tag {
-        static let single: UInt32 = 1
-        static let member: UInt32 = 2
-        static let manifest: UInt32 = 3
-    }
-
     func run() throws {
         var options = harnessOptions(segmentSize: segmentSize)
         options.fsyncPolicy = policy ?? .always
@@ -63,23 +56,21 @@ struct CrashWriter: ParsableCommand {
         while true {
             if random.next() % 2 == 0 {
                 let id = opened.newID()
-                try opened.put(id, typeTag: Tag.single, payload: Self.payload(for: id))
+                try opened.put(id, typeTag: CrashTag.single, payload: crashPayload(for: id))
                 try acknowledge("put \(id)")
             } else {
                 let members = (0..<(2 + Int(random.next() % 49))).map { _ in opened.newID() }
                 let manifest = opened.newID()
                 var batch = WriteBatch()
                 for id in members {
-                    batch.put(id, typeTag: Tag.member, payload: Self.payload(for: id))
+                    batch.put(id, typeTag: CrashTag.member, payload: crashPayload(for: id))
                 }
-                batch.put(manifest, typeTag: Tag.manifest, references: members, payload: Self.payload(for: manifest))
+                batch.put(
+                    manifest, typeTag: CrashTag.manifest, references: members, payload: crashPayload(for: manifest))
                 batch.setRoot("batch-\(manifest)", to: manifest)
                 try opened.write(batch)
                 try acknowledge("batch \(manifest) " + members.map { "\($0)" }.joined(separator: " "))
             }
         }
     }
-
-    /// The payload of object `id` (``crashPayload(for:)``).
-    static func payload(for id: ObjectID) -> [UInt8] { crashPayload(for: id.rawValue) }
 }

@@ -1,5 +1,6 @@
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// A persistent class usable as a set element and a dictionary key (equal when identical).
@@ -30,7 +31,7 @@ final class Tagging: PersistentObject {
     /// The same content built in different orders (and capacities, so the iteration orders differ)
     /// encodes to the same bytes and the same reference list; reloaded, it re-encodes unchanged.
     @Test func unorderedCollectionsOfReferencesEncodeTheSameWhateverTheirOrder() throws {
-        let directory = TemporaryDirectory("canonical")
+        let directory = TemporaryStore("canonical")
         try withObjects(directory, types: types) { objects in
             let context = objects.makeContext()
             let tags = (0..<40).map { Tag("t\($0)") }

@@ -1,13 +1,14 @@
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Reading on a background task and handing the results to the main actor.
 @Suite struct ObjectConcurrencyTests {
     @MainActor
     @Test func backgroundReadHandsIDsToMainActor() async throws {
-        let directory = TemporaryDirectory("main-actor")
+        let directory = TemporaryStore("main-actor")
         let objects = try openObjects(directory)
         let context = objects.makeContext()
         try context.setRoot(Drawing().contents, named: "main")

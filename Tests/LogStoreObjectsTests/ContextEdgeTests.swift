@@ -2,6 +2,7 @@ import Foundation
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// The edges of snapshots, conflicts and ownership: deletes elsewhere, refreshing around unsaved edits,
@@ -19,7 +20,7 @@ import Testing
     }
 
     @Test func linkingAnObjectAnotherContextDeletedIsAConflictNotAResurrection() throws {
-        let directory = TemporaryDirectory("edge-resurrect")
+        let directory = TemporaryStore("edge-resurrect")
         try withObjects(directory) { objects in
             let ids = try savedLayer(objects)
             let setup = objects.makeContext()
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func anObjectThisContextsOwnSaveFreedIsStoredAgainWhenLinkedAgain() throws {
-        let directory = TemporaryDirectory("edge-own-release")
+        let directory = TemporaryStore("edge-own-release")
         try withObjects(directory) { objects in
             let ids = try savedLayer(objects)
             let context = objects.makeContext()
@@ -59,7 +60,7 @@ import Testing
     }
 
     @Test func theGuidesConflictRecoveryLetsTheNextSaveSucceed() throws {
-        let directory = TemporaryDirectory("edge-guide-recovery")
+        let directory = TemporaryStore("edge-guide-recovery")
         try withObjects(directory) { objects in
             let ids = try savedLayer(objects)
             let a = objects.makeContext()
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test func refreshDropsAnOutdatedObjectThatAnUnsavedEditRefersTo() throws {
-        let directory = TemporaryDirectory("edge-refresh-referenced")
+        let directory = TemporaryStore("edge-refresh-referenced")
         try withObjects(directory) { objects in
             let ids = try savedLayer(objects)
             let a = objects.makeContext()
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func newObjectsAContextForgotMayJoinAnother() throws {
-        let directory = TemporaryDirectory("edge-forgotten")
+        let directory = TemporaryStore("edge-forgotten")
         try withObjects(directory) { objects in
             let note = Circle(center: Point(x: 0, y: 0), radius: 5)
             let a = objects.makeContext()
@@ -126,7 +127,7 @@ import Testing
     }
 
     @Test func unsavedNewObjectsOfAContextThatIsGoneAreFreed() throws {
-        let directory = TemporaryDirectory("edge-gone")
+        let directory = TemporaryStore("edge-gone")
         try withObjects(directory) { objects in
             weak var weakNote: Node?
             do {
@@ -141,7 +142,7 @@ import Testing
     }
 
     @Test func aRefusedSaveWithDeletesDoesNotMoveTheContextOn() throws {
-        let directory = TemporaryDirectory("edge-refused-stays")
+        let directory = TemporaryStore("edge-refused-stays")
         try withObjects(directory) { objects in
             let ids = try savedLayer(objects)
             let a = objects.makeContext()
@@ -160,7 +161,7 @@ import Testing
     }
 
     @Test func aBatchOfExpectationsAloneIsChecked() throws {
-        let directory = TemporaryDirectory("edge-expect-only")
+        let directory = TemporaryStore("edge-expect-only")
         try withObjects(directory) { objects in
             let store = objects.store
             let id = try store.put(typeTag: 1, payload: [1])

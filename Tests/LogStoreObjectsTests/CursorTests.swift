@@ -1,5 +1,6 @@
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 // The keyed decoder skips a field's value by remembering where the value it just decoded ended. These
@@ -137,7 +138,7 @@ final class AssortedHolder: PersistentObject {
     /// One load decodes the child, then the parent with the same decoder: the child's struct end must
     /// not be taken for the parent's reference at the same offset.
     @Test func valueEndsDoNotCarryOverToTheNextRecord() throws {
-        let directory = TemporaryDirectory("cursor-records")
+        let directory = TemporaryStore("cursor-records")
         try withObjects(directory, types: types) { objects in
             let context = objects.makeContext()
             let child = LabeledChild(point: Labeled(x: 1, y: 2, label: String(repeating: "z", count: 40)), tail: 9)
@@ -150,7 +151,7 @@ final class AssortedHolder: PersistentObject {
     }
 
     @Test func valuesOfEveryKindRoundTripAndReencodeUnchanged() throws {
-        let directory = TemporaryDirectory("cursor-kinds")
+        let directory = TemporaryStore("cursor-kinds")
         try withObjects(directory, types: types) { objects in
             let context = objects.makeContext()
             let child = LabeledChild(point: Labeled(x: 1, y: 1, label: "c"), tail: 3)

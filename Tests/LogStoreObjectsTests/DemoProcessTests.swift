@@ -8,7 +8,7 @@ import Testing
 /// reads it with its own classes (same type and field names), changes it, and the tool verifies it.
 @Suite struct DemoProcessTests {
     @Test func drawingSavedByTheToolReadsBackHere() throws {
-        let directory = TemporaryDirectory("demo-process")
+        let directory = TemporaryStore("demo-process")
         let path = directory.path + "/demo"
         let result = try ToolRunner.run(["demo", path])
         #expect(result.status == 0, "\(result.output)")

@@ -1,12 +1,13 @@
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Use case 1: a drawing with polymorphic shapes and a shared layer.
 @Suite struct DrawingTests {
     @Test func drawingRoundTripsWithSharingAndCollectsDroppedShape() throws {
-        let directory = TemporaryDirectory("drawing")
+        let directory = TemporaryStore("drawing")
         let ids = try withObjects(directory) { objects in
             let context = objects.makeContext()
             let drawing = Drawing()
@@ -76,7 +77,7 @@ import Testing
 
     /// Queries by a protocol type find the classes that conform to it (and only them).
     @Test func queriesByProtocolFindConformingClasses() throws {
-        let directory = TemporaryDirectory("drawing-protocol-queries")
+        let directory = TemporaryStore("drawing-protocol-queries")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             try context.setRoot(Drawing().contents, named: "main")
@@ -104,7 +105,7 @@ import Testing
     }
 
     @Test func savingUnchangedObjectsWritesNothing() throws {
-        let directory = TemporaryDirectory("unchanged")
+        let directory = TemporaryStore("unchanged")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let drawing = Drawing()

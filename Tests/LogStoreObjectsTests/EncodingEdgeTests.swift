@@ -1,5 +1,6 @@
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Values whose Codable conformances use the Encoder API in less common ways.
@@ -65,7 +66,7 @@ final class UnkeyedSuper: PersistentObject {
     let types: [any PersistentObject.Type] = [Edges.self, UnkeyedSuper.self]
 
     @Test func specialValuesThroughSingleValueContainersRoundTrip() throws {
-        let directory = TemporaryDirectory("edges")
+        let directory = TemporaryStore("edges")
         try withObjects(directory, types: types) { objects in
             let context = objects.makeContext()
             let edges = Edges(
@@ -82,7 +83,7 @@ final class UnkeyedSuper: PersistentObject {
     }
 
     @Test func valuesTooDeepToReadAreRefusedWhenSaving() throws {
-        let directory = TemporaryDirectory("deep")
+        let directory = TemporaryStore("deep")
         try withObjects(directory, types: types) { objects in
             let context = objects.makeContext()
             try context.insert(Edges(optionalMaps: [], wrapped: Tags([]), maybeSet: nil, chain: Chain(length: 300)))
@@ -96,7 +97,7 @@ final class UnkeyedSuper: PersistentObject {
     }
 
     @Test func unkeyedSuperEncoderIsRefusedNotReordered() throws {
-        let directory = TemporaryDirectory("unkeyed-super")
+        let directory = TemporaryStore("unkeyed-super")
         try withObjects(directory, types: types) { objects in
             let context = objects.makeContext()
             try context.insert(UnkeyedSuper())

@@ -1,6 +1,7 @@
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// A class nobody registers.
@@ -35,7 +36,7 @@ final class PlainLink: PersistentObject {
     func code(_ error: any Error) -> ObjectStoreError.Code? { (error as? ObjectStoreError)?.code }
 
     @Test func unregisteredTypesAndClasses() throws {
-        let directory = TemporaryDirectory("unregistered")
+        let directory = TemporaryStore("unregistered")
         let rectangleID = try withObjects(directory) { objects in
             let context = objects.makeContext()
             let id = try context.insert(Rectangle(origin: Point(x: 0, y: 0), size: Size(width: 1, height: 1)))
@@ -68,7 +69,7 @@ final class PlainLink: PersistentObject {
     }
 
     @Test func referenceToUnregisteredClassFailsTheSaveUntilRemoved() throws {
-        let directory = TemporaryDirectory("unregistered-reference")
+        let directory = TemporaryStore("unregistered-reference")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let layer = Layer(name: "l", shapes: [Triangle()])
@@ -87,7 +88,7 @@ final class PlainLink: PersistentObject {
     }
 
     @Test func cyclesThroughPlainFieldsAreRefusedOnLoad() throws {
-        let directory = TemporaryDirectory("plain-cycle")
+        let directory = TemporaryStore("plain-cycle")
         try withObjects(directory, types: [PlainLink.self]) { objects in
             let context = objects.makeContext()
             let a = PlainLink()
@@ -106,7 +107,7 @@ final class PlainLink: PersistentObject {
     }
 
     @Test func lazyReferenceToCollectedObjectIsDangling() throws {
-        let directory = TemporaryDirectory("dangling")
+        let directory = TemporaryStore("dangling")
         try withObjects(directory) { objects in
             let store = objects.store
             // A hand-made record whose payload names, as a lazy reference, an object that is gone.
@@ -136,7 +137,7 @@ final class PlainLink: PersistentObject {
     }
 
     @Test func corruptPayloadsNeverCrash() throws {
-        let directory = TemporaryDirectory("fuzz")
+        let directory = TemporaryStore("fuzz")
         try withObjects(directory) { objects in
             let store = objects.store
             let context = objects.makeContext()

@@ -1,5 +1,6 @@
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// The first version of a person record: `name`, `lastName`, and `nickname` (removed later).
@@ -78,7 +79,7 @@ final class Dog: Mammal {
 
 @Suite struct EvolutionTests {
     @Test func renamedSuperclassKeepsItsOldNameAndSubclassesRegister() throws {
-        let directory = TemporaryDirectory("hierarchy-rename")
+        let directory = TemporaryStore("hierarchy-rename")
         let id = try withObjects(directory, types: [AnimalV1.self]) { objects in
             let context = objects.makeContext()
             let id = try context.insert(AnimalV1(name: "Rex"))
@@ -96,7 +97,7 @@ final class Dog: Mammal {
     }
 
     @Test func oldRecordsDecodeWithRenamedTypeAndFieldsAndDefaults() throws {
-        let directory = TemporaryDirectory("evolution")
+        let directory = TemporaryStore("evolution")
         let id = try withObjects(directory, types: [PersonV1.self]) { objects in
             let context = objects.makeContext()
             let id = try context.insert(PersonV1(name: "Grace", lastName: "Hopper", nickname: "Amazing"))

@@ -2,6 +2,7 @@ import Foundation
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 // Test-only models of the FieldCodable path. Each type's `Codable` conformance (synthesized unless written
@@ -271,7 +272,7 @@ private final class FCUnregistered: PersistentObject {
 
 /// `withObjects` with the coding path chosen.
 private func withStore<Result>(
-    _ directory: TemporaryDirectory, fieldCoding: Bool, types: [any PersistentObject.Type],
+    _ directory: TemporaryStore, fieldCoding: Bool, types: [any PersistentObject.Type],
     _ body: (ObjectStore) throws -> Result
 ) throws -> Result {
     try withObjects(directory, types: types, usingFieldCoding: fieldCoding, body)
@@ -281,7 +282,7 @@ private func withStore<Result>(
 private func savedRecords(
     fieldCoding: Bool, types: [any PersistentObject.Type], _ make: () -> any PersistentObject
 ) throws -> [Record] {
-    try withStore(TemporaryDirectory("field-coding"), fieldCoding: fieldCoding, types: types) { objects in
+    try withStore(TemporaryStore("field-coding"), fieldCoding: fieldCoding, types: types) { objects in
         let context = objects.makeContext()
         try context.setRoot(make(), named: "root")
         try context.save()
@@ -492,7 +493,7 @@ private final class FCLink: PersistentObject, FieldCodable {
     /// different coders).
     @Test func usingFieldCodingSelectsThePath() throws {
         for writeFast in [true, false] {
-            let directory = TemporaryDirectory("field-coding-spy")
+            let directory = TemporaryStore("field-coding-spy")
             let id = try withStore(directory, fieldCoding: writeFast, types: [FCSpy.self]) { objects in
                 let context = objects.makeContext()
                 let id = try context.insert(FCSpy())
@@ -512,7 +513,7 @@ private final class FCLink: PersistentObject, FieldCodable {
     /// A store written by either path loads equal values through the other (two FieldCodable holders
     /// sharing one instance of the item they both reference), and re-saving writes nothing.
     @Test(arguments: [true, false]) func crossReading(writtenWithFieldCoding: Bool) throws {
-        let directory = TemporaryDirectory("field-coding-cross")
+        let directory = TemporaryStore("field-coding-cross")
         try withStore(directory, fieldCoding: writtenWithFieldCoding, types: fcGraphTypes) { objects in
             let context = objects.makeContext()
             try context.setRoot(fcGraph(), named: "root")
@@ -534,7 +535,7 @@ private final class FCLink: PersistentObject, FieldCodable {
     /// Old records (written by either path) read through FieldReader: a renamed type and field, a removed
     /// field skipped, added fields defaulted; a re-save migrates the record.
     @Test(arguments: [true, false]) func schemaEvolution(writtenWithFieldCoding: Bool) throws {
-        let directory = TemporaryDirectory("field-coding-evolution")
+        let directory = TemporaryStore("field-coding-evolution")
         let id = try withStore(directory, fieldCoding: writtenWithFieldCoding, types: [FCRecordV1.self]) { objects in
             let context = objects.makeContext()
             let id = try context.insert(FCRecordV1(name: "old", value: -1.25))
@@ -561,7 +562,7 @@ private final class FCLink: PersistentObject, FieldCodable {
 
     /// Failures in `init(fields:)` and `encodeFields(to:)` are ObjectStoreErrors naming type, field, object.
     @Test func errorsNameTypeFieldAndObject() throws {
-        let directory = TemporaryDirectory("field-coding-errors")
+        let directory = TemporaryStore("field-coding-errors")
         let names = ["missing", "mismatch", "nested", "throw"]
         let ids = try withStore(directory, fieldCoding: true, types: [FCRecordV1.self]) { objects in
             let context = objects.makeContext()
@@ -602,7 +603,7 @@ private final class FCLink: PersistentObject, FieldCodable {
 
     /// Fields read in another order than written, and twice, read right.
     @Test func fieldsReadOutOfOrderAndTwice() throws {
-        let directory = TemporaryDirectory("field-coding-order")
+        let directory = TemporaryStore("field-coding-order")
         try withStore(directory, fieldCoding: true, types: [FCScrambled.self]) { objects in
             let original = FCScrambled()
             original.a = -9
@@ -624,7 +625,7 @@ private final class FCLink: PersistentObject, FieldCodable {
         let types: [any PersistentObject.Type] = [FCLink.self, FCCodedItem.self]
         var records: [[Record]] = []
         for fieldCoding in [false, true] {
-            let directory = TemporaryDirectory("field-coding-link")
+            let directory = TemporaryStore("field-coding-link")
             records.append(
                 try withStore(directory, fieldCoding: fieldCoding, types: types) { objects in
                     let context = objects.makeContext()
@@ -652,7 +653,7 @@ private final class FCLink: PersistentObject, FieldCodable {
                     == savedRecords(fieldCoding: false, types: [type], make))
         }
         for fieldCoding in [true, false] {
-            let directory = TemporaryDirectory("field-coding-collections")
+            let directory = TemporaryStore("field-coding-collections")
             try withStore(directory, fieldCoding: fieldCoding, types: [FCPolyline.self]) { objects in
                 let context = objects.makeContext()
                 try context.setRoot(FCPolyline(), named: "line")
@@ -682,7 +683,7 @@ private final class FCLink: PersistentObject, FieldCodable {
                 try savedRecords(fieldCoding: fieldCoding, types: [FCNote.self]) { make() }
             }
             #expect(records[0] == records[1])
-            let directory = TemporaryDirectory("field-coding-optionals")
+            let directory = TemporaryStore("field-coding-optionals")
             let id = try withStore(directory, fieldCoding: true, types: [FCNote.self]) { objects in
                 let context = objects.makeContext()
                 let id = try context.insert(note)
@@ -700,7 +701,7 @@ private final class FCLink: PersistentObject, FieldCodable {
     /// storing a payload that cannot be read back; on both paths.
     @Test func aSwallowedFieldErrorFailsTheSave() throws {
         for type in [FCSwallower.self, FCCodableSwallower.self] as [any PersistentObject.Type] {
-            let directory = TemporaryDirectory("field-coding-swallowed")
+            let directory = TemporaryStore("field-coding-swallowed")
             try withStore(directory, fieldCoding: true, types: [type]) { objects in
                 let context = objects.makeContext()
                 try context.insert(type == FCSwallower.self ? FCSwallower() : FCCodableSwallower())
@@ -722,7 +723,7 @@ private final class FCLink: PersistentObject, FieldCodable {
             try savedRecords(fieldCoding: true, types: types, canvas)
                 == savedRecords(fieldCoding: false, types: types, canvas))
         for fieldCoding in [true, false] {
-            let directory = TemporaryDirectory("field-coding-hierarchy")
+            let directory = TemporaryStore("field-coding-hierarchy")
             try withStore(directory, fieldCoding: fieldCoding, types: types) { objects in
                 let context = objects.makeContext()
                 try context.setRoot(canvas(), named: "canvas")

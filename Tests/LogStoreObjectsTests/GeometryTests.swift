@@ -1,12 +1,13 @@
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Use case 2: shapes by inheritance, and a lazily loaded reference.
 @Suite struct GeometryTests {
     @Test func subclassesDecodeAsTheirOwnClassAndOverrideArea() throws {
-        let directory = TemporaryDirectory("geometry")
+        let directory = TemporaryStore("geometry")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let venn = Geometry.VennDiagram(
@@ -45,7 +46,7 @@ import Testing
     }
 
     @Test func lazyReferenceLoadsOnFirstAccessOnly() throws {
-        let directory = TemporaryDirectory("lazy")
+        let directory = TemporaryStore("lazy")
         let squareID = try withObjects(directory) { objects in
             let context = objects.makeContext()
             let square = Geometry.Square(name: "lazy", side: 4)

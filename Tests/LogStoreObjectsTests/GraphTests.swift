@@ -1,11 +1,12 @@
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Cycles, shared nodes, deep chains, dictionaries of objects, identity, and garbage.
 @Suite struct GraphTests {
     @Test func cyclesRoundTripAndAreCollectedWhenUnreachable() throws {
-        let directory = TemporaryDirectory("cycles")
+        let directory = TemporaryStore("cycles")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let a = Node("a")
@@ -51,7 +52,7 @@ import Testing
     }
 
     @Test func longChainsLoadWithoutRecursion() throws {
-        let directory = TemporaryDirectory("chain")
+        let directory = TemporaryStore("chain")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let head = Node("0")
@@ -85,7 +86,7 @@ import Testing
     }
 
     @Test func dictionariesOfObjectsAndIdentity() throws {
-        let directory = TemporaryDirectory("bag")
+        let directory = TemporaryStore("bag")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let shared = Node("shared")
@@ -108,7 +109,7 @@ import Testing
     }
 
     @Test func identityCacheHoldsObjectsWeakly() throws {
-        let directory = TemporaryDirectory("weak")
+        let directory = TemporaryStore("weak")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let id = try context.insert(Node("weak"))
@@ -123,7 +124,7 @@ import Testing
     }
 
     @Test func valueTypesRoundTrip() throws {
-        let directory = TemporaryDirectory("values")
+        let directory = TemporaryStore("values")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let note = Note()
@@ -167,7 +168,7 @@ final class File: PersistentObject {
 
 @Suite struct BackPointerTests {
     @Test func cycleWithPlainBackPointerLoadsFromEitherEnd() throws {
-        let directory = TemporaryDirectory("back-pointer")
+        let directory = TemporaryStore("back-pointer")
         let types: [any PersistentObject.Type] = [Folder.self, File.self]
         let ids = try withObjects(directory, types: types) { objects in
             let context = objects.makeContext()

@@ -3,6 +3,7 @@ import LogStore
 import LogStoreExamples
 import LogStoreObjects
 import Synchronization
+import TestSupport
 import Testing
 
 /// Contexts read one committed state, never overwrite what they did not see, and stay usable after a
@@ -25,7 +26,7 @@ import Testing
     /// Readers load the whole layer in fresh contexts while `write(round)` saves rounds; every load must
     /// come back whole and from one save.
     private func loadWhileSaving(_ label: String, write: @escaping (ObjectContext, Layer, Int) throws -> Void) throws {
-        let directory = TemporaryDirectory(label)
+        let directory = TemporaryStore(label)
         let objects = try openObjects(directory)
         let writer = objects.makeContext()
         let layer = makeLayer(round: 0)
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func aStaleSaveIsAConflictAndTheRetryHelperMergesBoth() throws {
-        let directory = TemporaryDirectory("lost-update")
+        let directory = TemporaryStore("lost-update")
         try withObjects(directory) { objects in
             let setup = objects.makeContext()
             let id = try setup.insert(Circle(center: Point(x: 0, y: 0), radius: 1))
@@ -135,7 +136,7 @@ import Testing
     }
 
     @Test func aDeleteOfAnObjectChangedElsewhereConflicts() throws {
-        let directory = TemporaryDirectory("delete-conflict")
+        let directory = TemporaryStore("delete-conflict")
         try withObjects(directory) { objects in
             let setup = objects.makeContext()
             let id = try setup.insert(Circle(center: Point(x: 0, y: 0), radius: 1))
@@ -153,7 +154,7 @@ import Testing
     }
 
     @Test func aRefusedDeleteLeavesTheOtherChangesSavable() throws {
-        let directory = TemporaryDirectory("refused-delete")
+        let directory = TemporaryStore("refused-delete")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let c1 = Circle(center: Point(x: 1, y: 1), radius: 1)
@@ -175,7 +176,7 @@ import Testing
     }
 
     @Test func linkingAnObjectOfAnotherContextIsRefused() throws {
-        let directory = TemporaryDirectory("foreign")
+        let directory = TemporaryStore("foreign")
         try withObjects(directory) { objects in
             let setup = objects.makeContext()
             let id = try setup.insert(Circle(center: Point(x: 0, y: 0), radius: 1))
@@ -206,8 +207,8 @@ import Testing
     }
 
     @Test func objectsOfAContextThatIsGoneOrOfAnotherStoreAreRefusedAndTheSaverStaysUsable() throws {
-        let first = TemporaryDirectory("foreign-gone")
-        let second = TemporaryDirectory("foreign-other-store")
+        let first = TemporaryStore("foreign-gone")
+        let second = TemporaryStore("foreign-other-store")
         try withObjects(first) { objects in
             let setup = objects.makeContext()
             let id = try setup.insert(Circle(center: Point(x: 0, y: 0), radius: 1))
@@ -241,7 +242,7 @@ import Testing
     }
 
     @Test func aLazyReferenceResolvesInTheSnapshotOfItsContext() throws {
-        let directory = TemporaryDirectory("lazy-snapshot")
+        let directory = TemporaryStore("lazy-snapshot")
         try withObjects(directory) { objects in
             let setup = objects.makeContext()
             let square = Geometry.Square(name: "s", side: 1)
@@ -270,7 +271,7 @@ import Testing
     }
 
     @Test func aContextSeesItsSnapshotUntilItMovesOn() throws {
-        let directory = TemporaryDirectory("move-on")
+        let directory = TemporaryStore("move-on")
         try withObjects(directory) { objects in
             let setup = objects.makeContext()
             let kept = Circle(center: Point(x: 0, y: 0), radius: 1)
@@ -300,10 +301,8 @@ import Testing
     /// known), retrying on conflict; readers load it in fresh and refreshed contexts. Every load must equal a
     /// committed state. The seed is printed; set `LOGSTORE_SEED` to replay one.
     @Test func concurrentSavesAndLoadsMatchCommittedStates() throws {
-        let seed =
-            ProcessInfo.processInfo.environment["LOGSTORE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...1 << 40)
-        print("IsolationTests seed \(seed) (replay with LOGSTORE_SEED=\(seed))")
-        let directory = TemporaryDirectory("isolation-model")
+        let seed = testSeed("IsolationTests", default: UInt64.random(in: 1...1 << 40))
+        let directory = TemporaryStore("isolation-model")
         let objects = try openObjects(directory)
         let setup = objects.makeContext()
         try setup.setRoot(Layer(name: "0", shapes: []), named: "main")

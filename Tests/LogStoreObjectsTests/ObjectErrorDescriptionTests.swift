@@ -1,13 +1,14 @@
 import Foundation
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Object-layer errors describe themselves to Foundation (`localizedDescription`) as they do to
 /// `print`: code, message, type, field and object, and an engine error's file and offset.
 @Suite struct ObjectErrorDescriptionTests {
     @Test func anObjectStoreErrorsLocalizedDescriptionIsItsDescription() throws {
-        let directory = TemporaryDirectory("error-text")
+        let directory = TemporaryStore("error-text")
         try withObjects(directory) { objects in
             let error = try #require(throws: ObjectStoreError.self) {
                 try objects.makeContext().insert(Unregistered())

@@ -3,6 +3,7 @@ import LogStore
 import LogStoreExamples
 import LogStoreObjects
 import Synchronization
+import TestSupport
 import Testing
 
 /// Use case 3: records under keys, queries by type, deletes, transactions, threads.
@@ -15,7 +16,7 @@ import Testing
     }
 
     @Test func keysQueriesAndDeletes() throws {
-        let directory = TemporaryDirectory("records")
+        let directory = TemporaryStore("records")
         let generatedKey = try withObjects(directory) { objects in
             let context = objects.makeContext()
             let teacher = Teacher(firstName: "Ada", lastName: "King", salary: 5_000)
@@ -87,7 +88,7 @@ import Testing
     }
 
     @Test func rolledBackTransactionLeavesNothing() throws {
-        let directory = TemporaryDirectory("rollback")
+        let directory = TemporaryStore("rollback")
         struct Abort: Error {}
         try withObjects(directory) { objects in
             let context = objects.makeContext()
@@ -125,7 +126,7 @@ import Testing
     }
 
     @Test func eightThreadsReadAndWriteAtOnce() throws {
-        let directory = TemporaryDirectory("threads")
+        let directory = TemporaryStore("threads")
         try withObjects(directory) { objects in
             let failures = Atomic(0)
             DispatchQueue.concurrentPerform(iterations: 8) { thread in
@@ -171,7 +172,7 @@ import Testing
 /// referrers are dropped with it (so a rolled-back change cannot be saved through them).
 @Suite struct RollbackTests {
     @Test func unsavedWorkBeforeBeginSurvivesRollback() throws {
-        let directory = TemporaryDirectory("rollback-before")
+        let directory = TemporaryStore("rollback-before")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             let early = Person(firstName: "Early", lastName: "Bird")
@@ -187,7 +188,7 @@ import Testing
     }
 
     @Test func rolledBackChangeCannotBeSavedThroughItsReferrer() throws {
-        let directory = TemporaryDirectory("rollback-referrer")
+        let directory = TemporaryStore("rollback-referrer")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             try context.setRoot(Drawing().contents, named: "main")

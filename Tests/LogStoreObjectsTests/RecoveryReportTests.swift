@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 @testable import LogStore
@@ -9,8 +10,9 @@ import Testing
 @Suite struct RecoveryReportTests {
     /// A store with one saved layer, closed cleanly, with `garbage` bytes appended to its last segment;
     /// with `crashed`, its clean-close record is removed, as a crash would have left the files.
-    private func damagedStore(_ label: String, garbage: Int, crashed: Bool) throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory(label)
+    private func damagedStore(_ label: String, garbage: Int, crashed: Bool) throws -> TemporaryStore {
+        // Without a crash, the garbage stays: the open refuses it, and so does verify.
+        let directory = TemporaryStore(label, unverifiedBecause: crashed ? nil : "bytes appended after a clean close")
         let objects = try openObjects(directory)
         let context = objects.makeContext()
         try context.setRoot(Layer(name: "kept", shapes: [Circle(center: Point(x: 1, y: 2), radius: 3)]), named: "main")
@@ -33,7 +35,7 @@ import Testing
     }
 
     @Test func aCleanLogReportsNoRecovery() throws {
-        let directory = TemporaryDirectory("recovery-clean")
+        let directory = TemporaryStore("recovery-clean")
         try openObjects(directory).close()
         let objects = try openObjects(directory)
         #expect(objects.recovery == nil)

@@ -1,5 +1,6 @@
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// A value that asks for its keyed container twice, and uses the first one after the second.
@@ -49,7 +50,7 @@ final class Pairs: PersistentObject {
 
 @Suite struct ReuseTests {
     @Test func pooledContainersKeepSiblingAndNestedValuesApart() throws {
-        let directory = TemporaryDirectory("pooled")
+        let directory = TemporaryStore("pooled")
         try withObjects(directory, types: [Pairs.self]) { objects in
             let context = objects.makeContext()
             var ids: [ObjectID] = []

@@ -1,5 +1,6 @@
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// A registered subclass of a persistent class that encodes none of its own stored properties (it
@@ -14,7 +15,7 @@ import Testing
 
     @Test(arguments: [true, false])
     func aSubclassThatDoesNotOverrideTheEncodingIsRefused(usingFieldCoding: Bool) throws {
-        let directory = TemporaryDirectory("forgetful-subclass")
+        let directory = TemporaryStore("forgetful-subclass")
         try withObjects(directory, types: vehicleTypes, usingFieldCoding: usingFieldCoding) { objects in
             let context = objects.makeContext()
             let car = ForgetfulCar(wheels: 4)
@@ -28,7 +29,7 @@ import Testing
     }
 
     @Test func aFieldCodableSubclassThatDoesNotOverrideEncodeFieldsIsRefused() throws {
-        let directory = TemporaryDirectory("forgetful-fast-subclass")
+        let directory = TemporaryStore("forgetful-fast-subclass")
         try withObjects(directory, types: vehicleTypes) { objects in
             let context = objects.makeContext()
             try context.insert(ForgetfulFastCar(wheels: 4))
@@ -37,7 +38,7 @@ import Testing
     }
 
     @Test func aSubclassThatOverridesTheEncodingRoundTripsItsFields() throws {
-        let directory = TemporaryDirectory("overriding-subclass")
+        let directory = TemporaryStore("overriding-subclass")
         try withObjects(directory, types: vehicleTypes) { objects in
             let context = objects.makeContext()
             try context.setRoot(Car(wheels: 3, brand: "Reliant"), named: "car")
@@ -51,7 +52,7 @@ import Testing
     }
 
     @Test func aPartiallyEncodedSubclassIsNotRefused() throws {
-        let directory = TemporaryDirectory("partial-subclass")
+        let directory = TemporaryStore("partial-subclass")
         try withObjects(directory, types: vehicleTypes) { objects in
             let context = objects.makeContext()
             let truck = Truck(wheels: 6, load: 2.5)
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func aSubclassWhoseOwnPropertiesAreDeclaredTransientIsNotRefused() throws {
-        let directory = TemporaryDirectory("transient-subclass")
+        let directory = TemporaryStore("transient-subclass")
         try withObjects(directory, types: vehicleTypes) { objects in
             let context = objects.makeContext()
             let vehicle = CachedVehicle(wheels: 2)
@@ -76,7 +77,7 @@ import Testing
     }
 
     @Test func aNilOptionalPropertyLeavesTheCheckForALaterInstance() throws {
-        let directory = TemporaryDirectory("optional-subclass")
+        let directory = TemporaryStore("optional-subclass")
         try withObjects(directory, types: vehicleTypes) { objects in
             let context = objects.makeContext()
             try context.insert(Bicycle(wheels: 2))  // bell is nil: nothing to tell

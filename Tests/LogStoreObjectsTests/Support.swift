@@ -2,38 +2,30 @@ import Foundation
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
-
-/// A fresh, empty directory under the system's temporary folder, removed at `deinit`.
-final class TemporaryDirectory {
-    let path: String
-
-    init(_ label: String = "objects") {
-        path = FileManager.default.temporaryDirectory.path + "/logstore-objects-\(label)-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Every class the tests register.
 let allTestTypes: [any PersistentObject.Type] =
     drawingTypes + geometryTypes + recordTypes + [Node.self, Note.self, Bag.self]
 
-/// Opens an object store in `directory` with small segments, registering `types`.
+/// Opens an object store in `directory` with small segments, registering `types`; the directory's teardown
+/// closes it if it is still open.
 func openObjects(
-    _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes, usingFieldCoding: Bool = true
+    _ directory: TemporaryStore, types: [any PersistentObject.Type] = allTestTypes, usingFieldCoding: Bool = true
 ) throws
     -> ObjectStore
 {
-    try ObjectStore.open(
+    let objects = try ObjectStore.open(
         at: directory.path, options: StoreOptions(segmentSize: 1 << 20, fsyncPolicy: .never), types: types,
         usingFieldCoding: usingFieldCoding)
+    return directory.closesAtTeardown(objects) { try $0.close() }
 }
 
-/// Runs `body` with a freshly opened object store and closes it afterwards (verifying the engine store).
+/// Runs `body` with a freshly opened object store and closes it afterwards (the directory's teardown
+/// verifies the engine store).
 func withObjects<Result>(
-    _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes,
+    _ directory: TemporaryStore, types: [any PersistentObject.Type] = allTestTypes,
     usingFieldCoding: Bool = true, _ body: (ObjectStore) throws -> Result
 ) throws -> Result {
     let objects = try openObjects(directory, types: types, usingFieldCoding: usingFieldCoding)
@@ -45,8 +37,6 @@ func withObjects<Result>(
         throw error
     }
     try objects.close()
-    let report = try Store.verify(at: directory.path)
-    #expect(report.problems.isEmpty, "verify: \(report.problems)")
     return result
 }
 

@@ -1,6 +1,7 @@
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// A query by a persistent class left out of the object store's `types:` is an error, as an insert of
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func queriesByAnUnregisteredClassThrowUnregisteredClass() throws {
-        let directory = TemporaryDirectory("unregistered-query")
+        let directory = TemporaryStore("unregistered-query")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
             try context.insert(Node("stored"))
@@ -34,7 +35,7 @@ import Testing
     }
 
     @Test func queriesByARegisteredClassOrAProtocolWithoutObjectsAreEmpty() throws {
-        let directory = TemporaryDirectory("registered-query")
+        let directory = TemporaryStore("registered-query")
         try withObjects(directory) { objects throws in
             let context = objects.makeContext()
             #expect(try context.count(of: Node.self) == 0)

@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 import Synchronization
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -25,8 +26,8 @@ import Testing
     }
 
     @Test func compactionKeepsExactlyTheLiveDataAndShrinksTheStore() throws {
-        let directory = TemporaryDirectory("compact-model")
-        var store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("compact-model")
+        var store = try directory.open(options: options())
         var model = Model()
         var roots: [String: ObjectID] = [:]
         var random = SplitMix64(seed: 99)
@@ -73,7 +74,7 @@ import Testing
             try expectEqual(store, model, roots: roots, "round \(round) after compact")
             if round % 2 == 1 {
                 try store.close()
-                store = try Store.open(at: directory.path, options: options())
+                store = try directory.open(options: options())
                 try expectEqual(store, model, roots: roots, "round \(round) after reopen")
             }
         }
@@ -89,8 +90,8 @@ import Testing
     }
 
     @Test func deletedObjectsNeverComeBack() throws {
-        let directory = TemporaryDirectory("compact-tombstone")
-        var store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("compact-tombstone")
+        var store = try directory.open(options: options())
         var deleted: [ObjectID] = []
         var kept: [ObjectID] = []
         for index in 0..<300 {
@@ -102,7 +103,7 @@ import Testing
         for pass in 0..<3 {
             try store.compact()
             try store.close()
-            store = try Store.open(at: directory.path, options: options())
+            store = try directory.open(options: options())
             for id in deleted { #expect(try store.get(id) == nil, "pass \(pass): \(id) came back") }
             for id in kept { #expect(try store.get(id) != nil, "pass \(pass)") }
         }
@@ -114,9 +115,9 @@ import Testing
         (FaultInjector.Operation.write, 0), (.sync, 0), (.rename, 0), (.unlink, 0), (.unlink, 1),
     ])
     func failureAtEveryStepLosesNothing(operation: FaultInjector.Operation, after: Int) throws {
-        let directory = TemporaryDirectory("compact-fault")
+        let directory = TemporaryStore("compact-fault")
         let faults = FaultInjector()
-        var store = try Store.open(at: directory.path, options: options(faults))
+        var store = try directory.open(options: options(faults))
         var model = Model()
         for index in 0..<400 {
             let id = store.newID()
@@ -138,7 +139,7 @@ import Testing
         faults.clear()
         // "Crash": reopen from what is on disk.
         try? store.close()
-        store = try Store.open(at: directory.path, options: options())
+        store = try directory.open(options: options())
         try expectEqual(store, model, roots: [:], "reopened after \(operation) failure")
         #expect(!directory.fileNames().contains { $0.hasSuffix(".compacting") })
         try store.compact()
@@ -148,21 +149,21 @@ import Testing
     }
 
     @Test func leftoverOutputOfACrashedPassIsRemovedOnOpen() throws {
-        let directory = TemporaryDirectory("compact-leftover")
-        var store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("compact-leftover")
+        var store = try directory.open(options: options())
         let id = try store.put(typeTag: 1, payload: [1])
         try store.close()
         let leftover = directory.path + "/0000000009.seg.compacting"
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: leftover))
-        store = try Store.open(at: directory.path, options: options())
+        store = try directory.open(options: options())
         #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(try store.get(id)?.payload == [1])
         try store.close()
     }
 
     @Test func readersAndAWriterRunCorrectlyWhileCompactionLoops() throws {
-        let directory = TemporaryDirectory("compact-concurrent")
-        let store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("compact-concurrent")
+        let store = try directory.open(options: options())
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])
         let reads = Atomic<Int>(0)
@@ -227,11 +228,11 @@ import Testing
 
 extension CompactionTests {
     @Test func backgroundCompactorReclaimsGarbageByItself() throws {
-        let directory = TemporaryDirectory("compact-background")
+        let directory = TemporaryStore("compact-background")
         var options = testOptions(segmentSize: 1 << 16)
         options.compaction = CompactionOptions(
             background: true, startGarbageRatio: 0.3, segmentGarbageRatio: 0.3, minimumInterval: .milliseconds(20))
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         var ids: [ObjectID] = []
         for index in 0..<400 { ids.append(try store.put(typeTag: 1, payload: payloadBytes(500, seed: UInt64(index)))) }
         for id in ids.dropFirst(50) { try store.delete(id) }
@@ -259,8 +260,8 @@ extension CompactionTests {
 
 extension CompactionTests {
     @Test func onDemandCompactionReclaimsTheSegmentBeingWritten() throws {
-        let directory = TemporaryDirectory("compact-active")
-        let store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("compact-active")
+        let store = try directory.open(options: options())
         let keep = try store.put(typeTag: 1, payload: payloadBytes(1000, seed: 1))
         for index in 0..<20 { try store.put(keep, typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }
         #expect(try store.statistics().segments.count == 1)
@@ -270,7 +271,7 @@ extension CompactionTests {
         #expect(try store.get(keep)?.payload == payloadBytes(1000, seed: 19))
         let next = try store.put(typeTag: 2, payload: [2])  // writing goes on in a new segment
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: options())
+        let reopened = try directory.open(options: options())
         #expect(try reopened.get(next)?.payload == [2])
         #expect(try reopened.get(keep)?.payload == payloadBytes(1000, seed: 19))
         try reopened.close()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -14,8 +15,8 @@ import Testing
 
     /// A closed store whose first segment is sealed, has a hint and holds garbage (object 1 was
     /// deleted); returns the payloads of the live objects.
-    func makeStore(_ directory: TemporaryDirectory) throws -> [ObjectID: [UInt8]] {
-        let store = try Store.open(at: directory.path, options: options())
+    func makeStore(_ directory: TemporaryStore) throws -> [ObjectID: [UInt8]] {
+        let store = try directory.open(options: options())
         var live: [ObjectID: [UInt8]] = [:]
         var index: UInt64 = 0
         while directory.segmentFiles().count < 2 {
@@ -34,7 +35,7 @@ import Testing
     /// hint reader, written with the hint writer); the checksum is computed anew, so the hint is valid as
     /// a file.
     func forgeHint(
-        _ directory: TemporaryDirectory, object id: UInt64,
+        _ directory: TemporaryStore, object id: UInt64,
         _ change: (inout HintFile.Entry, _ entries: [HintFile.Entry], _ segmentSize: UInt64) -> Void
     ) throws {
         let path = directory.path + "/" + HintFile.fileName(1)
@@ -53,7 +54,7 @@ import Testing
     }
 
     @Test func aHintEntryPointingAtAnotherFrameStopsCompactionAndKeepsTheSegment() throws {
-        let directory = TemporaryDirectory("compact-forged-hint")
+        let directory = TemporaryStore("compact-forged-hint")
         let live = try makeStore(directory)
         var forgedOffset: UInt32 = 0
         try forgeHint(directory, object: 5) { entry, entries, _ in
@@ -63,7 +64,7 @@ import Testing
         }
         let segment = directory.path + "/" + LogFormat.segmentFileName(1)
 
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         #expect(store.segmentsLoadedFromHints == 1)
         let error = try #require(throws: LogStoreError.self) { try store.compact() }
         #expect(error.code == .corruptFrame, "\(error)")
@@ -76,7 +77,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: segment))
         #expect(!directory.fileNames().contains { $0.hasSuffix(".compacting") })
         try FileManager.default.removeItem(atPath: directory.path + "/" + HintFile.fileName(1))
-        let reopened = try Store.open(at: directory.path, options: options())
+        let reopened = try directory.open(options: options())
         for (id, payload) in live { #expect(try reopened.get(id)?.payload == payload, "object \(id)") }
         try reopened.close()
     }
@@ -84,7 +85,7 @@ import Testing
     /// A hint that is valid as a file but describes another frame than its segment holds is used by open
     /// (nothing tells it from a true one without reading the segment), and reported by `verify`.
     @Test func verifyReportsAHintThatDisagreesWithItsSegment() throws {
-        let directory = TemporaryDirectory("verify-forged-hint")
+        let directory = TemporaryStore("verify-forged-hint", unverifiedBecause: "its hint file is forged")
         _ = try makeStore(directory)
         #expect(try Store.verify(at: directory.path).isSound)
         try forgeHint(directory, object: 5) { entry, _, _ in entry.typeTag += 1 }
@@ -96,11 +97,11 @@ import Testing
     }
 
     @Test func aHintEntryOutsideItsSegmentIsNotUsed() throws {
-        let directory = TemporaryDirectory("compact-outside-hint")
+        let directory = TemporaryStore("compact-outside-hint")
         let live = try makeStore(directory)
         try forgeHint(directory, object: 5) { entry, _, size in entry.offset = UInt32(size) + 100 }
 
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         #expect(store.segmentsLoadedFromHints == 0)
         #expect(store.openNotes.contains { $0.contains("outside the segment") }, "\(store.openNotes)")
         try store.compact()

@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 import Synchronization
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -25,8 +26,8 @@ import Testing
     }
 
     @Test func readersSeeOnlyCompleteConsistentRecordsWhileWritersRun() throws {
-        let directory = TemporaryDirectory("concurrency")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 18))
+        let directory = TemporaryStore("concurrency")
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 18))
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])
         let reads = Atomic<Int>(0)
@@ -101,11 +102,11 @@ import Testing
     /// With committers that spin while they wait (the default) and with committers that sleep.
     @Test(arguments: [Duration.microseconds(500), .zero])
     func concurrentDurablePutsShareSyncsAndAllSurvive(spinLimit: Duration) throws {
-        let directory = TemporaryDirectory("group")
+        let directory = TemporaryStore("group")
         let faults = FaultInjector()
         var options = testOptions(segmentSize: 1 << 20, faults: faults)
         options.tuning.commitSpinLimit = spinLimit
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         try store.put(typeTag: 1, payload: [])  // creates the segment: the syncs counted below are commits only
         let syncsBefore = faults.calls(.sync)
         let written = Shared<[ObjectID: [UInt8]]>([:])
@@ -126,7 +127,7 @@ import Testing
         // Group commit: committers share syncs (one commit per sync would need 320).
         #expect(faults.calls(.sync) - syncsBefore < threads * perThread * 3 / 4)
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         for (id, payload) in all { #expect(try reopened.get(id)?.payload == payload) }
         try reopened.close()
     }

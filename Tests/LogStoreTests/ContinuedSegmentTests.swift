@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -11,7 +12,7 @@ import Testing
     private func noise(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
 
     @Test func aTombstoneIsKeptWhileTheContinuedSegmentHoldsTheDeletedObject() throws {
-        let directory = TemporaryDirectory("continued-segment")
+        let directory = TemporaryStore("continued-segment")
         do {
             let store = try Store.open(at: directory.path, options: testOptions())
             try store.put(typeTag: 1, payload: [1])

@@ -1,5 +1,6 @@
 import Foundation
 import LogStoreExamples
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -9,12 +10,12 @@ import Testing
 @Suite struct CorruptionTests {
     /// A closed store of two segments, its records, and the bytes of each segment file.
     struct Fixture {
-        let directory = TemporaryDirectory("corruption-source")
+        let directory = TemporaryStore("corruption-source")
         var records: [ObjectID: Record] = [:]
         var segments: [(name: String, bytes: [UInt8])] = []
 
         init() throws {
-            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+            let store = try directory.open(options: testOptions(segmentSize: 1 << 16))
             var random = SplitMix64(seed: 42)
             while directory.segmentFiles().count < 2 || records.count < 120 {
                 let payload = payloadBytes(
@@ -31,8 +32,8 @@ import Testing
         }
 
         /// Writes the store into a new directory with segment `damaged` replaced by `bytes`.
-        func damagedCopy(segment damaged: Int, bytes: [UInt8]) throws -> TemporaryDirectory {
-            let copy = TemporaryDirectory("corruption")
+        func damagedCopy(segment damaged: Int, bytes: [UInt8]) throws -> TemporaryStore {
+            let copy = TemporaryStore("corruption", unverifiedBecause: "a copy with a damaged segment")
             for (index, segment) in segments.enumerated() {
                 try Data(index == damaged ? bytes : segment.bytes).write(
                     to: URL(fileURLWithPath: copy.path + "/" + segment.name))
@@ -42,12 +43,12 @@ import Testing
     }
 
     /// Opens a damaged copy; returns whether it opened. Checks that no wrong payload is ever returned.
-    func openAndCheck(_ copy: TemporaryDirectory, _ fixture: Fixture, damagedIsNewest: Bool, context: String) throws
+    func openAndCheck(_ copy: TemporaryStore, _ fixture: Fixture, damagedIsNewest: Bool, context: String) throws
         -> Bool
     {
         let store: Store
         do {
-            store = try Store.open(at: copy.path, options: testOptions(segmentSize: 1 << 16))
+            store = try copy.open(options: testOptions(segmentSize: 1 << 16))
         } catch {
             let corruption: [LogStoreError.Code] = [.corruptFrame, .corruptSegmentHeader, .unsupportedVersion]
             #expect(corruption.contains(error.code), "\(context): \(error)")
@@ -111,7 +112,7 @@ import Testing
         wrongMagic[0] = UInt8(ascii: "X")
         let copy = try fixture.damagedCopy(segment: 0, bytes: wrongMagic)
         #expect {
-            try Store.open(at: copy.path)
+            try copy.open()
         } throws: { error in
             (error as? LogStoreError)?.code == .corruptSegmentHeader && (error as? LogStoreError)?.offset == 0
         }
@@ -122,7 +123,7 @@ import Testing
         withUnsafeBytes(of: checksum.littleEndian) { for index in 0..<8 { newer[40 + index] = $0[index] } }
         let newerCopy = try fixture.damagedCopy(segment: 0, bytes: newer)
         #expect {
-            try Store.open(at: newerCopy.path)
+            try newerCopy.open()
         } throws: { error in
             (error as? LogStoreError)?.code == .unsupportedVersion
         }

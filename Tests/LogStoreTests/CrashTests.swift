@@ -1,6 +1,5 @@
 import Foundation
 import LogStoreExamples
-import TestFixtures
 import TestSupport
 import Testing
 
@@ -15,19 +14,12 @@ import Testing
 /// Kills a writing process at random moments and checks that every acknowledged commit survives, that
 /// every batch is all-or-nothing, and that the store stays sound across many crashes and recoveries.
 ///
-/// `logstore-tool crash-writer` writes forever with `FsyncPolicy.always`, printing `put ID` or
+/// `logstore-crash-harness crash-writer` writes forever with `FsyncPolicy.always`, printing `put ID` or
 /// `batch M ID1 ID2 ...` after each commit returns; a batch's members are referenced by its manifest `M`,
 /// which the root `batch-M` points at, and every object's payload is ``crashPayload(for:)`` of its id.
 @Suite struct CrashTests {
-    /// Type tags the crash writer uses.
-    private enum Tag {
-        static let single: UInt32 = 1
-        static let member: UInt32 = 2
-        static let manifest: UInt32 = 3
-    }
-
     @Test func killedWriterLosesNoAcknowledgedCommitAndNoBatchIsHalfWritten() throws {
-        let directory = TemporaryDirectory("crash")
+        let directory = TemporaryStore("crash")
         var random = SplitMix64(seed: 0x5EED_C0DE)
         var acknowledgedPuts: [ObjectID] = []
         var acknowledgedBatches: [ObjectID: [ObjectID]] = [:]
@@ -71,7 +63,7 @@ import Testing
                 }
             }
 
-            let store = try Store.open(at: directory.path)
+            let store = try directory.open()
             if store.recovery != nil { recoveries += 1 }
             // Check the objects written since the last round; check everything again after the last round.
             let newerThan = round == rounds - 1 ? 0 : checkedThrough
@@ -107,7 +99,7 @@ import Testing
         // So the acknowledged objects need only be there, with their type and references.
         for id in puts {
             let header = try store.header(of: id)
-            #expect(header?.typeTag == Tag.single && header?.references == [], "round \(round): put \(id)")
+            #expect(header?.typeTag == CrashTag.single && header?.references == [], "round \(round): put \(id)")
         }
         let roots = try store.roots()
         for (manifest, members) in batches {
@@ -118,10 +110,11 @@ import Testing
         for (name, manifest) in roots where manifest.rawValue > newerThan {
             #expect(name == "batch-\(manifest)", "round \(round): root \(name)")
             let header = try #require(try store.header(of: manifest), "round \(round): manifest of \(name) missing")
-            #expect(header.typeTag == Tag.manifest && !header.references.isEmpty, "round \(round): \(name)")
+            #expect(header.typeTag == CrashTag.manifest && !header.references.isEmpty, "round \(round): \(name)")
             for member in header.references {
                 #expect(
-                    try store.header(of: member)?.typeTag == Tag.member, "round \(round): member \(member) of \(name)")
+                    try store.header(of: member)?.typeTag == CrashTag.member,
+                    "round \(round): member \(member) of \(name)")
             }
         }
     }
@@ -145,7 +138,7 @@ import Testing
     }
 
     @Test func compactionKilledAtEveryStepReopensToTheSameLiveData() throws {
-        let pristine = TemporaryDirectory("compaction-crash")
+        let pristine = TemporaryStore("compaction-crash")
         let model = try buildCompactionCrashModel(at: pristine.path)
         let (counts, pass) = try countPassCalls(of: pristine.path)
         // The pass must reach every step the points below aim at.
@@ -192,7 +185,7 @@ import Testing
         var crashed = 0
         var survived = 0
         for point in points {
-            let copy = TemporaryDirectory("compaction-crash-copy")
+            let copy = TemporaryStore("compaction-crash-copy")
             try copyStoreFiles(from: pristine.path, to: copy.path)
             let result = try ToolRunner.run(
                 [
@@ -225,11 +218,11 @@ import Testing
 
     /// Checks a crashed copy: read-only verification, then a reopen that matches the model, then another
     /// mark-sweep and compaction that free the cycle and leave a sound store with no temporary files.
-    private func checkRecovery(of copy: TemporaryDirectory, model: CompactionCrashModel, point: String) throws {
+    private func checkRecovery(of copy: TemporaryStore, model: CompactionCrashModel, point: String) throws {
         let crashedReport = try Store.verify(at: copy.path)
         #expect(crashedReport.isSound, "\(point): crashed store: \(crashedReport.problems)")
 
-        let store = try Store.open(at: copy.path, options: compactionCrashOptions())
+        let store = try copy.open(options: compactionCrashOptions())
         let cyclePresent = try checkContents(of: store, against: model, point: "\(point), reopened")
         let sweep = try store.collectGarbage()
         #expect(sweep.collected == (cyclePresent ? model.cycle.count : 0), "\(point): collected \(sweep.collected)")
@@ -238,7 +231,7 @@ import Testing
         #expect(!cycleLeft, "\(point): the cycle survived a second mark-sweep")
         try store.close()
 
-        let reopened = try Store.open(at: copy.path, options: compactionCrashOptions())
+        let reopened = try copy.open(options: compactionCrashOptions())
         _ = try checkContents(of: reopened, against: model, point: "\(point), reopened again")
         try reopened.close()
         let report = try Store.verify(at: copy.path)
@@ -281,13 +274,13 @@ import Testing
     /// How many calls of each operation one mark-sweep and compaction pass makes on a copy of the store
     /// at `path`, opened as the crash compactor opens it, and the compaction's report.
     private func countPassCalls(of path: String) throws -> ([FaultInjector.Operation: Int], CompactionReport) {
-        let copy = TemporaryDirectory("compaction-crash-count")
+        let copy = TemporaryStore("compaction-crash-count")
         try copyStoreFiles(from: path, to: copy.path)
         let faults = FaultInjector()
         var options = compactionCrashOptions()
         options.fsyncPolicy = .always
         options.faultInjector = faults
-        let store = try Store.open(at: copy.path, options: options)
+        let store = try copy.open(options: options)
         let operations = FaultInjector.Operation.allCases
         let before = operations.map { faults.calls($0) }
         try store.collectGarbage()
@@ -515,6 +508,3 @@ private func sameBytes(_ bytes: UnsafeRawBufferPointer, _ expected: [UInt8]) -> 
         return memcmp(left, right, bytes.count) == 0
     }
 }
-
-/// The crash writer's payload of `id`.
-private func crashPayload(for id: ObjectID) -> [UInt8] { crashPayload(for: id.rawValue) }

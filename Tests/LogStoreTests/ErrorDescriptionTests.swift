@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -7,7 +8,7 @@ import Testing
 /// message, file and offset, cause.
 @Suite struct ErrorDescriptionTests {
     @Test func aStoreErrorsLocalizedDescriptionIsItsDescription() throws {
-        let directory = TemporaryDirectory("error-text")
+        let directory = TemporaryStore("error-text")
         let error = try #require(throws: LogStoreError.self) {
             try Store.open(at: directory.path + "/missing", options: StoreOptions(createIfMissing: false))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -11,9 +12,9 @@ import Testing
 @Suite struct FaultInjectionTests {
     @Test(arguments: [FaultInjector.Operation.sync, .write])
     func failedIOIsAnErrorAndLosesNothingAcknowledged(operation: FaultInjector.Operation) throws {
-        let directory = TemporaryDirectory("fault")
+        let directory = TemporaryStore("fault")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         var acknowledged: [ObjectID: [UInt8]] = [:]
         for index in 0..<20 {
             let payload = payloadBytes(50 + index, seed: UInt64(index))
@@ -34,7 +35,7 @@ import Testing
         for (id, payload) in acknowledged { #expect(try store.get(id)?.payload == payload) }
         try? store.close()
 
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         for (id, payload) in acknowledged { #expect(try reopened.get(id)?.payload == payload) }
         let next = try reopened.put(typeTag: 1, payload: [9])
         #expect(try reopened.get(next)?.payload == [9])
@@ -43,9 +44,9 @@ import Testing
     }
 
     @Test func shortWritesAreCompleted() throws {
-        let directory = TemporaryDirectory("short")
+        let directory = TemporaryStore("short")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         faults.inject(.write, .shortWrite(7), times: 50)
         var written: [ObjectID: [UInt8]] = [:]
         for index in 0..<10 {
@@ -54,27 +55,27 @@ import Testing
         }
         #expect(faults.calls(.write) > 10)
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         for (id, payload) in written { #expect(try reopened.get(id)?.payload == payload) }
         try reopened.close()
     }
 
     @Test func failedSegmentCreationFailsTheWrite() throws {
-        let directory = TemporaryDirectory("create")
+        let directory = TemporaryStore("create")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         faults.inject(.open, .error(EACCES))
         #expect(throws: LogStoreError.self) { try store.put(typeTag: 1, payload: [1]) }
         try? store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         #expect(try reopened.count() == 0)
         try reopened.close()
     }
 
     @Test func failedSyncOnCloseIsReported() throws {
-        let directory = TemporaryDirectory("close")
+        let directory = TemporaryStore("close")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(fsync: .never, faults: faults))
+        let store = try directory.open(options: testOptions(fsync: .never, faults: faults))
         try store.put(typeTag: 1, payload: [1])
         faults.inject(.sync, .error(EIO))
         #expect(throws: LogStoreError.self) { try store.close() }
@@ -83,9 +84,9 @@ import Testing
 
 extension FaultInjectionTests {
     @Test func closeAfterAFailureWithWritersWaitingReturns() throws {
-        let directory = TemporaryDirectory("close-failed")
+        let directory = TemporaryStore("close-failed")
         let faults = FaultInjector()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         try store.put(typeTag: 1, payload: [1])
         faults.inject(.sync, .error(EIO), times: 1000)
         let group = ThreadGroup()

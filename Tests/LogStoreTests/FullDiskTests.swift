@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -11,10 +12,10 @@ import Testing
 /// a torn tail fails saying how much space it needs, and changes nothing.
 @Suite struct FullDiskTests {
     @Test func aStoreOpensOnAFullDiskAfterAWriteFailedForSpace() throws {
-        let directory = TemporaryDirectory("full-disk")
+        let directory = TemporaryStore("full-disk")
         let faults = FaultInjector()
         var acknowledged: [ObjectID: [UInt8]] = [:]
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         for index in 0..<20 {
             let payload = payloadBytes(100, seed: UInt64(index))
             acknowledged[try store.put(typeTag: 1, payload: payload)] = payload
@@ -24,15 +25,15 @@ import Testing
         try? store.close()
 
         // The disk is still full.
-        let reopened = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let reopened = try directory.open(options: testOptions(faults: faults))
         for (id, payload) in acknowledged { #expect(try reopened.get(id)?.payload == payload) }
         try? reopened.close()
     }
 
     @Test func aTornTailOnAFullDiskFailsSayingWhatSpaceItNeeds() throws {
-        let directory = TemporaryDirectory("full-disk-torn")
+        let directory = TemporaryStore("full-disk-torn")
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             for index in 0..<20 { try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))) }
             try store.close()
         }
@@ -48,7 +49,7 @@ import Testing
         let faults = FaultInjector()
         faults.inject(.write, .error(ENOSPC), times: 1_000_000)
         #expect {
-            try Store.open(at: directory.path, options: testOptions(faults: faults))
+            try directory.open(options: testOptions(faults: faults))
         } throws: { error in
             guard let error = error as? LogStoreError else { return false }
             return error.code == .ioError && error.message.contains("no space left")
@@ -58,7 +59,7 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == segment, "nothing cut")
 
         faults.clear()
-        let store = try Store.open(at: directory.path, options: testOptions(faults: faults))
+        let store = try directory.open(options: testOptions(faults: faults))
         #expect(store.recovery?.bytesCut == 7)
         try store.close()
     }

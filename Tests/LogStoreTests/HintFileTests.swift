@@ -1,5 +1,6 @@
 import Foundation
 import LogStoreExamples
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -36,8 +37,8 @@ import Testing
 
     /// A closed store of several sealed segments with overwrites, deletes, roots, unpinned objects and
     /// compaction outputs, all with hints.
-    func makeStore(_ directory: TemporaryDirectory) throws -> Contents {
-        let store = try Store.open(at: directory.path, options: options())
+    func makeStore(_ directory: TemporaryStore) throws -> Contents {
+        let store = try directory.open(options: options())
         var random = SplitMix64(seed: 11)
         var ids: [ObjectID] = []
         for index in 0..<600 {
@@ -62,9 +63,9 @@ import Testing
     }
 
     @Test func openWithHintsEqualsOpenByScan() throws {
-        let directory = TemporaryDirectory("hints")
+        let directory = TemporaryStore("hints")
         let expected = try makeStore(directory)
-        var store = try Store.open(at: directory.path, options: options())
+        var store = try directory.open(options: options())
         #expect(store.segmentsLoadedFromHints >= 3)
         #expect(try contents(store) == expected)
         #expect(store.auditReferenceCounts().isEmpty)
@@ -72,7 +73,7 @@ import Testing
         for name in directory.fileNames() where name.hasSuffix(".hint") {
             try FileManager.default.removeItem(atPath: directory.path + "/" + name)
         }
-        store = try Store.open(at: directory.path, options: options())
+        store = try directory.open(options: options())
         #expect(store.segmentsLoadedFromHints == 0)
         #expect(try contents(store) == expected)
         try store.close()
@@ -80,7 +81,7 @@ import Testing
     }
 
     @Test func aDamagedOrStaleHintFallsBackToScanning() throws {
-        let directory = TemporaryDirectory("hints-bad")
+        let directory = TemporaryStore("hints-bad")
         let expected = try makeStore(directory)
         let hints = directory.fileNames().filter { $0.hasSuffix(".hint") }.map { directory.path + "/" + $0 }
         // Flip a byte in one hint, cut another short, and give a third the bytes of another segment's.
@@ -94,14 +95,14 @@ import Testing
         let report = try Store.verify(at: directory.path)
         #expect(report.problems.filter { $0.file.hasSuffix(".hint") }.count >= 3, "\(report.problems)")
 
-        let store = try Store.open(at: directory.path, options: options())
+        let store = try directory.open(options: options())
         #expect(store.openNotes.count >= 3, "\(store.openNotes)")
         #expect(try contents(store) == expected)
         // Hints it could not use are written again.
         try store.writeHints()
         try store.close()
         #expect(try Store.verify(at: directory.path).isSound)
-        let again = try Store.open(at: directory.path, options: options())
+        let again = try directory.open(options: options())
         #expect(again.openNotes.isEmpty)
         #expect(try contents(again) == expected)
         try again.close()
@@ -111,11 +112,11 @@ import Testing
     /// ``LegacyHint``, the layout of Format.md section 8), for every sealed segment, including a root name
     /// stored compressed.
     @Test func writtenHintsEqualTheOldLayout() throws {
-        let directory = TemporaryDirectory("hints-streamed")
+        let directory = TemporaryStore("hints-streamed")
         _ = try makeStore(directory)
         var options = options()
         options.compressionMinimumSize = 0
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         try store.setRoot(String(repeating: "a long root name ", count: 40), to: try #require(store.ids().first))
         // Enough records after it to seal its segment (64 KiB segments).
         for index in 0..<400 { try store.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index))) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -9,8 +10,8 @@ import Testing
     let largest = LogStoreLimits.maxObjectID.rawValue
 
     @Test func aPutOfAnIDBeyondTheLargestIsRefused() throws {
-        let directory = TemporaryDirectory("id-put")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore("id-put")
+        let store = try directory.open(options: testOptions())
         for id in [largest + 1, UInt64.max - 1, UInt64.max] {
             let error = try #require(throws: LogStoreError.self) {
                 try store.put(ObjectID(id), typeTag: 1, payload: [])
@@ -22,8 +23,8 @@ import Testing
     }
 
     @Test func reservingIDsBeyondTheLargestIsRefused() throws {
-        let directory = TemporaryDirectory("id-reserve")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore("id-reserve")
+        let store = try directory.open(options: testOptions())
         for id in [largest + 1, UInt64.max - 64, UInt64.max] {
             let error = try #require(throws: LogStoreError.self) { try store.reserveIDs(through: ObjectID(id)) }
             #expect(error.code == .idOutOfRange, "\(error)")
@@ -34,8 +35,8 @@ import Testing
     }
 
     @Test func theLargestIDIsUsableAndThenTheIDsAreExhausted() throws {
-        let directory = TemporaryDirectory("id-exhausted")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore("id-exhausted")
+        let store = try directory.open(options: testOptions())
         try store.reserveIDs(through: ObjectID(largest - 1))
         try store.put(ObjectID(largest - 1), typeTag: 1, payload: [1])
         let last = store.newID()
@@ -48,7 +49,7 @@ import Testing
         try store.close()
 
         // Reopening a store that holds the largest id works (and reserved every id); no id is left.
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         #expect(try reopened.get(ObjectID(largest))?.payload == [2])
         let error = try #require(throws: LogStoreError.self) { try reopened.put(typeTag: 1, payload: [4]) }
         #expect(error.code == .exhausted, "\(error)")
@@ -59,10 +60,10 @@ import Testing
     /// A store whose newest segment ends with a committed frame carrying `id` and `sequence`, and
     /// the offset of that frame.
     private func storeEndingWithFrame(id: UInt64, sequence: UInt64, _ label: String) throws -> (
-        TemporaryDirectory, String, UInt64
+        TemporaryStore, String, UInt64
     ) {
-        let directory = TemporaryDirectory(label)
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore(label, unverifiedBecause: "a frame with an out-of-range field is appended")
+        let store = try directory.open(options: testOptions())
         try store.put(typeTag: 1, payload: [1, 2, 3])
         try store.close()
         try forgetCleanClose(directory.path)  // as a crash would leave it: the frame is judged on its own
@@ -92,8 +93,9 @@ import Testing
     }
 
     @Test func aManifestReservingBeyondTheLargestIDIsDamaged() throws {
-        let directory = TemporaryDirectory("id-manifest")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore(
+            "id-manifest", unverifiedBecause: "the manifest reserves ids beyond the largest object id")
+        let store = try directory.open(options: testOptions())
         try store.put(typeTag: 1, payload: [1])
         try store.close()
         let path = directory.path + "/" + SegmentManifest.fileName
@@ -105,7 +107,7 @@ import Testing
         readOnly.readOnly = true
         for options in [testOptions(), readOnly] {
             let error = try #require(throws: LogStoreError.self) {
-                try Store.open(at: directory.path, options: options)
+                try directory.open(options: options)
             }
             #expect(error.code == .corruptManifest, "\(error)")
             #expect(error.file == path && error.offset == 16, "\(error)")
@@ -117,14 +119,14 @@ import Testing
 
     /// Opening (for writing and read-only) refuses the store naming the frame; verify reports it there.
     private func expectCorruption(
-        _ directory: TemporaryDirectory, _ path: String, _ offset: UInt64, mentioning text: String
+        _ directory: TemporaryStore, _ path: String, _ offset: UInt64, mentioning text: String
     ) throws {
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64
         var readOnly = testOptions()
         readOnly.readOnly = true
         for options in [testOptions(), readOnly] {
             let error = try #require(throws: LogStoreError.self) {
-                try Store.open(at: directory.path, options: options)
+                try directory.open(options: options)
             }
             #expect(error.code == .corruptFrame, "\(error)")
             #expect(error.file == path)

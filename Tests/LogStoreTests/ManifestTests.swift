@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -7,9 +8,10 @@ import Testing
 /// without it a lost segment could not be told from one compaction removed.
 @Suite struct ManifestTests {
     /// A closed store of at least three segments.
-    func storeOfThreeSegments(_ label: String) throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory(label)
-        let store = try Store.open(at: directory.path, options: testOptions())
+    func storeOfThreeSegments(_ label: String) throws -> TemporaryStore {
+        let directory = TemporaryStore(
+            label, unverifiedBecause: "each test damages or removes the manifest, or removes a segment it lists")
+        let store = try directory.open(options: testOptions())
         for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }
         try store.close()
         #expect(directory.segmentFiles().count >= 3)
@@ -57,7 +59,7 @@ import Testing
         let checksum = bytes.withUnsafeBytes { Checksum.xxh3($0) }
         bytes += withUnsafeBytes(of: checksum.littleEndian, Array.init)
         try Data(bytes).write(to: URL(fileURLWithPath: directory.path + "/SEGMENTS"))
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         #expect(try store.count() == 300)
         try store.close()
         try FileManager.default.removeItem(atPath: directory.segmentFiles()[1])

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -127,10 +128,10 @@ import Testing
     /// `writesZerosAhead` is off; either way a clean close cuts the segment back to its frames.
     @Test(arguments: [true, false])
     func storesWriteZerosAheadOfSmallCommitsWhenAsked(_ zerosAhead: Bool) throws {
-        let directory = TemporaryDirectory("store-zeros")
+        let directory = TemporaryStore("store-zeros")
         var options = testOptions(segmentSize: 8 << 20)
         options.tuning.writesZerosAhead = zerosAhead
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         for index in 0..<50 { try store.put(typeTag: 1, payload: payloadBytes(200, seed: UInt64(index))) }
         let end = try #require(try store.statistics().segments.last).bytes
         let path = try #require(directory.segmentFiles().last)
@@ -157,7 +158,7 @@ import Testing
 /// A file in a fresh directory, extended (a hole) to `size` and open for reading and writing, written at
 /// its end the way a segment's writer does.
 final class ExtendedFile {
-    let directory: TemporaryDirectory
+    let directory: TemporaryStore
     let path: String
     let io: SystemIO
     let fd: Int32
@@ -166,7 +167,7 @@ final class ExtendedFile {
     private(set) var written: UInt64 = 0
 
     init(_ name: String, size: UInt64, faults: FaultInjector? = nil) throws {
-        directory = TemporaryDirectory(name)
+        directory = TemporaryStore(name)
         path = directory.path + "/file"
         io = SystemIO(faults: faults)
         fd = try io.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC)

@@ -1,5 +1,6 @@
 import Foundation
 import LogStoreExamples
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -19,14 +20,11 @@ import Testing
 
     @Test(arguments: [0, 1, 2])
     func randomOperationsMatchTheModel(round: Int) throws {
-        let seed =
-            ProcessInfo.processInfo.environment["LOGSTORE_SEED"].flatMap(UInt64.init)
-            ?? (0xC0FFEE + UInt64(round) * 7919)
-        print("PropertyTests seed \(seed) (replay with LOGSTORE_SEED=\(seed))")
+        let seed = testSeed("PropertyTests", default: 0xC0FFEE + UInt64(round) * 7919)
         var random = SplitMix64(seed: seed)
-        let directory = TemporaryDirectory("property")
+        let directory = TemporaryStore("property")
         let fsync: FsyncPolicy = [.always, .never, .interval(.milliseconds(5))][round % 3]
-        var store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16, fsync: fsync))
+        var store = try directory.open(options: testOptions(segmentSize: 1 << 16, fsync: fsync))
         var model = Model()
 
         func randomRecord(_ id: ObjectID, among live: [ObjectID]) -> Record {
@@ -98,7 +96,7 @@ import Testing
                 #expect(throws: LogStoreError.self) { try store.write(batch) }
             default:
                 try store.close()
-                store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16, fsync: fsync))
+                store = try directory.open(options: testOptions(segmentSize: 1 << 16, fsync: fsync))
                 #expect(store.recovery == nil)
                 try expectEqual(store, model, step: step, seed: seed)
             }

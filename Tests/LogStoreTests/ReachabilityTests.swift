@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 import Synchronization
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -61,11 +62,11 @@ import Testing
     }
 
     @Test(arguments: [1, 2, 3])
-    func randomGraphsKeepExactlyTheReachableObjects(seed: UInt64) throws {
-        print("ReachabilityTests seed \(seed)")
+    func randomGraphsKeepExactlyTheReachableObjects(round: UInt64) throws {
+        let seed = testSeed("ReachabilityTests", default: round)
         var random = SplitMix64(seed: seed)
-        let directory = TemporaryDirectory("gc-model")
-        var store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("gc-model")
+        var store = try directory.open(options: options())
         var model = Model()
         func pick() -> ObjectID? {
             let ids = model.nodes.keys.sorted()
@@ -135,7 +136,7 @@ import Testing
                 try store.compact()
             default:
                 try store.close()
-                store = try Store.open(at: directory.path, options: options())
+                store = try directory.open(options: options())
             }
             try sync(store, &model, context)
         }
@@ -148,8 +149,8 @@ import Testing
     }
 
     @Test func danglingReferencesAndDeletesOfReferencedObjectsAreRefused() throws {
-        let directory = TemporaryDirectory("gc-integrity")
-        let store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("gc-integrity")
+        let store = try directory.open(options: options())
         let target = try store.put(typeTag: 1, payload: [1])
         let referrer = try store.put(typeTag: 1, references: [target], payload: [2])
         func code(_ body: () throws -> Void) -> LogStoreError.Code? {
@@ -189,8 +190,8 @@ import Testing
     /// Batches that only put new objects take a path without an undo log: their counts, refusals and
     /// the fallback for other orders must match the general path.
     @Test func batchesOfNewObjectsCountReferencesLikeAnyOtherBatch() throws {
-        let directory = TemporaryDirectory("gc-new-objects")
-        let store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("gc-new-objects")
+        let store = try directory.open(options: options())
         let old = try store.put(typeTag: 1, payload: [1])
         let ids = (0..<4).map { _ in store.newID() }
         var batch = WriteBatch()
@@ -258,15 +259,15 @@ import Testing
         #expect(try !store.contains(ids[1]) && !store.contains(ids[0]) && !store.contains(ids[3]))
         #expect(store.auditReferenceCounts().isEmpty)
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: options())
+        let reopened = try directory.open(options: options())
         #expect(reopened.auditReferenceCounts().isEmpty)
         #expect(try Set(reopened.ids()) == [old, x, y, r])
         try reopened.close()
     }
 
     @Test func countsFreeChainsAtOnceAndMarkSweepFreesCycles() throws {
-        let directory = TemporaryDirectory("gc-cycles")
-        let store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("gc-cycles")
+        let store = try directory.open(options: options())
         let holder = try store.put(typeTag: 1, payload: [0])
 
         // A chain hanging from a root goes as soon as the root goes (counting, cascading).
@@ -308,14 +309,14 @@ import Testing
         #expect(store.auditReferenceCounts().isEmpty)
         ring.removeAll()
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: options())
+        let reopened = try directory.open(options: options())
         #expect(try reopened.ids() == [holder])
         try reopened.close()
     }
 
     @Test func anObjectRelinkedDuringMarkSweepSurvives() throws {
-        let directory = TemporaryDirectory("gc-race")
-        let store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("gc-race")
+        let store = try directory.open(options: options())
         let holder = try store.put(typeTag: 1, payload: [0])
         let a = store.newID()
         let b = store.newID()
@@ -337,8 +338,8 @@ import Testing
     }
 
     @Test func markSweepRunsBesideWritersThatRelinkConstantly() throws {
-        let directory = TemporaryDirectory("gc-concurrent")
-        let store = try Store.open(at: directory.path, options: options())
+        let directory = TemporaryStore("gc-concurrent")
+        let store = try directory.open(options: options())
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])
         let passes = Atomic<Int>(0)

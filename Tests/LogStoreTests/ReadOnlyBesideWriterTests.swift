@@ -32,8 +32,8 @@ import Testing
 
     /// Opens a writer with ``objectCount`` objects, each written `rounds` times (so its older segments
     /// are garbage that compaction deletes), and returns it with the ids.
-    static func writer(_ directory: TemporaryDirectory, rounds: UInt64 = 3) throws -> (Store, [ObjectID]) {
-        let store = try Store.open(at: directory.path, options: writerOptions())
+    static func writer(_ directory: TemporaryStore, rounds: UInt64 = 3) throws -> (Store, [ObjectID]) {
+        let store = try directory.open(options: writerOptions())
         let ids = (0..<objectCount).map { _ in store.newID() }
         for version in 1...rounds { try overwrite(store, ids, version: version) }
         #expect(directory.segmentFiles().count >= 3)
@@ -80,7 +80,7 @@ extension ReadOnlyBesideWriterTests {
         _ label: String,
         reader: @escaping @Sendable (_ path: String, _ ids: [ObjectID], _ failures: Shared<[String]>) -> Void
     ) throws -> (passes: Int, segmentsCompacted: Int) {
-        let directory = TemporaryDirectory(label)
+        let directory = TemporaryStore(label)
         let (store, ids) = try writer(directory)
         let stop = Atomic<Bool>(false)
         let failures = Shared<[String]>([])

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -31,7 +32,7 @@ import Testing
 
     @Test(arguments: points, [false, true])
     func aCompactionAtThisPointOfALoadIsFollowed(point: Point, verifying: Bool) throws {
-        let directory = TemporaryDirectory("retry-compaction")
+        let directory = TemporaryStore("retry-compaction")
         let (writer, ids) = try ReadOnlyBesideWriterTests.writer(directory)
         _ = try writer.compact()  // outputs, with hint files
         try ReadOnlyBesideWriterTests.overwrite(writer, ids, version: 4)  // all of them garbage now
@@ -51,7 +52,7 @@ import Testing
             #expect(report.problems.isEmpty, "\(report.problems)")
             #expect(report.liveObjects == ids.count)
         } else {
-            let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+            let store = try directory.open(options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
             #expect(try store.ids() == ids)
             for id in ids { #expect(try store.get(id) == writer.get(id), "\(id)") }
             try store.close()
@@ -66,9 +67,9 @@ import Testing
 // MARK: - Real losses, and a store that never stops changing
 
 extension ReadOnlyRetryTests {
-    /// A closed store of at least three segments.
-    static func closedStore(_ label: String) throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory(label)
+    /// A closed store of at least three segments; `unverifiedBecause` is for a test that damages it.
+    static func closedStore(_ label: String, unverifiedBecause reason: String? = nil) throws -> TemporaryStore {
+        let directory = TemporaryStore(label, unverifiedBecause: reason)
         let (store, _) = try ReadOnlyBesideWriterTests.writer(directory, rounds: 2)
         try store.close()
         return directory
@@ -84,7 +85,7 @@ extension ReadOnlyRetryTests {
     }
 
     @Test func aSegmentThatIsReallyMissingIsStillMissingSegment() throws {
-        let directory = try Self.closedStore("retry-missing")
+        let directory = try Self.closedStore("retry-missing", unverifiedBecause: "a segment is removed")
         let lost = directory.segmentFiles()[1]
         try FileManager.default.removeItem(atPath: lost)
         let name = (lost as NSString).lastPathComponent
@@ -98,7 +99,7 @@ extension ReadOnlyRetryTests {
     /// finds the manifest still listing it, and reports the loss (not a store that kept changing).
     @Test(arguments: [false, true])
     func aSegmentDeletedByHandBetweenListingAndOpeningIsMissingSegment(verifying: Bool) throws {
-        let directory = try Self.closedStore("retry-deleted")
+        let directory = try Self.closedStore("retry-deleted", unverifiedBecause: "a segment is removed")
         let lost = directory.segmentFiles()[1]
         let name = (lost as NSString).lastPathComponent
         let faults = FaultInjector()
@@ -117,7 +118,7 @@ extension ReadOnlyRetryTests {
         let directory = try Self.closedStore("retry-bounded")
         let faults = FaultInjector()
         faults.inject(.open, .error(ENOENT), times: 3, pathSuffix: ".seg")
-        let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+        let store = try directory.open(options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
         #expect(try store.count() == ReadOnlyBesideWriterTests.objectCount)
         #expect(store.openNotes.contains { $0.contains("read again 3 time(s)") }, "\(store.openNotes)")
         try store.close()
@@ -146,7 +147,8 @@ extension ReadOnlyRetryTests {
     /// them. Here the damage is there for the first attempt only; the second finds the segment whole.
     @Test(arguments: [false, true])
     func damageFoundOnceIsReadAgainAndReportedOnlyWhenItLasts(verifying: Bool) throws {
-        let directory = try Self.closedStore("retry-damage")
+        let directory = try Self.closedStore(
+            "retry-damage", unverifiedBecause: "it ends with a byte of a segment flipped")
         let path = try #require(directory.segmentFiles().last)
         let name = (path as NSString).lastPathComponent
         let original = try #require(try Data(contentsOf: URL(fileURLWithPath: path))[60])
@@ -159,7 +161,7 @@ extension ReadOnlyRetryTests {
             #expect(report.problems.isEmpty, "\(report.problems)")
             #expect(report.notes.contains { $0.contains("read again 1 time(s)") }, "\(report.notes)")
         } else {
-            let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+            let store = try directory.open(options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
             #expect(try store.count() == ReadOnlyBesideWriterTests.objectCount)
             #expect(store.openNotes.contains { $0.contains("read again 1 time(s)") }, "\(store.openNotes)")
             try store.close()
@@ -186,7 +188,7 @@ extension ReadOnlyRetryTests {
     /// (SIGBUS, the whole process ends); it reads a copy instead, which just comes out shorter.
     @Test(arguments: [false, true])
     func theWriterCuttingTheAppendSegmentBackWhileItIsReadIsNoFault(verifying: Bool) throws {
-        let directory = TemporaryDirectory("retry-cut")
+        let directory = TemporaryStore("retry-cut")
         let (writer, ids) = try ReadOnlyBesideWriterTests.writer(directory, rounds: 2)
         var expected: [ObjectID: Record] = [:]
         for id in ids { expected[id] = try writer.get(id) }
@@ -213,7 +215,7 @@ extension ReadOnlyRetryTests {
             #expect(report.problems.isEmpty, "\(report.problems)")
             #expect(report.liveObjects == ids.count)
         } else {
-            let store = try Store.open(at: directory.path, options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
+            let store = try directory.open(options: ReadOnlyBesideWriterTests.readOnlyOptions(faults))
             for id in ids { #expect(try store.get(id) == expected[id], "\(id)") }
             try store.close()
         }

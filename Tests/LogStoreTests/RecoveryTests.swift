@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -30,10 +31,10 @@ import Testing
     /// frame, which the open trims (with a note, no side file, no recovery report); a seal and a clean
     /// close cut segments back to their frames.
     @Test func spaceExtendedAheadOfTheWritesIsTrimmed() throws {
-        let directory = TemporaryDirectory("prefill")
-        let copy = TemporaryDirectory("prefill-crashed")
+        let directory = TemporaryStore("prefill")
+        let copy = TemporaryStore("prefill-crashed")
         var expected: [Record] = []
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
         for index in 0..<400 {  // ~1.6 segments of 1 MiB
             let id = try store.put(typeTag: 1, payload: payloadBytes(4000, seed: UInt64(index)))
             expected.append(try #require(try store.get(id)))
@@ -57,7 +58,7 @@ import Testing
         for (segment, file) in zip(stats.segments, directory.segmentFiles()) {
             #expect(UInt64(try fileSize(file)) == segment.bytes, "closed: cut back to its frames")
         }
-        let reopened = try Store.open(at: copy.path, options: testOptions(segmentSize: 1 << 20))
+        let reopened = try copy.open(options: testOptions(segmentSize: 1 << 20))
         #expect(reopened.recovery == nil)
         #expect(reopened.openNotes.contains { $0.contains("zero bytes after the last frame") }, "\(reopened.openNotes)")
         #expect(!copy.fileNames().contains { $0.contains("torn") })
@@ -72,10 +73,10 @@ import Testing
     /// After a crash the extension can hold zeros a writer of small commits wrote ahead of itself, after
     /// a hole: they are trimmed like the hole, not taken for data after a hole inside the log.
     @Test func zerosAfterAHoleAreTrimmedToo() throws {
-        let directory = TemporaryDirectory("zeros-after-hole")
+        let directory = TemporaryStore("zeros-after-hole")
         var expected: [Record] = []
         do {
-            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
+            let store = try directory.open(options: testOptions(segmentSize: 4 << 20))
             for index in 0..<200 {
                 let id = try store.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index)))
                 expected.append(try #require(try store.get(id)))
@@ -97,7 +98,7 @@ import Testing
         try #require(regions?.isEmpty == false, "the filesystem reports holes")
 
         #expect(try Store.verify(at: directory.path).isSound)
-        let reopened = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
+        let reopened = try directory.open(options: testOptions(segmentSize: 4 << 20))
         #expect(reopened.recovery == nil)
         #expect(reopened.openNotes.contains { $0.contains("zero bytes after the last frame") }, "\(reopened.openNotes)")
         for record in expected { #expect(try reopened.get(record.id) == record) }
@@ -107,12 +108,13 @@ import Testing
 
     /// Writes 200 acknowledged records, then `later` more, closes, and zeroes `zeroed` (offsets relative to
     /// the end of the 200) as a lost write would: returns the store's directory, the 200 and the file.
-    func storeWithLostSectors(later: Int, zeroed: (Int) -> Range<Int>) throws -> (
-        TemporaryDirectory, [Record], String, committedEnd: Int
-    ) {
-        let directory = TemporaryDirectory("torn-group")
+    /// `unverifiedBecause` is for a test whose damage no open repairs (``TemporaryStore``).
+    func storeWithLostSectors(
+        later: Int, unverifiedBecause reason: String? = nil, zeroed: (Int) -> Range<Int>
+    ) throws -> (TemporaryStore, [Record], String, committedEnd: Int) {
+        let directory = TemporaryStore("torn-group", unverifiedBecause: reason)
         var acknowledged: [Record] = []
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 8 << 20))
+        let store = try directory.open(options: testOptions(segmentSize: 8 << 20))
         for index in 0..<200 {
             let id = try store.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index)))
             acknowledged.append(try #require(try store.get(id)))
@@ -138,7 +140,7 @@ import Testing
             end..<((end / 512 + 3) * 512)
         }
         #expect(try Store.verify(at: directory.path).isSound)
-        let reopened = try Store.open(at: directory.path, options: testOptions(segmentSize: 8 << 20))
+        let reopened = try directory.open(options: testOptions(segmentSize: 8 << 20))
         let recovery = try #require(reopened.recovery)
         #expect(recovery.cutOffset == UInt64(committedEnd))
         #expect(recovery.reason.contains("torn out of order"), "\(recovery.reason)")
@@ -153,11 +155,15 @@ import Testing
     /// a lost sector) are corruption: the open refuses, naming the file and offset.
     @Test func lostSectorsFollowedByMoreThanAGroupAreCorruption() throws {
         // 4,000 records (~1.3 MiB) after the lost sectors: more than zeros written ahead can cover.
-        let (far, _, _, _) = try storeWithLostSectors(later: 4000) { end in end..<((end / 512 + 3) * 512) }
+        let (far, _, _, _) = try storeWithLostSectors(later: 4000, unverifiedBecause: "corruption, left as it is") {
+            end in end..<((end / 512 + 3) * 512)
+        }
         #expect(try !Store.verify(at: far.path).isSound)
         #expect(openFailure(at: far.path, segmentSize: 8 << 20) == .corruptFrame)
         // A damaged byte (not a zeroed sector) in the first of 40 later records.
-        let (flipped, _, path, end) = try storeWithLostSectors(later: 40) { end in end..<end }
+        let (flipped, _, path, end) = try storeWithLostSectors(
+            later: 40, unverifiedBecause: "a byte after the lost sectors is flipped"
+        ) { end in end..<end }
         var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         data[end + 40] ^= 0x5A
         try Data(data).write(to: URL(fileURLWithPath: path))
@@ -169,9 +175,9 @@ import Testing
     /// (Here 1.4 MB of frames follow the hole: more than a group torn out of order could leave, see
     /// `aGroupTornOutOfOrderIsCutLikeATornTail`.)
     @Test func dataAfterAHoleIsNeverTrimmed() throws {
-        let directory = TemporaryDirectory("hole-inside")
+        let directory = TemporaryStore("hole-inside", unverifiedBecause: "a hole is punched inside the log")
         do {
-            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 4 << 20))
+            let store = try directory.open(options: testOptions(segmentSize: 4 << 20))
             for index in 0..<1400 { try store.put(typeTag: 1, payload: payloadBytes(1000, seed: UInt64(index))) }
             try store.close()
             try forgetCleanClose(directory.path)  // as a crash would leave it
@@ -208,10 +214,10 @@ import Testing
     }
 
     @Test func tornTailIsCutAndKeptInASideFile() throws {
-        let directory = TemporaryDirectory("torn")
+        let directory = TemporaryStore("torn")
         var ids: [ObjectID] = []
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             for index in 0..<10 {
                 ids.append(try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))))
             }
@@ -223,7 +229,7 @@ import Testing
         let garbage: [UInt8] = [1, 2, 0, 0, 9, 9, 9]  // a frame header cut short
         try append(garbage, to: segment)
 
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         let recovery = try #require(store.recovery)
         #expect(recovery.bytesCut == UInt64(garbage.count))
         #expect(recovery.cutOffset == UInt64(validSize))
@@ -236,20 +242,20 @@ import Testing
         // Writing goes on after the cut.
         let next = try store.put(typeTag: 1, payload: [7])
         try store.close()
-        let again = try Store.open(at: directory.path, options: testOptions())
+        let again = try directory.open(options: testOptions())
         #expect(again.recovery == nil)
         #expect(try again.get(next)?.payload == [7])
         try again.close()
     }
 
     @Test func halfWrittenBatchIsInvisibleAfterRecovery() throws {
-        let directory = TemporaryDirectory("batch")
+        let directory = TemporaryStore("batch")
         let before: ObjectID
         var batchIDs: [ObjectID] = []
         let segment: String
         let sizeBeforeBatch: Int
         do {
-            let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+            let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
             before = try store.put(typeTag: 1, payload: [1])
             segment = try #require(directory.segmentFiles().last)
             sizeBeforeBatch = try fileSize(segment)
@@ -266,10 +272,10 @@ import Testing
         let fullSize = try fileSize(segment)
         // Every cut inside the batch leaves none of it visible; the record before it survives.
         for cut in stride(from: sizeBeforeBatch + 1, to: fullSize, by: 97) {
-            let copy = TemporaryDirectory("batch-cut")
+            let copy = TemporaryStore("batch-cut")
             let bytes = try Data(contentsOf: URL(fileURLWithPath: segment)).prefix(cut)
             try bytes.write(to: URL(fileURLWithPath: copy.path + "/" + (segment as NSString).lastPathComponent))
-            let store = try Store.open(at: copy.path, options: testOptions())
+            let store = try copy.open(options: testOptions())
             #expect(store.recovery?.cutOffset == UInt64(sizeBeforeBatch), "cut at \(cut)")
             #expect(try store.get(before)?.payload == [1])
             for id in batchIDs { #expect(try store.get(id) == nil, "cut at \(cut)") }
@@ -279,10 +285,10 @@ import Testing
     }
 
     @Test func interruptedSegmentCreationIsRemoved() throws {
-        let directory = TemporaryDirectory("creation")
+        let directory = TemporaryStore("creation")
         let id: ObjectID
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             id = try store.put(typeTag: 1, payload: [5])
             try store.close()
             try forgetCleanClose(directory.path)  // as a crash would leave it
@@ -292,7 +298,7 @@ import Testing
         let partial = directory.path + "/" + LogFormat.segmentFileName(2)
         try Data(SegmentHeader(segmentNumber: 2, createdAtMilliseconds: 1).encoded().prefix(20)).write(
             to: URL(fileURLWithPath: partial))
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         #expect(store.recovery?.bytesCut == 20)
         #expect(!FileManager.default.fileExists(atPath: partial))
         #expect(try store.get(id)?.payload == [5])
@@ -300,9 +306,9 @@ import Testing
     }
 
     @Test func readOnlyOpenReportsButDoesNotCut() throws {
-        let directory = TemporaryDirectory("readonly")
+        let directory = TemporaryStore("readonly")
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             try store.put(typeTag: 1, payload: [1])
             try store.close()
             try forgetCleanClose(directory.path)  // as a crash would leave it
@@ -312,7 +318,7 @@ import Testing
         let size = try fileSize(segment)
         var options = testOptions()
         options.readOnly = true
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         #expect(store.recovery?.bytesCut == 3)
         #expect(store.recovery?.savedTo == nil)
         #expect(try fileSize(segment) == size)
@@ -325,10 +331,10 @@ import Testing
 
 extension RecoveryTests {
     @Test func writingWorksAfterAnInterruptedCreationOfALaterSegment() throws {
-        let directory = TemporaryDirectory("creation-later")
+        let directory = TemporaryStore("creation-later")
         var ids: [ObjectID] = []
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             for index in 0..<200 {
                 ids.append(try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))))
             }
@@ -340,12 +346,12 @@ extension RecoveryTests {
         try sealSegmentFile(try #require(directory.segmentFiles().last))
         let partial = directory.path + "/" + LogFormat.segmentFileName(UInt32(count + 1))
         try Data(repeating: 0, count: 48).write(to: URL(fileURLWithPath: partial))  // a zero-filled header
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         #expect(store.recovery != nil)
         let next = try store.put(typeTag: 1, payload: [42])
         #expect(try store.get(next)?.payload == [42])
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         #expect(try reopened.get(next)?.payload == [42])
         for (index, id) in ids.enumerated() {
             #expect(try reopened.get(id)?.payload == payloadBytes(600, seed: UInt64(index)))
@@ -354,8 +360,8 @@ extension RecoveryTests {
     }
 
     @Test func aBatchLargerThanASegmentGetsItsOwnSegment() throws {
-        let directory = TemporaryDirectory("oversized")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+        let directory = TemporaryStore("oversized")
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 16))
         var batch = WriteBatch()
         var expected: [ObjectID: [UInt8]] = [:]
         for index in 0..<40 {
@@ -367,7 +373,7 @@ extension RecoveryTests {
         try store.write(batch)  // and again, into a full one
         for (id, payload) in expected { #expect(try store.get(id)?.payload == payload) }
         try store.close()
-        let reopened = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+        let reopened = try directory.open(options: testOptions(segmentSize: 1 << 16))
         for (id, payload) in expected { #expect(try reopened.get(id)?.payload == payload) }
         try reopened.close()
     }
@@ -375,9 +381,9 @@ extension RecoveryTests {
 
 extension RecoveryTests {
     @Test func aMissingSegmentIsATypedErrorNotSilentLoss() throws {
-        let directory = TemporaryDirectory("missing")
+        let directory = TemporaryStore("missing", unverifiedBecause: "a segment the manifest lists is removed")
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }
             try store.close()
         }
@@ -385,7 +391,7 @@ extension RecoveryTests {
         #expect(segments.count >= 3)
         try FileManager.default.removeItem(atPath: segments[1])
         #expect {
-            try Store.open(at: directory.path, options: testOptions())
+            try directory.open(options: testOptions())
         } throws: { error in
             (error as? LogStoreError)?.code == .missingSegment
         }

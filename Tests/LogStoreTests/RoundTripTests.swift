@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
 
 @Suite struct RoundTripTests {
     @Test func everyRecordShapeRoundTripsAndSurvivesReopen() throws {
-        let directory = TemporaryDirectory()
+        let directory = TemporaryStore()
         let shapes: [(refs: Int, payload: [UInt8])] = [
             (0, []),
             (0, payloadBytes(1 << 20, seed: 1)),
@@ -16,7 +17,7 @@ import Testing
         ]
         var expected: [Record] = []
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             let target = try store.put(typeTag: 99, payload: [])
             expected.append(Record(id: target, typeTag: 99, payload: []))
             for (index, shape) in shapes.enumerated() {
@@ -28,7 +29,7 @@ import Testing
             }
             try store.close()
         }
-        let reopened = try Store.open(at: directory.path, options: testOptions())
+        let reopened = try directory.open(options: testOptions())
         for record in expected {
             #expect(try reopened.get(record.id) == record)
         }
@@ -38,8 +39,8 @@ import Testing
     }
 
     @Test func compressiblePayloadIsStoredSmaller() throws {
-        let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 24))
+        let directory = TemporaryStore()
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 24))
         let payload = payloadBytes(100_000, seed: 9, compressible: true)
         let id = try store.put(typeTag: 1, payload: payload)
         #expect(try store.get(id)?.payload == payload)
@@ -49,8 +50,8 @@ import Testing
     }
 
     @Test func deletesRootsAndBatches() throws {
-        let directory = TemporaryDirectory()
-        var store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore()
+        var store = try directory.open(options: testOptions())
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 2, references: [a], payload: [2])
         try store.setRoot("main", to: b)
@@ -70,7 +71,7 @@ import Testing
             batch.removeRoot("main")
         }
         try store.close()
-        store = try Store.open(at: directory.path, options: testOptions())
+        store = try directory.open(options: testOptions())
         #expect(try store.roots() == ["other": d])
         #expect(try store.ids() == [b, c, d])
         #expect(try store.ids(ofType: 1) == [c, d])

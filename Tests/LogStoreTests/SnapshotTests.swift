@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -7,8 +8,8 @@ import Testing
 /// Snapshots see one committed state; expectations make a write conditional on what was read.
 @Suite struct SnapshotTests {
     @Test func snapshotSeesTheStateOfItsMoment() throws {
-        let directory = TemporaryDirectory("snapshot")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore("snapshot")
+        let store = try directory.open(options: testOptions())
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 2, payload: [2])
         try store.setRoot("main", to: a)
@@ -40,8 +41,8 @@ import Testing
     }
 
     @Test func versionsAreTheSequenceOfTheWritingBatch() throws {
-        let directory = TemporaryDirectory("versions")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore("versions")
+        let store = try directory.open(options: testOptions())
         let id = store.newID()
         let first = try store.write { $0.put(id, typeTag: 1, payload: [1]) }
         #expect(try store.snapshot().version(of: id) == first)
@@ -54,8 +55,8 @@ import Testing
     }
 
     @Test func snapshotOutlivesCompactionAndCollection() throws {
-        let directory = TemporaryDirectory("snapshot-compaction")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 16))
+        let directory = TemporaryStore("snapshot-compaction")
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 16))
         var ids: [ObjectID] = []
         for index in 0..<1_000 {
             ids.append(try store.put(typeTag: 1, payload: payloadBytes(100, seed: UInt64(index))))
@@ -81,8 +82,8 @@ import Testing
     }
 
     @Test func expectationsGuardTheWholeBatch() throws {
-        let directory = TemporaryDirectory("expectations")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore("expectations")
+        let store = try directory.open(options: testOptions())
         let a = try store.put(typeTag: 1, payload: [1])
         let b = try store.put(typeTag: 1, payload: [1])
         let view = try store.snapshot()
@@ -118,8 +119,8 @@ import Testing
     }
 
     @Test func concurrentExpectationsLetExactlyOneWriterWin() throws {
-        let directory = TemporaryDirectory("expectation-race")
-        let store = try Store.open(at: directory.path, options: testOptions(fsync: .never))
+        let directory = TemporaryStore("expectation-race")
+        let store = try directory.open(options: testOptions(fsync: .never))
         let counter = try store.put(typeTag: 1, payload: Array(repeating: 0, count: 8))
         let conflicts = Atomic<Int>(0)
         let threads = ThreadGroup()
@@ -154,10 +155,10 @@ import Testing
     /// reference counting, the store compacting meanwhile); readers read the whole group through one
     /// snapshot at a time and must always find one batch's values.
     @Test func readersThroughSnapshotsNeverSeeHalfABatch() throws {
-        let directory = TemporaryDirectory("snapshot-readers")
+        let directory = TemporaryStore("snapshot-readers")
         var options = testOptions(segmentSize: 1 << 16, fsync: .never)
         options.compaction.background = false
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         let size = 20
         func writeGroup(_ round: UInt64) throws {
             try store.write { batch in

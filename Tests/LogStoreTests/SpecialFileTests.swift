@@ -14,12 +14,13 @@ import Testing
 /// limit. Each is an error (or harmless), never a hang or a signal. Run through the tool, under a
 /// timeout, so a regression cannot hang the suite.
 @Suite struct SpecialFileTests {
-    /// A closed store of two sealed segments and an append segment, without hint files.
-    func makeStore() throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory("special-files")
+    /// A closed store of two sealed segments and an append segment, without hint files; `unverifiedBecause`
+    /// is for a test that leaves a special file where a store file should be.
+    func makeStore(unverifiedBecause reason: String? = nil) throws -> TemporaryStore {
+        let directory = TemporaryStore("special-files", unverifiedBecause: reason)
         var options = testOptions()
         options.compaction.background = false
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         while directory.segmentFiles().count < 3 { try store.put(typeTag: 1, payload: payloadBytes(2000, seed: 2)) }
         try store.close()
         return directory
@@ -27,7 +28,7 @@ import Testing
 
     @Test(arguments: ["0000000009.seg", "SEGMENTS"])
     func aFIFONamedLikeAStoreFileIsAnErrorNamingIt(name: String) throws {
-        let directory = try makeStore()
+        let directory = try makeStore(unverifiedBecause: "a FIFO replaces a segment or the manifest")
         let path = directory.path + "/" + name
         try? FileManager.default.removeItem(atPath: path)
         #expect(mkfifo(path, 0o644) == 0)
@@ -62,18 +63,18 @@ import Testing
     }
 
     @Test func aFileSizeLimitAboveTheDataLetsAnImportSucceed() throws {
-        let directory = TemporaryDirectory("fsize-small")
+        let directory = TemporaryStore("fsize-small")
         let input = Data(#"{"id":1,"type":1,"refs":[],"payload":"AAEC"}"#.utf8 + [0x0A])
         let result = try ToolRunner.run(["import", directory.path], input: input, timeout: 60, fileSizeLimitKiB: 1024)
         #expect(!result.signaled, "killed by signal \(result.status): \(result.output)")
         #expect(result.status == 0, "\(result.output)")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         #expect(try store.get(ObjectID(1))?.payload == [0, 1, 2])
         try store.close()
     }
 
     @Test func writingBeyondAFileSizeLimitIsAnIOError() throws {
-        let directory = TemporaryDirectory("fsize-large")
+        let directory = TemporaryStore("fsize-large")
         let payload = Data(payloadBytes(8192, seed: 3)).base64EncodedString()
         let lines = (1...400).map { #"{"id":\#($0),"type":1,"refs":[],"payload":"\#(payload)"}"# }
         let input = Data((lines.joined(separator: "\n") + "\n").utf8)

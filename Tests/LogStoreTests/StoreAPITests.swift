@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -17,21 +18,21 @@ import Testing
     }
 
     @Test func secondWriterGetsLocked() throws {
-        let directory = TemporaryDirectory("lock")
-        let store = try Store.open(at: directory.path)
-        #expect(code { _ = try Store.open(at: directory.path) } == .locked)
+        let directory = TemporaryStore("lock")
+        let store = try directory.open()
+        #expect(code { _ = try directory.open() } == .locked)
         var readOnly = StoreOptions()
         readOnly.readOnly = true
-        let reader = try Store.open(at: directory.path, options: readOnly)
+        let reader = try directory.open(options: readOnly)
         #expect(try reader.count() == 0)
         try store.close()
-        let again = try Store.open(at: directory.path)
+        let again = try directory.open()
         try again.close()
     }
 
     @Test func badInputGetsTypedErrors() throws {
-        let directory = TemporaryDirectory("api")
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+        let directory = TemporaryStore("api")
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
         #expect(code { try store.put(ObjectID(1_000_000), typeTag: 1, payload: []) } == .unallocatedID)
         #expect(code { try store.put(ObjectID(0), typeTag: 1, payload: []) } == .unallocatedID)
         #expect(
@@ -64,23 +65,23 @@ import Testing
     }
 
     @Test func importedIDsMoveTheAllocator() throws {
-        let directory = TemporaryDirectory("reserve")
-        var store = try Store.open(at: directory.path)
+        let directory = TemporaryStore("reserve")
+        var store = try directory.open()
         try store.reserveIDs(through: ObjectID(5000))
         try store.put(ObjectID(5000), typeTag: 1, payload: [1])
         #expect(store.newID() > ObjectID(5000))
         let handedOut = store.newID()
         try store.put(typeTag: 1, payload: [2])  // persists the reservation past `handedOut`
         try store.close()
-        store = try Store.open(at: directory.path)
+        store = try directory.open()
         #expect(store.newID() > handedOut)
         #expect(try store.get(ObjectID(5000))?.payload == [1])
         try store.close()
     }
 
     @Test func statisticsCountLiveAndGarbageBytes() throws {
-        let directory = TemporaryDirectory("stats")
-        let store = try Store.open(at: directory.path)
+        let directory = TemporaryStore("stats")
+        let store = try directory.open()
         let id = try store.put(typeTag: 3, payload: payloadBytes(1000, seed: 1))
         try store.put(id, typeTag: 3, payload: payloadBytes(1000, seed: 2))
         let stats = try store.statistics()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -11,7 +12,7 @@ import Testing
 /// Only stores are opened: a directory of other files is refused before anything is written there.
 @Suite struct StoreIdentityTests {
     /// Every name in `directory` with its bytes.
-    func listing(_ directory: TemporaryDirectory) throws -> [String: Data] {
+    func listing(_ directory: TemporaryStore) throws -> [String: Data] {
         var files: [String: Data] = [:]
         for name in directory.fileNames() {
             files[name] = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + name))
@@ -20,8 +21,8 @@ import Testing
     }
 
     /// A directory holding one unrelated file.
-    func foreignFolder() throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory("foreign")
+    func foreignFolder() throws -> TemporaryStore {
+        let directory = TemporaryStore("foreign")
         try Data("hello\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/notes.txt"))
         return directory
     }
@@ -37,7 +38,7 @@ import Testing
         let directory = try foreignFolder()
         let before = try listing(directory)
         #expect {
-            try Store.open(at: directory.path, options: options(readOnly: readOnly))
+            try directory.open(options: options(readOnly: readOnly))
         } throws: { error in
             (error as? LogStoreError)?.code == .notAStore && (error as? LogStoreError)?.file == directory.path
         }
@@ -48,12 +49,13 @@ import Testing
     /// Files that only carry a store's names are not a store: nothing is written, not even `LOCK`.
     @Test(arguments: ["0000000001.seg", "SEGMENTS"])
     func filesNamedLikeAStoresWithOtherContentAreNotAStore(name: String) throws {
-        let directory = TemporaryDirectory("named-like-a-store")
+        let directory = TemporaryStore(
+            "named-like-a-store", unverifiedBecause: "a foreign file carries a store's name: not a store")
         try Data("not a LogStore file at all\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/" + name))
         let before = try listing(directory)
         for readOnly in [false, true] {
             #expect {
-                try Store.open(at: directory.path, options: options(readOnly: readOnly))
+                try directory.open(options: options(readOnly: readOnly))
             } throws: { error in
                 (error as? LogStoreError)?.code == .notAStore
             }
@@ -62,10 +64,10 @@ import Testing
     }
 
     @Test func anEmptyDirectoryBecomesAStoreWithItsIdentityFileFirst() throws {
-        let directory = TemporaryDirectory("empty")
+        let directory = TemporaryStore("empty")
         // Read-only, nothing can make it a store.
         #expect {
-            try Store.open(at: directory.path, options: options(readOnly: true))
+            try directory.open(options: options(readOnly: true))
         } throws: { error in
             (error as? LogStoreError)?.code == .notAStore
         }
@@ -75,10 +77,10 @@ import Testing
         faults.inject(.rename, .error(EIO))
         var failing = testOptions(faults: faults)
         failing.createIfMissing = true
-        #expect(throws: LogStoreError.self) { try Store.open(at: directory.path, options: failing) }
+        #expect(throws: LogStoreError.self) { try directory.open(options: failing) }
         #expect(!directory.fileNames().contains { $0 == "LOCK" || $0 == "SEGMENTS" || $0 == "STORE" })
 
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let store = try directory.open(options: testOptions())
         try store.put(typeTag: 1, payload: [1])
         try store.close()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/STORE"))
@@ -87,7 +89,7 @@ import Testing
     }
 
     @Test func aMissingDirectoryBecomesAStore() throws {
-        let parent = TemporaryDirectory("missing-parent")
+        let parent = TemporaryStore("missing-parent")
         let path = parent.path + "/store"
         try Store.open(at: path, options: testOptions()).close()
         #expect(FileManager.default.fileExists(atPath: path + "/STORE"))
@@ -96,22 +98,22 @@ import Testing
     /// A store made before identity files (segments and a manifest, no `STORE`) opens; an open for
     /// writing adds the file, a read-only open and `verify` only note that it is missing.
     @Test func aStoreWithoutAnIdentityFileStillOpens() throws {
-        let directory = TemporaryDirectory("legacy")
+        let directory = TemporaryStore("legacy")
         let id: ObjectID
         do {
-            let store = try Store.open(at: directory.path, options: testOptions())
+            let store = try directory.open(options: testOptions())
             id = try store.put(typeTag: 1, payload: [7])
             try store.close()
         }
         try FileManager.default.removeItem(atPath: directory.path + "/STORE")
-        let readOnly = try Store.open(at: directory.path, options: options(readOnly: true))
+        let readOnly = try directory.open(options: options(readOnly: true))
         #expect(try readOnly.get(id)?.payload == [7])
         #expect(readOnly.openNotes.contains { $0.contains("no identity file") }, "\(readOnly.openNotes)")
         try readOnly.close()
         #expect(try Store.verify(at: directory.path).notes.contains { $0.contains("no identity file") })
         #expect(!directory.fileNames().contains("STORE"))
 
-        let writable = try Store.open(at: directory.path, options: testOptions())
+        let writable = try directory.open(options: testOptions())
         #expect(try writable.get(id)?.payload == [7])
         try writable.close()
         #expect(directory.fileNames().contains("STORE"))
@@ -119,8 +121,8 @@ import Testing
     }
 
     @Test func aDamagedIdentityFileIsCorruptionNotAForeignFolder() throws {
-        let directory = TemporaryDirectory("damaged-identity")
-        try Store.open(at: directory.path, options: testOptions()).close()
+        let directory = TemporaryStore("damaged-identity", unverifiedBecause: "a byte of STORE is flipped")
+        try directory.open(options: testOptions()).close()
         let path = directory.path + "/STORE"
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[20] ^= 0x01
@@ -128,7 +130,7 @@ import Testing
         let before = try listing(directory)
         for readOnly in [false, true] {
             #expect {
-                try Store.open(at: directory.path, options: options(readOnly: readOnly))
+                try directory.open(options: options(readOnly: readOnly))
             } throws: { error in
                 let error = error as? LogStoreError
                 return error?.code == .corruptStoreIdentity && error?.file == path && error?.offset == 40

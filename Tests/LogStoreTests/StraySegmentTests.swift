@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -6,10 +7,10 @@ import Testing
 /// A file named like a segment that cannot be one is reported for what it is, naming it.
 @Suite struct StraySegmentTests {
     @Test func aStrayShortFileAfterAnUnsealedSegmentIsNamedAsTooShort() throws {
-        let directory = TemporaryDirectory("stray-segment")
+        let directory = TemporaryStore("stray-segment")
         var options = testOptions()
         options.compaction.background = false
-        let store = try Store.open(at: directory.path, options: options)
+        let store = try directory.open(options: options)
         while directory.segmentFiles().count < 3 { try store.put(typeTag: 1, payload: payloadBytes(2000, seed: 1)) }
         try store.close()
         let stray = directory.path + "/" + LogFormat.segmentFileName(9)
@@ -19,7 +20,7 @@ import Testing
         readOnly.readOnly = true
         for options in [options, readOnly] {
             let error = try #require(throws: LogStoreError.self) {
-                try Store.open(at: directory.path, options: options)
+                try directory.open(options: options)
             }
             #expect(error.code == .corruptSegmentHeader, "\(error)")
             #expect(error.file == stray, "\(error)")
@@ -35,7 +36,7 @@ import Testing
 
         // Moved away, the store opens as it was.
         try FileManager.default.removeItem(atPath: stray)
-        let reopened = try Store.open(at: directory.path, options: options)
+        let reopened = try directory.open(options: options)
         #expect(try reopened.count() > 0)
         try reopened.close()
     }

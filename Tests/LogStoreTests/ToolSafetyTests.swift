@@ -8,7 +8,7 @@ import Testing
 /// untouched; damage after a clean close and a damaged manifest make `verify` exit 1 and `export` fail.
 @Suite struct ToolSafetyTests {
     /// Every name in `directory` with its bytes.
-    func listing(_ directory: TemporaryDirectory) throws -> [String: Data] {
+    func listing(_ directory: TemporaryStore) throws -> [String: Data] {
         var files: [String: Data] = [:]
         for name in directory.fileNames() {
             files[name] = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + name))
@@ -18,7 +18,7 @@ import Testing
 
     @Test(arguments: ["verify", "stats", "compact", "import", "export", "get"])
     func everyCommandRefusesAForeignFolderAndLeavesItUntouched(command: String) throws {
-        let directory = TemporaryDirectory("tool-foreign")
+        let directory = TemporaryStore("tool-foreign")
         try Data("hello\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/notes.txt"))
         let before = try listing(directory)
         var arguments = [command, directory.path]
@@ -31,9 +31,10 @@ import Testing
     }
 
     /// A cleanly closed store of one segment, and the offsets where its batches end.
-    func closedStore(_ label: String) throws -> (TemporaryDirectory, String, [Int]) {
-        let directory = TemporaryDirectory(label)
-        let store = try Store.open(at: directory.path, options: testOptions(segmentSize: 1 << 20))
+    func closedStore(_ label: String) throws -> (TemporaryStore, String, [Int]) {
+        let directory = TemporaryStore(
+            label, unverifiedBecause: "each test changes the last segment after the clean close")
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
         for index in 0..<20 { try store.put(typeTag: 1, payload: payloadBytes(200, seed: UInt64(index))) }
         try store.close()
         let path = try #require(directory.segmentFiles().last)
@@ -48,7 +49,7 @@ import Testing
     }
 
     /// `verify` exits 1 naming `file @ offset`, and `export` fails.
-    func expectDamageReported(_ directory: TemporaryDirectory, file: String, offset: Int?) throws {
+    func expectDamageReported(_ directory: TemporaryStore, file: String, offset: Int?) throws {
         let verify = try ToolRunner.run(["verify", directory.path])
         #expect(verify.status == 1, "\(verify.output)")
         let place = file + (offset.map { " @ \($0)" } ?? "")
@@ -74,8 +75,8 @@ import Testing
     }
 
     @Test func aDamagedManifestIsReported() throws {
-        let directory = TemporaryDirectory("tool-manifest")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore("tool-manifest", unverifiedBecause: "the manifest is overwritten")
+        let store = try directory.open(options: testOptions())
         for index in 0..<300 { try store.put(typeTag: 1, payload: payloadBytes(600, seed: UInt64(index))) }
         try store.close()
         let manifest = directory.path + "/SEGMENTS"

@@ -10,7 +10,7 @@ import Testing
     // MARK: - demo
 
     @Test func demoWritesReadsReopensAndVerifiesAStore() throws {
-        let directory = TemporaryDirectory("tool-demo")
+        let directory = TemporaryStore("tool-demo")
         let path = directory.path + "/demo"
         let result = try ToolRunner.run(["engine-demo", path])
         #expect(result.status == 0, "\(result.output)")
@@ -57,7 +57,7 @@ import Testing
     // MARK: - stats
 
     @Test func statsPrintsTextAndParsableJSON() throws {
-        let directory = TemporaryDirectory("tool-stats")
+        let directory = TemporaryStore("tool-stats")
         let ids = try makeStore(directory.path, objects: 200)
         let segments = directory.segmentFiles().count
         #expect(segments > 2)
@@ -94,8 +94,8 @@ import Testing
     }
 
     @Test func statsWorksBesideAWriter() throws {
-        let directory = TemporaryDirectory("tool-stats-writer")
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let directory = TemporaryStore("tool-stats-writer")
+        let store = try directory.open(options: quietOptions())
         try store.put(typeTag: 1, payload: [1, 2, 3])
         // Unpinned and referred to by nothing: live, but unreachable until mark-sweep frees it.
         try store.put(typeTag: 2, payload: [4], pinned: false)
@@ -114,7 +114,7 @@ import Testing
     // MARK: - verify
 
     @Test func verifyReportsASoundStore() throws {
-        let directory = TemporaryDirectory("tool-verify")
+        let directory = TemporaryStore("tool-verify")
         try makeStore(directory.path, objects: 100)
         let result = try ToolRunner.run(["verify", directory.path])
         #expect(result.status == 0, "\(result.output)")
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func verifyListsDamageWithFileAndOffsetAndExitsOne() throws {
-        let directory = TemporaryDirectory("tool-verify-damage")
+        let directory = TemporaryStore("tool-verify-damage", unverifiedBecause: "a byte of a segment is flipped")
         try makeStore(directory.path, objects: 200)
         let files = directory.segmentFiles()
         #expect(files.count > 2)
@@ -150,11 +150,12 @@ import Testing
     @Test func verifyNamesADanglingReferenceAndExitsOne() throws {
         // A pinned target alone at the start of segment 1, referred to by an object and a root in a later
         // segment: deleting segment 1's file leaves both dangling (the API never lets that happen).
-        let directory = TemporaryDirectory("tool-verify-dangling")
+        let directory = TemporaryStore(
+            "tool-verify-dangling", unverifiedBecause: "a segment is deleted, leaving references dangling")
         let target: ObjectID
         let referrer: ObjectID
         do {
-            let store = try Store.open(at: directory.path, options: quietOptions())
+            let store = try directory.open(options: quietOptions())
             target = try store.put(typeTag: 1, payload: payloadBytes(1024, seed: 1))
             for number in 0..<100 {
                 try store.put(typeTag: 2, payload: payloadBytes(1024, seed: 100 + UInt64(number)))
@@ -184,7 +185,7 @@ import Testing
     }
 
     @Test func verifyOfAMissingStoreFails() throws {
-        let directory = TemporaryDirectory("tool-verify-missing")
+        let directory = TemporaryStore("tool-verify-missing")
         let result = try ToolRunner.run(["verify", directory.path + "/nothing-here"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("storeMissing"))
@@ -193,8 +194,8 @@ import Testing
     // MARK: - get
 
     @Test func getPrintsTextBinaryAndHex() throws {
-        let directory = TemporaryDirectory("tool-get")
-        let store = try Store.open(at: directory.path, options: testOptions())
+        let directory = TemporaryStore("tool-get")
+        let store = try directory.open(options: testOptions())
         let text = try store.put(typeTag: 7, payload: Array("hello, store\nsecond line".utf8))
         let binary = try store.put(typeTag: 8, references: [text], payload: [0x00, 0x01, 0xFE, 0xFF, 0x41])
         let empty = try store.put(typeTag: 9, payload: [])
@@ -232,9 +233,9 @@ import Testing
     // MARK: - export and import
 
     @Test func exportImportExportIsIdenticalWithPinsRootsAndCycles() throws {
-        let source = TemporaryDirectory("tool-export")
+        let source = TemporaryStore("tool-export")
         let graph = try makeGraphStore(source.path)
-        let exportFolder = TemporaryDirectory("tool-export-file")
+        let exportFolder = TemporaryStore("tool-export-file")
         let exported = exportFolder.path + "/export.jsonl"
         let first = try ToolRunner.run(["export", source.path, "--output", exported])
         #expect(first.status == 0, "\(first.output)")
@@ -262,20 +263,20 @@ import Testing
 
         // Import from a file in batches smaller than the big cycle and of 1 object, and from standard
         // input (a pipe) in the default batch size.
-        let inSevens = TemporaryDirectory("tool-import-7")
+        let inSevens = TemporaryStore("tool-import-7")
         let seven = try ToolRunner.run(["import", inSevens.path, "--input", exported, "--batch-size", "7"])
         #expect(seven.status == 0, "\(seven.output)")
         #expect(seven.stdout.contains("imported \(graph.liveObjects) objects and 4 roots"))
         #expect(seven.stdout.contains("note: 10 objects that refer to each other in a cycle were written in one batch"))
-        let inOnes = TemporaryDirectory("tool-import-1")
+        let inOnes = TemporaryStore("tool-import-1")
         let one = try ToolRunner.run(["import", inOnes.path, "--input", exported, "--batch-size", "1"])
         #expect(one.status == 0, "\(one.output)")
-        let fromStandardInput = TemporaryDirectory("tool-import-stdin")
+        let fromStandardInput = TemporaryStore("tool-import-stdin")
         let piped = try ToolRunner.run(["import", fromStandardInput.path], input: Data(firstText.utf8))
         #expect(piped.status == 0, "\(piped.output)")
         #expect(piped.stdout.contains("in 1 batch\n"))
 
-        let sourceStore = try Store.open(at: source.path, options: StoreOptions(readOnly: true))
+        let sourceStore = try source.open(options: StoreOptions(readOnly: true))
         let sourceReachable = try sourceStore.reachableObjectCount()
         try sourceStore.close()
         #expect(sourceReachable < graph.liveObjects, "the source has unreachable objects awaiting mark-sweep")
@@ -286,7 +287,7 @@ import Testing
             let report = try Store.verify(at: target.path)
             #expect(report.isSound, "\(report.problems)")
             // The same objects are unreachable, and a mark-sweep pass would free the same ones.
-            let store = try Store.open(at: target.path, options: quietOptions())
+            let store = try target.open(options: quietOptions())
             #expect(try store.reachableObjectCount() == sourceReachable)
             // The imported store hands out ids above the imported ones.
             let highest = try #require(try store.ids().last)
@@ -312,7 +313,7 @@ import Testing
         ),
     ])
     func importWritesNothingWhenALineIsBad(badLine: String, reason: String) throws {
-        let directory = TemporaryDirectory("tool-import-bad")
+        let directory = TemporaryStore("tool-import-bad")
         var lines = (1...25).map { number in
             let payload = Data("object \(number)".utf8).base64EncodedString()
             return "{\"id\":\(number),\"type\":1,\"refs\":[],\"payload\":\"\(payload)\"}"
@@ -327,7 +328,7 @@ import Testing
         #expect(result.stderr.split(separator: "\n").filter { $0.hasPrefix("line ") }.count == 1, "\(result.stderr)")
 
         // The whole input is checked before anything is written: the store is empty.
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         #expect(try store.count() == 0)
         #expect(try store.roots().isEmpty)
         try store.close()
@@ -335,7 +336,7 @@ import Testing
     }
 
     @Test func importChecksReferencesAgainstTheInputAndTheStore() throws {
-        let directory = TemporaryDirectory("tool-import-refs")
+        let directory = TemporaryStore("tool-import-refs")
         func line(_ id: Int, refs: [Int], pinned: Bool? = nil) -> String {
             let pin = pinned.map { ",\"pinned\":\($0)" } ?? ""
             return "{\"id\":\(id),\"type\":1,\"refs\":\(refs)\(pin),\"payload\":\"\"}"
@@ -360,7 +361,7 @@ import Testing
 
         // Objects live in the store already may be referred to.
         do {
-            let store = try Store.open(at: directory.path, options: quietOptions())
+            let store = try directory.open(options: quietOptions())
             #expect(try store.count() == 0)
             try store.reserveIDs(through: ObjectID(999))
             for id in [996, 997, 998, 999] as [UInt64] { try store.put(ObjectID(id), typeTag: 2, payload: []) }
@@ -369,7 +370,7 @@ import Testing
         let accepted = try ToolRunner.run(["import", directory.path], input: Data(text.utf8))
         #expect(accepted.status == 0, "\(accepted.output)")
         #expect(accepted.stdout.contains("imported 4 objects and 1 root from 6 lines in 1 batch"))
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         #expect(try store.count() == 8)
         #expect(try store.get(ObjectID(1))?.references == [ObjectID(2)])
         #expect(try store.get(ObjectID(1))?.isPinned == true)  // "pinned" defaults to true
@@ -389,13 +390,13 @@ import Testing
                 let references = id < count ? "\(id + 1)" : ""
                 return "{\"id\":\(id),\"type\":1,\"refs\":[\(references)],\"pinned\":\(id == 1),\"payload\":\"\"}"
             }.joined(separator: "\n") + "\n"
-        let directory = TemporaryDirectory("tool-import-chain")
+        let directory = TemporaryStore("tool-import-chain")
         let result = try ToolRunner.run(["import", directory.path, "--batch-size", "1000"], input: Data(text.utf8))
         #expect(result.status == 0, "\(result.output)")
         #expect(result.stdout.contains("imported 50000 objects and 0 roots from 50000 lines in 50 batches"))
         let exported = try ToolRunner.run(["export", directory.path])
         #expect(exported.stdout == text)
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         #expect(try store.reachableObjectCount() == count)
         try store.close()
     }
@@ -403,7 +404,7 @@ import Testing
     // MARK: - compact
 
     @Test func compactCollectsGarbageAndShrinksTheStore() throws {
-        let directory = TemporaryDirectory("tool-compact")
+        let directory = TemporaryStore("tool-compact")
         let kept = try makeStoreWithGarbage(directory.path)
         let before = try directory.segmentFiles().reduce(0) { $0 + (try fileSize($1)) }
 
@@ -426,7 +427,7 @@ import Testing
         let report = try Store.verify(at: directory.path)
         #expect(report.isSound, "\(report.problems)")
         #expect(!report.notes.contains { $0.contains("unreachable") }, "\(report.notes)")
-        let store = try Store.open(at: directory.path, options: quietOptions())
+        let store = try directory.open(options: quietOptions())
         #expect(try store.count() == kept.count)
         for (id, payload) in kept {
             #expect(try store.get(id)?.payload == payload)
@@ -449,7 +450,7 @@ import Testing
     }
 
     @Test func compactPrintsParsableJSON() throws {
-        let directory = TemporaryDirectory("tool-compact-json")
+        let directory = TemporaryStore("tool-compact-json")
         let kept = try makeStoreWithGarbage(directory.path)
         let result = try ToolRunner.run(["compact", directory.path, "--json"])
         #expect(result.status == 0, "\(result.output)")
@@ -474,7 +475,7 @@ import Testing
     }
 
     @Test func compactOfAMissingStoreFailsAndCreatesNothing() throws {
-        let directory = TemporaryDirectory("tool-compact-missing")
+        let directory = TemporaryStore("tool-compact-missing")
         let missing = directory.path + "/nothing-here"
         let result = try ToolRunner.run(["compact", missing])
         #expect(result.status != 0)

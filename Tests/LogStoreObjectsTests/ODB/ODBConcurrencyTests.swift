@@ -1,12 +1,13 @@
 import Foundation
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Threads writing one table lose nothing; transactions are atomic; a read closure sees one snapshot.
 @Suite struct ODBConcurrencyTests {
     @Test func threadsSettingKeysOfOneTableLoseNothing() throws {
-        let directory = TemporaryDirectory("odb-threads")
+        let directory = TemporaryStore("odb-threads")
         try withODB(directory) { (odb: ODB) throws in
             let threads = 4
             let perThread = 150
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func concurrentIncrementsInTransactionsAllCount() throws {
-        let directory = TemporaryDirectory("odb-increments")
+        let directory = TemporaryStore("odb-increments")
         try withODB(directory) { (odb: ODB) throws in
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
                 for _ in 0..<50 {
@@ -49,7 +50,7 @@ import Testing
 
     @Test func aTransactionIsAtomicAndAThrowingOneWritesNothing() throws {
         struct Stop: Error {}
-        let directory = TemporaryDirectory("odb-atomic")
+        let directory = TemporaryStore("odb-atomic")
         try withODB(directory) { (odb: ODB) throws in
             try odb.transaction { tx in
                 for index in 0..<500 { try tx.setValue(index, at: ["many", "k\(index)"]) }
@@ -69,7 +70,7 @@ import Testing
     }
 
     @Test func tablesCreatedAndDeletedInOneTransactionAreNotWritten() throws {
-        let directory = TemporaryDirectory("odb-detached")
+        let directory = TemporaryStore("odb-detached")
         try withODB(directory) { (odb: ODB) throws in
             try odb.transaction { tx in
                 try tx.setValue(1, at: ["tmp", "a", "b"])
@@ -84,7 +85,7 @@ import Testing
     }
 
     @Test func aReadSeesOneSnapshot() throws {
-        let directory = TemporaryDirectory("odb-snapshot")
+        let directory = TemporaryStore("odb-snapshot")
         try withODB(directory) { (odb: ODB) throws in
             try odb.setValue(1, at: ["a"])
             try odb.setValue(1, at: ["b", "c"])

@@ -1,12 +1,13 @@
 import Foundation
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Large tables are split into buckets: one set rewrites O(1) records, not the table.
 @Suite struct ODBLargeTableTests {
     @Test func aSetInATableOf100000ChildrenWritesOneRecord() throws {
-        let directory = TemporaryDirectory("odb-large")
+        let directory = TemporaryStore("odb-large")
         try withODB(directory) { (odb: ODB) throws in
             let total = 100_000
             for start in stride(from: 0, to: total, by: 10_000) {
@@ -43,7 +44,7 @@ import Testing
     }
 
     @Test func aTableGrowsIntoBucketsOneSetAtATime() throws {
-        let directory = TemporaryDirectory("odb-grow")
+        let directory = TemporaryStore("odb-grow")
         try withODB(directory) { (odb: ODB) throws in
             for index in 0..<600 { try odb.setValue(index, at: ["grow", "k\(index)"]) }
             #expect(try odb.count(at: ["grow"]) == 600)

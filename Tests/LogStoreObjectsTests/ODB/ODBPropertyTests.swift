@@ -2,20 +2,18 @@ import Foundation
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Random path operations against ``ODBModel``, with reopens in between. The seed is printed; set
-/// `ODB_PROPERTY_SEED` to replay one.
+/// `LOGSTORE_SEED` to replay one (``testSeed(_:default:)``).
 @Suite struct ODBPropertyTests {
     static let keys = ["a", "A", "b", "B", "feed", "FEED", "Feed", "x1", "X1", "Straße", "STRASSE", "q.r"]
 
     @Test func randomPathOperationsMatchTheModel() throws {
-        let seed =
-            ProcessInfo.processInfo.environment["ODB_PROPERTY_SEED"].flatMap(UInt64.init)
-            ?? UInt64.random(in: 1...UInt64.max)
-        print("ODB property test seed: \(seed) (ODB_PROPERTY_SEED=\(seed) replays it)")
+        let seed = testSeed("ODBPropertyTests", default: UInt64.random(in: 1...UInt64.max))
         var random = SplitMix64(seed: seed)
-        let directory = TemporaryDirectory("odb-property")
+        let directory = TemporaryStore("odb-property")
         var model = ODBModel()
         var odb = try openODB(directory, cacheBudget: Self.budgets[Int(random.next() % 3)])
         defer { try? odb.close() }

@@ -1,12 +1,13 @@
 import Foundation
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// The RSS-reader scenario of the issue, and the basic operations one by one.
 @Suite struct ODBScenarioTests {
     @Test func rssReaderScenario() throws {
-        let directory = TemporaryDirectory("odb-rss")
+        let directory = TemporaryStore("odb-rss")
         let feedID = "feed-0042"
         try withODB(directory) { (odb: ODB) throws in
             let feed = try odb.ensureTable(["RSS", "feeds", feedID])
@@ -37,7 +38,7 @@ import Testing
     }
 
     @Test func ensureTableThroughAValueFailsAndChangesNothing() throws {
-        let directory = TemporaryDirectory("odb-ensure")
+        let directory = TemporaryStore("odb-ensure")
         try withODB(directory) { (odb: ODB) throws in
             try odb.setValue(12, at: ["a", "b"])
             let error = odbError { try odb.ensureTable(["A", "B", "c"]) }
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func createTableReplacesAndNeedsAParent() throws {
-        let directory = TemporaryDirectory("odb-create")
+        let directory = TemporaryStore("odb-create")
         try withODB(directory) { (odb: ODB) throws in
             try odb.setValue("x", at: ["prefs", "window", "title"])
             try odb.setValue(3, at: ["prefs", "window", "count"])
@@ -71,7 +72,7 @@ import Testing
     }
 
     @Test func deletingATableFreesItsSubtreeAndCompactionReclaimsIt() throws {
-        let directory = TemporaryDirectory("odb-delete")
+        let directory = TemporaryStore("odb-delete")
         try withODB(directory) { (odb: ODB) throws in
             for table in 0..<50 {
                 try odb.transaction { tx in
@@ -96,7 +97,7 @@ import Testing
     }
 
     @Test func valuesOfEveryKindRoundTrip() throws {
-        let directory = TemporaryDirectory("odb-values")
+        let directory = TemporaryStore("odb-values")
         let date = Date(timeIntervalSince1970: 1_700_000_000.25)
         let values: [String: ODBValue] = [
             "bool": .bool(true), "false": .bool(false), "int": .int(-42), "big": .int(Int.max), "small": .int(Int.min),
@@ -119,7 +120,7 @@ import Testing
     }
 
     @Test func keysFoldCaseWithOneFixedFolding() throws {
-        let directory = TemporaryDirectory("odb-fold")
+        let directory = TemporaryStore("odb-fold")
         try withODB(directory) { (odb: ODB) throws in
             try odb.setValue(1, at: ["Straße"])
             #expect(try odb.value(at: ["STRASSE"]) == .int(1))
@@ -148,10 +149,10 @@ import Testing
     }
 
     @Test func aReadOnlyStoreWithoutTablesReadsAsAnEmptyRoot() throws {
-        let directory = TemporaryDirectory("odb-readonly")
-        let store = try Store.open(at: directory.path, options: odbTestOptions())
+        let directory = TemporaryStore("odb-readonly")
+        let store = try directory.open(options: odbTestOptions())
         try store.close()
-        let readOnly = try Store.open(at: directory.path, options: StoreOptions(createIfMissing: false, readOnly: true))
+        let readOnly = try directory.open(options: StoreOptions(createIfMissing: false, readOnly: true))
         let odb = try ODB(store: readOnly)
         #expect(try odb.keys(at: []) == [])
         #expect(try odb.value(at: ["a"]) == nil)
@@ -163,7 +164,7 @@ import Testing
 /// Damaged table records give typed errors naming the record, and `verify` lists them.
 @Suite struct ODBCorruptionTests {
     @Test func aDamagedTableRecordIsATypedErrorAndVerifyFindsIt() throws {
-        let directory = TemporaryDirectory("odb-corrupt")
+        let directory = TemporaryStore("odb-corrupt")
         let odb = try openODB(directory)
         defer { try? odb.close() }
         try odb.setValue("x", at: ["prefs", "name"])

@@ -1,6 +1,7 @@
 import Foundation
 import LogStore
 import LogStoreObjects
+import TestSupport
 import Testing
 
 /// Store options for ODB tests: small segments, no fsync, no background compaction.
@@ -10,13 +11,15 @@ func odbTestOptions(segmentSize: Int = 1 << 20) -> StoreOptions {
     return options
 }
 
-/// Opens the ODB of `directory` with test options.
-func openODB(_ directory: TemporaryDirectory, cacheBudget: Int = ODB.defaultCacheBudget) throws -> ODB {
-    try ODB.open(at: directory.path, options: odbTestOptions(), cacheBudget: cacheBudget)
+/// Opens the ODB of `directory` with test options; the directory's teardown closes it if it is still open.
+func openODB(_ directory: TemporaryStore, cacheBudget: Int = ODB.defaultCacheBudget) throws -> ODB {
+    let odb = try ODB.open(at: directory.path, options: odbTestOptions(), cacheBudget: cacheBudget)
+    return directory.closesAtTeardown(odb) { try $0.close() }
 }
 
-/// Runs `body` with the ODB of `directory`, then closes it and verifies the store.
-func withODB<Result>(_ directory: TemporaryDirectory, _ body: (ODB) throws -> Result) throws -> Result {
+/// Runs `body` with the ODB of `directory`, checks the ODB's own verify, and closes it (the directory's
+/// teardown verifies the engine store).
+func withODB<Result>(_ directory: TemporaryStore, _ body: (ODB) throws -> Result) throws -> Result {
     let odb = try openODB(directory)
     let result: Result
     do {
@@ -28,8 +31,6 @@ func withODB<Result>(_ directory: TemporaryDirectory, _ body: (ODB) throws -> Re
         throw error
     }
     try odb.close()
-    let report = try Store.verify(at: directory.path)
-    #expect(report.problems.isEmpty, "verify: \(report.problems)")
     return result
 }
 

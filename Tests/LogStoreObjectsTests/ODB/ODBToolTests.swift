@@ -7,7 +7,7 @@ import Testing
 /// `logstore-tool tables` (alias `odb`), end to end.
 @Suite struct ODBToolTests {
     @Test func setListExportDeleteAndImportFromTheShell() throws {
-        let directory = TemporaryDirectory("odb-tool")
+        let directory = TemporaryStore("odb-tool")
         try withODB(directory) { (odb: ODB) throws in
             try odb.setValue("My feed", at: ["RSS", "feeds", "abc", "editedName"])
             try odb.setValue(3, at: ["RSS", "feeds", "abc", "unread"])
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func jsonRoundTripsEveryKind() throws {
-        let directory = TemporaryDirectory("odb-json")
+        let directory = TemporaryStore("odb-json")
         try withODB(directory) { (odb: ODB) throws in
             let values: [String: ODBValue] = [
                 "t": .bool(true), "i": .int(-7), "d": .double(2.0), "f": .double(0.25), "inf": .double(.infinity),
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test func dynamicMemberSugarReadsAndWrites() throws {
-        let directory = TemporaryDirectory("odb-sugar")
+        let directory = TemporaryStore("odb-sugar")
         try withODB(directory) { (odb: ODB) throws in
             let feedID = "abc"
             odb.RSS.feeds[feedID].editedName = "x"

@@ -4,30 +4,6 @@ import Testing
 
 @testable @_spi(Testing) import LogStore
 
-/// A fresh, empty directory under the system's temporary folder, removed at `deinit`.
-final class TemporaryDirectory {
-    let path: String
-
-    init(_ label: String = "store") {
-        let base = FileManager.default.temporaryDirectory.path
-        path = base + "/logstore-test-\(label)-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// Paths of the segment files, in order.
-    func segmentFiles() -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        return names.filter { $0.hasSuffix(".seg") }.sorted().map { path + "/" + $0 }
-    }
-
-    /// Names of every file in the directory.
-    func fileNames() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-    }
-}
-
 /// Bytes for a payload, deterministic for a given seed and size.
 func payloadBytes(_ count: Int, seed: UInt64, compressible: Bool = false) -> [UInt8] {
     var generator = SplitMix64(seed: seed)
