@@ -20,23 +20,26 @@ final class TemporaryDirectory {
 let allTestTypes: [any PersistentObject.Type] =
     drawingTypes + geometryTypes + recordTypes + [Node.self, Note.self, Bag.self]
 
-/// Opens an object store in `directory` with small segments, registering `types`.
+/// The protocols the tests query by.
+let allTestProtocols = [QueryableProtocol((any Shape).self) { $0 is any Shape.Type }]
+
+/// Opens an object store in `directory` with small segments, registering `types` and the protocols the
+/// tests query by.
 func openObjects(
-    _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes, usingFieldCoding: Bool = true
-) throws
-    -> ObjectStore
-{
+    _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes,
+    tuning: ObjectStoreTuning = ObjectStoreTuning()
+) throws -> ObjectStore {
     try ObjectStore.open(
         at: directory.path, options: StoreOptions(segmentSize: 1 << 20, fsyncPolicy: .never), types: types,
-        usingFieldCoding: usingFieldCoding)
+        protocols: allTestProtocols, tuning: tuning)
 }
 
 /// Runs `body` with a freshly opened object store and closes it afterwards (verifying the engine store).
 func withObjects<Result>(
     _ directory: TemporaryDirectory, types: [any PersistentObject.Type] = allTestTypes,
-    usingFieldCoding: Bool = true, _ body: (ObjectStore) throws -> Result
+    tuning: ObjectStoreTuning = ObjectStoreTuning(), _ body: (ObjectStore) throws -> Result
 ) throws -> Result {
-    let objects = try openObjects(directory, types: types, usingFieldCoding: usingFieldCoding)
+    let objects = try openObjects(directory, types: types, tuning: tuning)
     let result: Result
     do {
         result = try body(objects)
