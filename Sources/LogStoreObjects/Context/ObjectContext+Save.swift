@@ -36,7 +36,8 @@ extension ObjectContext {
         // Optimistic concurrency: each stored object written or deleted must still be the version this
         // context read (checked by the engine atomically with the commit).
         for (slot, _) in session.writtenSlots where slot.storedHash != nil {
-            batch.expect(slot.id, version: session.recreated.contains(slot.id) ? nil : slot.version)
+            let recreated = !session.recreated.isEmpty && session.recreated.contains(slot.id)
+            batch.expect(slot.id, version: recreated ? nil : slot.version)
         }
         if !pendingDeletes.isEmpty {
             // The versions of deleted objects this context does not hold, as of the snapshot it reads (without

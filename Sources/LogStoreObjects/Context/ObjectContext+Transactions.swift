@@ -14,7 +14,7 @@ extension ObjectContext {
         guard transactionStart == nil else {
             throw ObjectStoreError(.transactionState, "a transaction is already open")
         }
-        var hashes: [ObjectID: UInt64] = [:]
+        var hashes = IDTable<UInt64>()
         let encoder = hashingEncoder(detached: [])
         for (slot, object) in cache.liveSlots {
             if let hash = encodingHash(of: object, slot: slot, encoder) { hashes[slot.id] = hash }
@@ -56,8 +56,7 @@ extension ObjectContext {
     }
 
     /// Drops what changed since `hashes` were taken (nil: since the last save), transitively.
-    private func revert(to hashes: [ObjectID: UInt64]?, roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>)
-    {
+    private func revert(to hashes: IDTable<UInt64>?, roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>) {
         pendingRoots = roots
         pendingDeletes = deletes
         var detached: Set<ObjectIdentifier> = []

@@ -42,7 +42,7 @@ public final class ObjectContext {
     struct TransactionStart {
         var roots: [(name: String, id: ObjectID?)]
         var deletes: Set<ObjectID>
-        var hashes: [ObjectID: UInt64]
+        var hashes: IDTable<UInt64>
     }
 
     /// Set while a transaction is open.

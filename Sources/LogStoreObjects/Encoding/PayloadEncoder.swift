@@ -16,7 +16,7 @@ final class PayloadEncoder {
 
     @exclusivity(unchecked) private(set) var writer = ByteWriter(capacity: 256)
     @exclusivity(unchecked) private var eagerReferences: [ObjectID] = []
-    @exclusivity(unchecked) private var eagerIndex: [ObjectID: Int] = [:]
+    @exclusivity(unchecked) private var eagerIndex = IDTable<Int>()
     @exclusivity(unchecked) private var lazyReferences: [ObjectID] = []
     private let catalog: KeyCatalog
     @exclusivity(unchecked) private var keys: KeyCatalog.Snapshot
@@ -62,7 +62,7 @@ final class PayloadEncoder {
         // their capacity would copy them, and one large object would make every later one large).
         writer = ByteWriter(capacity: 64)
         eagerReferences = []
-        eagerIndex = [:]
+        eagerIndex.removeAll()
         lazyReferences = []
         openFrames.removeAll(keepingCapacity: true)
         openFrames.append(0)
