@@ -19,7 +19,8 @@ extension ObjectContext {
         for (slot, object) in cache.liveSlots {
             if let hash = encodingHash(of: object, slot: slot, encoder) { hashes[slot.id] = hash }
         }
-        transactionStart = TransactionStart(roots: pendingRoots, deletes: pendingDeletes, hashes: hashes)
+        transactionStart = TransactionStart(
+            roots: confined.state.pendingRoots, deletes: confined.state.pendingDeletes, hashes: hashes)
     }
 
     /// Writes everything the transaction changed (and any change made before it) in one atomic batch and
@@ -57,8 +58,8 @@ extension ObjectContext {
 
     /// Drops what changed since `hashes` were taken (nil: since the last save), transitively.
     private func revert(to hashes: IDTable<UInt64>?, roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>) {
-        pendingRoots = roots
-        pendingDeletes = deletes
+        confined.state.pendingRoots = roots
+        confined.state.pendingDeletes = deletes
         var detached: Set<ObjectIdentifier> = []
         func detach(_ slot: CacheSlot, _ object: any PersistentObject) {
             detached.insert(ObjectIdentifier(object))
@@ -76,7 +77,9 @@ extension ObjectContext {
                 continue
             }
         }
-        for (id, slot) in cache.slots.entries where slot.object == nil && slot.storedHash == nil { forget(id) }
+        for (id, slot) in cache.state.slots.entries where slot.object == nil && slot.storedHash == nil {
+            forget(id)
+        }
         // An object that refers to a dropped instance would save it again under a new id: drop it too.
         var changed = !detached.isEmpty
         while changed {

@@ -60,7 +60,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             // The key is written and its value is not: the object must not be saved even if the caller
             // goes on (`try?`), so the error is also kept for the end of the object's encoding.
             let wrapped = encoder.wrap(error, path: codingPath + [key])
-            encoder.deferredError = encoder.deferredError ?? wrapped
+            encoder.state.deferredError = encoder.state.deferredError ?? wrapped
             throw wrapped
         }
     }
@@ -83,7 +83,8 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             return KeyedEncodingContainer(
                 KeyedFieldEncoder<NestedKey>(encoder, frame: serial, basePath: codingPath, key: key))
         } catch {
-            encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: codingPath + [key])
+            encoder.state.deferredError =
+                encoder.state.deferredError ?? encoder.wrap(error, path: codingPath + [key])
             return KeyedEncodingContainer(
                 KeyedFieldEncoder<NestedKey>(encoder, frame: -1, basePath: codingPath, key: nil))
         }
@@ -95,7 +96,8 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             let serial = encoder.pushFrame(.unkeyed)
             return UnkeyedElementEncoder(encoder, frame: serial, codingPath: codingPath + [key])
         } catch {
-            encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: codingPath + [key])
+            encoder.state.deferredError =
+                encoder.state.deferredError ?? encoder.wrap(error, path: codingPath + [key])
             return UnkeyedElementEncoder(encoder, frame: -1, codingPath: codingPath)
         }
     }
@@ -116,9 +118,9 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 /// call) traps.
 final class KeyedFieldTarget {
     unowned let encoder: PayloadEncoder
-    @exclusivity(unchecked) var frame: Int
-    @exclusivity(unchecked) var basePath: [any CodingKey]
-    @exclusivity(unchecked) var key: (any CodingKey)?
+    var frame: Int
+    var basePath: [any CodingKey]
+    var key: (any CodingKey)?
     var codingPath: [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
 
     init(_ encoder: PayloadEncoder, frame: Int, basePath: [any CodingKey], key: (any CodingKey)?) {
