@@ -4,7 +4,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     /// changing it.
     let target: KeyedFieldTarget
     private var encoder: PayloadEncoder { target.encoder }
-    private var frame: Int { target.frame }
+    private var frame: Int { target.state.frame }
     /// Built when needed only (errors, nested values), to keep encoding free of allocations.
     var codingPath: [any CodingKey] { target.codingPath }
 
@@ -16,7 +16,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     /// reference is `unowned`, each read of it costs a check).
     private func begin(_ key: Key) throws -> PayloadEncoder {
         let encoder = target.encoder
-        try encoder.prepareWrite(into: target.frame, path: codingPath + [key])
+        try encoder.prepareWrite(into: target.state.frame, path: codingPath + [key])
         encoder.writeKey(key)
         return encoder
     }
@@ -116,19 +116,22 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 /// It refers to its encoder `unowned`: pooled containers are kept by the encoder (a strong reference back
 /// would be a cycle). Using a container after the encoder is gone (it never is during an `encode(to:)`
 /// call) traps.
-final class KeyedFieldTarget {
+final class KeyedFieldTarget: ContextConfined<KeyedFieldTargetState> {
     unowned let encoder: PayloadEncoder
-    var frame: Int
-    var basePath: [any CodingKey]
-    var key: (any CodingKey)?
-    var codingPath: [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
+    var codingPath: [any CodingKey] { state.key.map { state.basePath + [$0] } ?? state.basePath }
 
     init(_ encoder: PayloadEncoder, frame: Int, basePath: [any CodingKey], key: (any CodingKey)?) {
         self.encoder = encoder
-        self.frame = frame
-        self.basePath = basePath
-        self.key = key
+        super.init(state: KeyedFieldTargetState(frame: frame, basePath: basePath, key: key))
     }
+}
+
+/// The working state of a ``KeyedFieldTarget``, kept without dynamic exclusivity checks (see
+/// ``ContextConfined``).
+struct KeyedFieldTargetState {
+    var frame: Int
+    var basePath: [any CodingKey]
+    var key: (any CodingKey)?
 }
 
 /// The key `super`, used by `superEncoder()` and `superDecoder()`.

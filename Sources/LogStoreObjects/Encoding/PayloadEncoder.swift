@@ -179,9 +179,9 @@ final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
         if let entry = containers.lease(ObjectIdentifier(Key.self)) {
             // The pool hands out an entry only for the key type it was made for.
             let pooled = unsafeDowncast(entry, to: PooledKeyedEncoder<Key>.self)
-            pooled.target.frame = frame
-            pooled.target.basePath = basePath
-            pooled.target.key = key
+            pooled.target.state.frame = frame
+            pooled.target.state.basePath = basePath
+            pooled.target.state.key = key
             return pooled.container
         }
         let pooled = PooledKeyedEncoder(KeyedFieldEncoder<Key>(self, frame: frame, basePath: basePath, key: key))

@@ -4,14 +4,14 @@
 /// Swift checks every access to a class's stored property at run time (`swift_beginAccess`) unless it can
 /// prove that no other access overlaps it. On the paths that encode and decode every field of every
 /// object those checks cost about a third of the instructions of saving or loading a graph, so the
-/// fields these paths use (the encoders' and decoders' buffers and cursors, the keyed-container pool, the
-/// identity cache's tables, the load and save sessions' lists, the context's pending changes, the
-/// reference fields' targets) live in one `State` struct per owner, in ``state``, which is exempt from the
-/// checks. That is sound because no two accesses to one instance's ``state`` ever overlap:
+/// fields these paths use (the encoders' and decoders' buffers and cursors, the keyed containers and
+/// their pool, the identity cache's tables, the load and save sessions' lists, the context's pending
+/// changes, the reference fields' targets) live in one `State` struct per owner, in ``state``, which is
+/// exempt from the checks. That is sound because no two accesses to one instance's ``state`` ever overlap:
 /// - Across threads: each instance belongs to one ``ObjectContext`` (the context itself, its identity
-///   cache, encoders, decoders, container pools, load and save sessions, and the reference fields of the
-///   objects it loads). A context is not `Sendable`, so the compiler keeps it, and everything it owns, on
-///   one thread or task at a time; no instance is shared between contexts.
+///   cache, encoders, decoders, keyed containers and their pools, load and save sessions, and the
+///   reference fields of the objects it loads). A context is not `Sendable`, so the compiler keeps it,
+///   and everything it owns, on one thread or task at a time; no instance is shared between contexts.
 /// - On that thread: the owners read or change one field of their state at a time and never pass the
 ///   state, or a field of it, `inout` to code that could reach the same instance again before returning
 ///   (a closure given to a mutating method of one field works on a copy of any other field it needs; a
