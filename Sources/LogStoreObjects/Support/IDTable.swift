@@ -192,27 +192,35 @@ struct IDTable<Value> {
     }
 
     /// The ids held (in the table's order).
-    var ids: [ObjectID] { map(\.key) }
+    var ids: [ObjectID] {
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(count)
+        if zeroValue != nil { ids.append(ObjectID(0)) }
+        for key in keys where key != 0 { ids.append(ObjectID(key)) }
+        return ids
+    }
 }
 
 extension IDTable: Sequence {
     /// Walks the entries (id 0 first, then in bucket order).
     struct Iterator: IteratorProtocol {
-        private let table: IDTable
-        private var index = -1
+        private let keys: [UInt64]
+        private let values: [Value?]
+        private var zeroValue: Value?
+        private var index = 0
 
-        fileprivate init(_ table: IDTable) { self.table = table }
+        fileprivate init(_ table: IDTable) {
+            keys = table.keys
+            values = table.values
+            zeroValue = table.zeroValue
+        }
 
         mutating func next() -> (key: ObjectID, value: Value)? {
-            if index < 0 {
-                index = 0
-                if let zero = table.zeroValue { return (ObjectID(0), zero) }
-            }
-            while index < table.keys.count {
-                defer { index += 1 }
-                if table.keys[index] != 0, let value = table.values[index] {
-                    return (ObjectID(table.keys[index]), value)
-                }
+            if let zero = zeroValue.take() { return (ObjectID(0), zero) }
+            while index < keys.count {
+                let current = index
+                index += 1
+                if keys[current] != 0, let value = values[current] { return (ObjectID(keys[current]), value) }
             }
             return nil
         }
