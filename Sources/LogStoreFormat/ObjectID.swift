@@ -17,19 +17,4 @@ public struct ObjectID: RawRepresentable, Hashable, Comparable, Sendable, Custom
 
     /// The number in decimal.
     public var description: String { String(rawValue) }
-
-    /// The hash `Dictionary` and `Set` use: the id mixed with their per-instance seed by MurmurHash3's
-    /// 64-bit finalizer (a bijection that spreads sequential ids over all bits), instead of the default
-    /// SipHash. Identity caches and batches look ids up millions of times; SipHash was ~10 % of loading
-    /// an object graph. Ids are handed out by the store; the seed differs per table but is no secret, so
-    /// a crafted store of colliding ids could slow its tables down (never make them wrong).
-    public func _rawHashValue(seed: Int) -> Int {
-        var mixed = rawValue ^ UInt64(UInt(bitPattern: seed))
-        mixed ^= mixed >> 33
-        mixed &*= 0xff51_afd7_ed55_8ccd
-        mixed ^= mixed >> 33
-        mixed &*= 0xc4ce_b9fe_1a85_ec53
-        mixed ^= mixed >> 33
-        return Int(truncatingIfNeeded: mixed)
-    }
 }

@@ -53,8 +53,8 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         public static let foreignObject = Code("foreignObject")
         /// The engine failed; see ``underlying``.
         public static let store = Code("store")
-        /// A query by a protocol type whose conforming classes cannot be told (a `private` protocol, or one
-        /// with constrained associated types): query by class instead.
+        /// A query by a protocol type whose conforming classes cannot be told: one not listed in the
+        /// ``ObjectStore``'s `protocols:` (see ``QueryableProtocol``). List it, or query by class.
         public static let unsupportedQuery = Code("unsupportedQuery")
 
         /// The code's name.

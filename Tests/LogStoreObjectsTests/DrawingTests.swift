@@ -96,11 +96,36 @@ import Testing
         #expect(try fresh.ids(of: (any Shape).self).count == 5)
         #expect(try fresh.count(of: (any PersistentObject).self) == 11)
         #expect(try fresh.count(of: (any Shape).self, includingSubclasses: false) == 0)
-        // A private protocol's conforming classes cannot be found by name: an error, not an empty answer.
+        // A protocol not listed in `protocols:`: its conforming classes cannot be told, an error, not an
+        // empty answer.
         #expect {
             _ = try fresh.count(of: (any Unnameable).self)
         } throws: { error in
             (error as? ObjectStoreError)?.code == .unsupportedQuery
+        }
+    }
+
+    /// A listed protocol may be private or a composition; a protocol listed twice is refused.
+    @Test func queriesByListedPrivateProtocolsAndCompositions() throws {
+        let directory = TemporaryStore("drawing-listed-protocols")
+        let protocols = [
+            QueryableProtocol((any Unnameable).self) { $0 is any Unnameable.Type },
+            QueryableProtocol((any Shape & Unnameable).self) { $0 is any (Shape & Unnameable).Type },
+        ]
+        let store = try directory.open(options: StoreOptions(fsyncPolicy: .never))
+        defer { try? store.close() }
+        let objects = try ObjectStore(store: store, types: drawingTypes + [Tagged.self], protocols: protocols)
+        let context = objects.makeContext()
+        try context.setRoot(Drawing().contents, named: "main")
+        try context.insert(Tagged())
+        try context.save()
+        #expect(try context.count(of: (any Unnameable).self) == 1)
+        #expect(try context.objects(of: (any Unnameable).self).first is Tagged)
+        #expect(try context.count(of: (any Shape & Unnameable).self) == 0)
+        #expect {
+            _ = try ObjectStore(store: store, types: drawingTypes, protocols: protocols + protocols)
+        } throws: { error in
+            (error as? ObjectStoreError)?.code == .invalidRegistration
         }
     }
 
@@ -131,3 +156,9 @@ import Testing
 
 /// A protocol the runtime cannot look up by name (it is private).
 private protocol Unnameable: PersistentObject {}
+
+/// A class that conforms to the private protocol.
+private final class Tagged: Unnameable {
+    static let typeName = "test.Tagged"
+    var label = "tagged"
+}

@@ -275,7 +275,7 @@ private func withStore<Result>(
     _ directory: TemporaryStore, fieldCoding: Bool, types: [any PersistentObject.Type],
     _ body: (ObjectStore) throws -> Result
 ) throws -> Result {
-    try withObjects(directory, types: types, usingFieldCoding: fieldCoding, body)
+    try withObjects(directory, types: types, tuning: ObjectStoreTuning(usesFieldCoding: fieldCoding), body)
 }
 
 /// Saves the graph `make` builds, under the root "root" of a fresh store; returns every engine record.
@@ -491,7 +491,7 @@ private final class FCLink: PersistentObject, FieldCodable {
 
     /// The switch really selects the path, when writing and when reading (so the test above compares two
     /// different coders).
-    @Test func usingFieldCodingSelectsThePath() throws {
+    @Test func usesFieldCodingSelectsThePath() throws {
         for writeFast in [true, false] {
             let directory = TemporaryStore("field-coding-spy")
             let id = try withStore(directory, fieldCoding: writeFast, types: [FCSpy.self]) { objects in

@@ -14,9 +14,10 @@ import Testing
     }
 
     @Test(arguments: [true, false])
-    func aSubclassThatDoesNotOverrideTheEncodingIsRefused(usingFieldCoding: Bool) throws {
+    func aSubclassThatDoesNotOverrideTheEncodingIsRefused(usesFieldCoding: Bool) throws {
         let directory = TemporaryStore("forgetful-subclass")
-        try withObjects(directory, types: vehicleTypes, usingFieldCoding: usingFieldCoding) { objects in
+        try withObjects(directory, types: vehicleTypes, tuning: ObjectStoreTuning(usesFieldCoding: usesFieldCoding)) {
+            objects in
             let context = objects.makeContext()
             let car = ForgetfulCar(wheels: 4)
             car.brand = "Volvo"

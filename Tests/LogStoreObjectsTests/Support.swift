@@ -9,16 +9,18 @@ import Testing
 let allTestTypes: [any PersistentObject.Type] =
     drawingTypes + geometryTypes + recordTypes + [Node.self, Note.self, Bag.self]
 
-/// Opens an object store in `directory` with small segments, registering `types`; the directory's teardown
-/// closes it if it is still open.
+/// The protocols the tests query by.
+let allTestProtocols = [QueryableProtocol((any Shape).self) { $0 is any Shape.Type }]
+
+/// Opens an object store in `directory` with small segments, registering `types` and the protocols the
+/// tests query by; the directory's teardown closes it if it is still open.
 func openObjects(
-    _ directory: TemporaryStore, types: [any PersistentObject.Type] = allTestTypes, usingFieldCoding: Bool = true
-) throws
-    -> ObjectStore
-{
+    _ directory: TemporaryStore, types: [any PersistentObject.Type] = allTestTypes,
+    tuning: ObjectStoreTuning = ObjectStoreTuning()
+) throws -> ObjectStore {
     let objects = try ObjectStore.open(
         at: directory.path, options: StoreOptions(segmentSize: 1 << 20, fsyncPolicy: .never), types: types,
-        usingFieldCoding: usingFieldCoding)
+        protocols: allTestProtocols, tuning: tuning)
     return directory.closesAtTeardown(objects) { try $0.close() }
 }
 
@@ -26,9 +28,9 @@ func openObjects(
 /// verifies the engine store).
 func withObjects<Result>(
     _ directory: TemporaryStore, types: [any PersistentObject.Type] = allTestTypes,
-    usingFieldCoding: Bool = true, _ body: (ObjectStore) throws -> Result
+    tuning: ObjectStoreTuning = ObjectStoreTuning(), _ body: (ObjectStore) throws -> Result
 ) throws -> Result {
-    let objects = try openObjects(directory, types: types, usingFieldCoding: usingFieldCoding)
+    let objects = try openObjects(directory, types: types, tuning: tuning)
     let result: Result
     do {
         result = try body(objects)

@@ -53,7 +53,7 @@ struct ObjectFigures {
 }
 
 /// Saves and loads the scaled drawing `runs` times, through `FieldCodable` or through `Codable` only.
-func measureObjects(usingFieldCoding: Bool) -> ObjectFigures {
+func measureObjects(usesFieldCoding: Bool) -> ObjectFigures {
     var figures = ObjectFigures()
     for run in 0..<runs {
         let directory = TemporaryDirectory(prefix: "logstore-objects-bench")
@@ -65,7 +65,8 @@ func measureObjects(usingFieldCoding: Bool) -> ObjectFigures {
             let drawing = ScaledDrawing(pages: pages, layersPerPage: 10, shapesPerLayer: 20)
             figures.objectCount = drawing.objectCount
             let objects = try ObjectStore.open(
-                at: path, options: options, types: drawingTypes, usingFieldCoding: usingFieldCoding)
+                at: path, options: options, types: drawingTypes,
+                tuning: ObjectStoreTuning(usesFieldCoding: usesFieldCoding))
             let context = objects.makeContext()
             try context.setRoot(drawing.contents, named: "main")
             let start = nanoseconds()
@@ -79,7 +80,8 @@ func measureObjects(usingFieldCoding: Bool) -> ObjectFigures {
             let memoryBefore = residentAnonymousBytes()
             let openStart = nanoseconds()
             let reopened = try ObjectStore.open(
-                at: path, options: options, types: drawingTypes, usingFieldCoding: usingFieldCoding)
+                at: path, options: options, types: drawingTypes,
+                tuning: ObjectStoreTuning(usesFieldCoding: usesFieldCoding))
             let fresh = reopened.makeContext()
             let loadStart = nanoseconds()
             let contents = try fresh.root(named: "main", as: Contents.self)
@@ -151,11 +153,11 @@ func report(_ figures: ObjectFigures, _ title: String, floors: Bool) {
     line("count per type (5 types)", String(format: "%.1f µs", median(figures.countTimes) * 1e6))
 }
 
-let fieldCoded = measureObjects(usingFieldCoding: true)
+let fieldCoded = measureObjects(usesFieldCoding: true)
 report(fieldCoded, "LogStoreObjects, FieldCodable model", floors: true)
 if !arguments.contains("--skip-codable") {
-    let codable = measureObjects(usingFieldCoding: false)
-    report(codable, "LogStoreObjects, the same model through Codable only (usingFieldCoding: false)", floors: false)
+    let codable = measureObjects(usesFieldCoding: false)
+    report(codable, "LogStoreObjects, the same model through Codable only (usesFieldCoding: false)", floors: false)
 }
 
 // MARK: GRDB

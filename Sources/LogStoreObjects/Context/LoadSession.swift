@@ -8,30 +8,13 @@ import LogStore
 /// target in the cache. A reference that closes a cycle points at an object still being loaded; wrapper
 /// fields (``ObjectRef``, ``ObjectList``) are filled in when the load finishes, plain fields report
 /// `cyclicReference`.
-///
-/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
-/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
-/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
-final class LoadSession {
+final class LoadSession: ContextConfined<LoadSessionState> {
+
     private(set) weak var context: ObjectContext?
     private let registry: TypeRegistry
     private let objectStore: ObjectStore
     /// The snapshot every record of this load comes from.
     let view: Snapshot
-    @exclusivity(unchecked) private(set) var keys: KeyCatalog.Snapshot
-    /// How values of each type decode (reference, special, plain), found once per type.
-    @exclusivity(unchecked) var kinds: ValueKinds
-    /// Everything decoded in this session, held until it finishes.
-    @exclusivity(unchecked) private var loaded: [any PersistentObject] = []
-    /// The slots of everything decoded in this session, to publish when it finishes (``InstanceOwners``).
-    @exclusivity(unchecked) private(set) var loadedSlots: [CacheSlot] = []
-    /// The decoder reused for each object (unless a nested load needs one while it is busy).
-    @exclusivity(unchecked) private var reusable: PayloadDecoder?
-    /// The ids whose records this session read (decoded or not): forgotten when the load fails.
-    @exclusivity(unchecked) private(set) var loadedIDs: [ObjectID] = []
-    /// Wrapper fields to fill in at the end, with the ids they wait for.
-    @exclusivity(unchecked) private var fixups: [(ObjectID, (any PersistentObject) throws(ObjectStoreError) -> Void)] =
-        []
 
     private struct Pending {
         let slot: CacheSlot
@@ -43,21 +26,23 @@ final class LoadSession {
 
     deinit {
         // The pooled containers of the reused decoder refer back to it.
-        reusable?.containers.removeAll()
+        state.reusable?.containers.removeAll()
     }
 
     init(_ context: ObjectContext, view: Snapshot) {
         self.context = context
         self.view = view
         self.registry = context.registry
-        self.kinds = ValueKinds(decoding: true, fieldCoding: context.registry.usesFieldCoding)
         self.objectStore = context.objectStore
-        self.keys = context.objectStore.catalog.snapshot()
+        super.init(
+            state: LoadSessionState(
+                keys: context.objectStore.catalog.snapshot(),
+                kinds: ValueKinds(decoding: true, fieldCoding: context.registry.usesFieldCoding)))
     }
 
     func refreshKeys() -> KeyCatalog.Snapshot {
-        keys = objectStore.catalog.snapshot()
-        return keys
+        state.keys = objectStore.catalog.snapshot()
+        return state.keys
     }
 
     /// Loads `id` and its eager references; nil when `id` is not live.
@@ -125,7 +110,7 @@ final class LoadSession {
         let slot = context.cache.insert(nil, id: id, storedHash: nil, pinned: record.isPinned)
         slot.isLoading = true
         slot.version = version
-        loadedIDs.append(id)
+        state.loadedIDs.append(id)
         return Pending(slot: slot, record: record, type: type, eagerCount: eagerCount)
     }
 
@@ -143,7 +128,7 @@ final class LoadSession {
     {
         let record = pending.record
         let decoder: PayloadDecoder
-        if let reusable, !reusable.isBusy {
+        if let reusable = state.reusable, !reusable.state.isBusy {
             try reusable.reset(
                 payload: record.payload, references: record.references, objectID: record.id, type: pending.type)
             decoder = reusable
@@ -151,17 +136,17 @@ final class LoadSession {
             decoder = try PayloadDecoder(
                 payload: record.payload, references: record.references, objectID: record.id, type: pending.type,
                 session: self)
-            if reusable == nil { reusable = decoder }
+            if state.reusable == nil { state.reusable = decoder }
         }
         // A decoder's pooled containers refer back to it: a one-off decoder drops them when done.
-        defer { if decoder !== reusable { decoder.containers.removeAll() } }
+        defer { if decoder !== state.reusable { decoder.containers.removeAll() } }
         let object = try decoder.decodeObject()
         let slot = pending.slot
         slot.storedHash = ContentHash.of(record)
         slot.isLoading = false
         context.cache.attach(object, to: slot)
-        loaded.append(object)
-        loadedSlots.append(slot)
+        state.loaded.append(object)
+        state.loadedSlots.append(slot)
         return object
     }
 
@@ -187,26 +172,45 @@ final class LoadSession {
         if let object = try resolve(id, referencedBy: decoder, path: path) {
             try fill(object)
         } else {
-            fixups.append((id, fill))
+            state.fixups.append((id, fill))
         }
     }
 
     /// Fills in the wrapper fields that waited for objects of a cycle.
     func finish() throws(ObjectStoreError) {
-        for (id, fill) in fixups {
+        for (id, fill) in state.fixups {
             guard let object = context?.cachedObject(id) else {
                 throw ObjectStoreError(.danglingReference, "object \(id) did not load", objectID: id)
             }
             try fill(object)
         }
-        fixups.removeAll()
+        state.fixups.removeAll()
     }
 
     private func dangling(_ id: ObjectID, _ decoder: PayloadDecoder, _ path: [any CodingKey]) -> ObjectStoreError {
         ObjectStoreError(
             .danglingReference, "referenced object \(id) no longer exists (deleted or collected)",
-            typeName: decoder.type.name, field: CodingPath.describe(path), objectID: decoder.objectID)
+            typeName: decoder.state.type.name, field: CodingPath.describe(path),
+            objectID: decoder.state.objectID)
     }
+}
+
+/// The working state of a ``LoadSession``, kept without dynamic exclusivity checks (see ``ContextConfined``).
+struct LoadSessionState {
+    var keys: KeyCatalog.Snapshot
+    /// How values of each type decode (reference, special, plain), found once per type.
+    var kinds: ValueKinds
+    /// Everything decoded in this session, held until it finishes.
+    var loaded: [any PersistentObject] = []
+    /// The slots of everything decoded in this session, to publish when it finishes (``InstanceOwners``).
+    var loadedSlots: [CacheSlot] = []
+    /// The decoder reused for each object (unless a nested load needs one while it is busy).
+    var reusable: PayloadDecoder?
+    /// The ids whose records this session read (decoded or not): forgotten when the load fails.
+    var loadedIDs: [ObjectID] = []
+    /// Wrapper fields to fill in at the end, with the ids they wait for.
+    var fixups: [(ObjectID, (any PersistentObject) throws(ObjectStoreError) -> Void)] =
+        []
 }
 
 /// The hash a context compares to tell whether an object changed since it was stored.

@@ -61,7 +61,7 @@ extension ObjectContext {
     /// - throws: ``ObjectStoreError`` `store`.
     public func removeAll() throws(ObjectStoreError) {
         let view = try readView()
-        for name in view.roots().keys.sorted() { pendingRoots.append((name, nil)) }
+        for name in view.roots().keys.sorted() { confined.state.pendingRoots.append((name, nil)) }
         for id in view.ids() {
             let header: (typeTag: UInt32, references: [ObjectID])?
             do {
@@ -72,11 +72,11 @@ extension ObjectContext {
             guard let header, header.typeTag != TypeNames.keyRecordTag else { continue }
             markDeleted(id)
         }
-        for (id, slot) in cache.slots.entries where slot.storedHash == nil { forget(id) }
+        for (id, slot) in cache.state.slots.entries where slot.storedHash == nil { forget(id) }
     }
 
     func markDeleted(_ id: ObjectID) {
         cache.slot(id)?.strongHold = nil
-        pendingDeletes.insert(id)
+        confined.state.pendingDeletes.insert(id)
     }
 }

@@ -28,8 +28,8 @@ extension ObjectContext {
                 let kept = Set(record.references)
                 ids += old.filter { !kept.contains($0) }
             }
-            for (name, _) in pendingRoots { if let old = before.root(named: name) { ids.append(old) } }
-            for id in pendingDeletes { ids += try before.header(of: id)?.references ?? [] }
+            for (name, _) in confined.state.pendingRoots { if let old = before.root(named: name) { ids.append(old) } }
+            for id in confined.state.pendingDeletes { ids += try before.header(of: id)?.references ?? [] }
             return ReleaseCandidates(before: before, ids: ids)
         } catch {
             throw ObjectStoreError(error)
@@ -44,7 +44,7 @@ extension ObjectContext {
         var seen: Set<ObjectID> = []
         while let id = work.popLast() {
             guard seen.insert(id).inserted, (try? store.contains(id)) == false else { continue }
-            releasedIDs.insert(id)
+            confined.state.releasedIDs.insert(id)
             work += (try? candidates.before.header(of: id))??.references ?? []
         }
     }

@@ -22,27 +22,30 @@ extension ObjectContext {
     /// Encodes, compares and writes; on success updates what the cache knows of the stored records.
     func writeChanges() throws(ObjectStoreError) -> SaveReport {
         let session = SaveSession(self)
-        cache.suspendPurge = true
-        defer { cache.suspendPurge = false }
-        for (slot, object) in cache.liveSlots where pendingDeletes.isEmpty || !pendingDeletes.contains(slot.id) {
+        cache.state.suspendPurge = true
+        defer { cache.state.suspendPurge = false }
+        for (slot, object) in cache.liveSlots
+        where confined.state.pendingDeletes.isEmpty || !confined.state.pendingDeletes.contains(slot.id) {
             session.enqueue(slot, object)
         }
         try session.encodeAll()
         try session.rewriteReferencedButGone()
         try settleNewObjects()
         var batch = WriteBatch()
-        batch.reserveCapacity(session.records.count + pendingRoots.count + pendingDeletes.count + 1)
-        for record in session.records { batch.put(record) }
+        batch.reserveCapacity(
+            session.state.records.count + confined.state.pendingRoots.count + confined.state.pendingDeletes.count + 1)
+        for record in session.state.records { batch.put(record) }
         // Optimistic concurrency: each stored object written or deleted must still be the version this
         // context read (checked by the engine atomically with the commit).
-        for (slot, _) in session.writtenSlots where slot.storedHash != nil {
-            batch.expect(slot.id, version: session.recreated.contains(slot.id) ? nil : slot.version)
+        for (slot, _) in session.state.writtenSlots where slot.storedHash != nil {
+            let recreated = !session.state.recreated.isEmpty && session.state.recreated.contains(slot.id)
+            batch.expect(slot.id, version: recreated ? nil : slot.version)
         }
-        if !pendingDeletes.isEmpty {
+        if !confined.state.pendingDeletes.isEmpty {
             // The versions of deleted objects this context does not hold, as of the snapshot it reads (without
             // moving on: a refused save must leave the context as it was).
             let view: Snapshot
-            if let snapshot {
+            if let snapshot = confined.state.snapshot {
                 view = snapshot
             } else {
                 do {
@@ -51,7 +54,7 @@ extension ObjectContext {
                     throw ObjectStoreError(error)
                 }
             }
-            for id in pendingDeletes.sorted() {
+            for id in confined.state.pendingDeletes.sorted() {
                 let slot = cache.slot(id)
                 batch.expect(id, version: slot?.storedHash != nil ? slot?.version : view.version(of: id))
             }
@@ -62,30 +65,32 @@ extension ObjectContext {
                 Record(
                     id: store.newID(), typeTag: TypeNames.keyRecordTag, payload: keyRecord.payload, isPinned: true))
         }
-        for (name, id) in pendingRoots {
+        for (name, id) in confined.state.pendingRoots {
             if let id { batch.setRoot(name, to: id) } else { batch.removeRoot(name) }
         }
-        for id in pendingDeletes.sorted() { batch.delete(id) }
+        for id in confined.state.pendingDeletes.sorted() { batch.delete(id) }
         var sequence: UInt64 = 0
         if !batch.isEmpty {
-            let candidates = try releaseCandidates(writing: session.records, slots: session.writtenSlots)
+            let candidates = try releaseCandidates(
+                writing: session.state.records, slots: session.state.writtenSlots)
             do {
                 sequence = try store.write(batch)
             } catch {
                 throw describe(error)
             }
-            snapshotIsOld = true
-            for id in session.recreated { releasedIDs.remove(id) }
+            confined.state.snapshotIsOld = true
+            for id in session.state.recreated { confined.state.releasedIDs.remove(id) }
             noteReleased(candidates)
         }
         let report = SaveReport(
-            written: session.records.count, unchanged: session.unchangedCount, deleted: pendingDeletes.count,
-            rootChanges: pendingRoots.count)
+            written: session.state.records.count, unchanged: session.state.unchangedCount,
+            deleted: confined.state.pendingDeletes.count,
+            rootChanges: confined.state.pendingRoots.count)
         if let keyRecord { objectStore.catalog.markCommitted(keyRecord.numbers) }
         session.commit(version: sequence)
-        for id in pendingDeletes { cache.remove(id) }
-        pendingDeletes.removeAll()
-        pendingRoots.removeAll()
+        for id in confined.state.pendingDeletes { cache.remove(id) }
+        confined.state.pendingDeletes.removeAll()
+        confined.state.pendingRoots.removeAll()
         cache.releaseHolds()
         return report
     }
@@ -136,25 +141,10 @@ extension ObjectContext {
 ///
 /// Bookkeeping lives on the cache slots (marked with this save's generation number), so a save costs no
 /// hashing per object beyond the identity cache's own lookups.
-///
-/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
-/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
-/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
-final class SaveSession {
+final class SaveSession: ContextConfined<SaveSessionState> {
+
     private unowned let context: ObjectContext
-    @exclusivity(unchecked) private var queue: [(CacheSlot, any PersistentObject)] = []
-    @exclusivity(unchecked) private(set) var records: [Record] = []
-    @exclusivity(unchecked) private(set) var writtenSlots: [(CacheSlot, UInt64)] = []
-    /// Objects written again because the store no longer holds them (see ``rewriteReferencedButGone()``).
-    @exclusivity(unchecked) private(set) var recreated: Set<ObjectID> = []
-    @exclusivity(unchecked) private(set) var unchangedCount = 0
-    @exclusivity(unchecked) private var unchangedSlots: [CacheSlot] = []
-    /// The encodings of the unchanged objects, at their slots' `unchangedIndex`.
-    @exclusivity(unchecked) private var unchangedRecords: [Record] = []
     private let generation: Int
-    @exclusivity(unchecked) private var lastType: (ObjectIdentifier, RegisteredType)?
-    /// The registrations met in this save, by class (each type name announced to the catalog once).
-    @exclusivity(unchecked) private var seenTypes: [ObjectIdentifier: RegisteredType] = [:]
     private lazy var encoder = PayloadEncoder(
         catalog: context.objectStore.catalog, fieldCoding: context.registry.usesFieldCoding
     ) {
@@ -162,7 +152,9 @@ final class SaveSession {
         // An outdated instance a refresh dropped: the reference names the object, which is not written.
         if let id = self.context.cache.linkableID(of: object) { return id }
         let slot = try self.context.assignID(object, pinned: false, allowDeleted: true)
-        if self.context.pendingDeletes.isEmpty || !self.context.pendingDeletes.contains(slot.id) {
+        if self.context.confined.state.pendingDeletes.isEmpty
+            || !self.context.confined.state.pendingDeletes.contains(slot.id)
+        {
             self.enqueue(slot, object)
         }
         return slot.id
@@ -173,19 +165,20 @@ final class SaveSession {
     init(_ context: ObjectContext) {
         self.context = context
         self.generation = Self.generations.next()
+        super.init(state: SaveSessionState())
     }
 
     func enqueue(_ slot: CacheSlot, _ object: any PersistentObject) {
         guard slot.queuedIn != generation else { return }
         slot.queuedIn = generation
-        queue.append((slot, object))
+        state.queue.append((slot, object))
     }
 
     private func registration(of object: any PersistentObject) throws(ObjectStoreError) -> RegisteredType {
         let key = ObjectIdentifier(type(of: object))
-        if let lastType, lastType.0 == key { return lastType.1 }
-        if let registered = seenTypes[key] {
-            lastType = (key, registered)
+        if let lastType = state.lastType, lastType.0 == key { return lastType.1 }
+        if let registered = state.seenTypes[key] {
+            state.lastType = (key, registered)
             return registered
         }
         guard let registered = context.registry.type(of: object) else {
@@ -194,8 +187,8 @@ final class SaveSession {
                 typeName: "\(type(of: object))")
         }
         _ = context.objectStore.catalog.number(for: TypeNames.catalogTypePrefix + registered.name)
-        lastType = (key, registered)
-        seenTypes[key] = registered
+        state.lastType = (key, registered)
+        state.seenTypes[key] = registered
         return registered
     }
 
@@ -203,9 +196,9 @@ final class SaveSession {
     /// that differ from what is stored.
     func encodeAll() throws(ObjectStoreError) {
         var index = 0
-        records.reserveCapacity(queue.count)
-        while index < queue.count {
-            let (slot, object) = queue[index]
+        state.records.reserveCapacity(state.queue.count)
+        while index < state.queue.count {
+            let (slot, object) = state.queue[index]
             index += 1
             let registered = try registration(of: object)
             let (payload, references) = try encoder.encode(object, as: registered)
@@ -214,12 +207,12 @@ final class SaveSession {
             let record = Record(
                 id: slot.id, typeTag: registered.tag, references: references, payload: payload, isPinned: slot.pinned)
             if slot.storedHash == hash {
-                slot.unchangedIndex = Int32(truncatingIfNeeded: unchangedRecords.count)
-                unchangedRecords.append(record)
-                unchangedSlots.append(slot)
-                unchangedCount += 1
+                slot.unchangedIndex = Int32(truncatingIfNeeded: state.unchangedRecords.count)
+                state.unchangedRecords.append(record)
+                state.unchangedSlots.append(slot)
+                state.unchangedCount += 1
             } else {
-                let pendingDeletes = context.pendingDeletes
+                let pendingDeletes = context.confined.state.pendingDeletes
                 if !pendingDeletes.isEmpty, let deleted = references.first(where: { pendingDeletes.contains($0) }) {
                     throw ObjectStoreError(
                         .stillReferenced,
@@ -229,34 +222,35 @@ final class SaveSession {
                 append(record, hash: hash, slot: slot)
             }
         }
-        queue.removeAll()
+        state.queue.removeAll()
     }
 
     private func append(_ record: Record, hash: UInt64, slot: CacheSlot) {
-        records.append(record)
-        writtenSlots.append((slot, hash))
+        state.records.append(record)
+        state.writtenSlots.append((slot, hash))
         slot.writtenIn = generation
     }
 
     /// A record this save writes may reference an unchanged object that is no longer stored (the collector
     /// took it after an earlier save dropped its last reference); such objects are written again.
     func rewriteReferencedButGone() throws(ObjectStoreError) {
-        for (_, id) in context.pendingRoots {
+        for (_, id) in context.confined.state.pendingRoots {
             if let id { try rewriteIfGone(id) }
         }
-        guard !unchangedSlots.isEmpty else { return }
+        guard !state.unchangedSlots.isEmpty else { return }
         var index = 0
-        while index < records.count {
-            for reference in records[index].references { try rewriteIfGone(reference) }
+        while index < state.records.count {
+            for reference in state.records[index].references { try rewriteIfGone(reference) }
             index += 1
         }
     }
 
     private func rewriteIfGone(_ id: ObjectID) throws(ObjectStoreError) {
         guard let slot = context.cache.slot(id), slot.writtenIn != generation, slot.unchangedIndex >= 0,
-            Int(slot.unchangedIndex) < unchangedRecords.count, unchangedRecords[Int(slot.unchangedIndex)].id == id
+            Int(slot.unchangedIndex) < state.unchangedRecords.count,
+            state.unchangedRecords[Int(slot.unchangedIndex)].id == id
         else { return }
-        let record = unchangedRecords[Int(slot.unchangedIndex)]
+        let record = state.unchangedRecords[Int(slot.unchangedIndex)]
         let live: Bool
         do {
             live = try context.store.contains(id)
@@ -266,7 +260,7 @@ final class SaveSession {
         if !live {
             // Freed by a save of this context: stored again. Gone for any other reason (deleted or dropped
             // elsewhere): this save would undo a change it did not see.
-            guard context.releasedIDs.contains(id) else {
+            guard context.confined.state.releasedIDs.contains(id) else {
                 let typeName = context.cache.object(id).map { context.typeName(of: $0) }
                 var conflict = ObjectStoreError(
                     .conflict,
@@ -276,25 +270,41 @@ final class SaveSession {
                 conflict.objects = [id]
                 throw conflict
             }
-            recreated.insert(id)
+            state.recreated.insert(id)
             slot.unchangedIndex = -1
-            unchangedCount -= 1
+            state.unchangedCount -= 1
             append(record, hash: ContentHash.of(record), slot: slot)
         }
     }
 
     /// After the batch was written (as `version`): the written records are now the stored ones.
     func commit(version: UInt64) {
-        for (slot, hash) in writtenSlots {
+        for (slot, hash) in state.writtenSlots {
             slot.storedHash = hash
             slot.version = version
         }
-        for slot in unchangedSlots { slot.unchangedIndex = -1 }
+        for slot in state.unchangedSlots { slot.unchangedIndex = -1 }
     }
 
     deinit {
-        for slot in unchangedSlots { slot.unchangedIndex = -1 }
+        for slot in state.unchangedSlots { slot.unchangedIndex = -1 }
     }
+}
+
+/// The working state of a ``SaveSession``, kept without dynamic exclusivity checks (see ``ContextConfined``).
+struct SaveSessionState {
+    var queue: [(CacheSlot, any PersistentObject)] = []
+    var records: [Record] = []
+    var writtenSlots: [(CacheSlot, UInt64)] = []
+    /// Objects written again because the store no longer holds them (see ``rewriteReferencedButGone()``).
+    var recreated: Set<ObjectID> = []
+    var unchangedCount = 0
+    var unchangedSlots: [CacheSlot] = []
+    /// The encodings of the unchanged objects, at their slots' `unchangedIndex`.
+    var unchangedRecords: [Record] = []
+    var lastType: (ObjectIdentifier, RegisteredType)?
+    /// The registrations met in this save, by class (each type name announced to the catalog once).
+    var seenTypes: [ObjectIdentifier: RegisteredType] = [:]
 }
 
 /// Hands out increasing numbers (save generations), from any thread.

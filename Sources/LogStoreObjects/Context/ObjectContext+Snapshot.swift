@@ -12,7 +12,9 @@ import LogStore
 extension ObjectContext {
     /// The snapshot this context reads, taking one when it has none, or a newer one after a save.
     func readView() throws(ObjectStoreError) -> Snapshot {
-        if let snapshot, !snapshotIsOld || activeLoad != nil { return snapshot }
+        if let snapshot = confined.state.snapshot, !confined.state.snapshotIsOld || confined.state.activeLoad != nil {
+            return snapshot
+        }
         return try moveOn()
     }
 
@@ -49,7 +51,7 @@ extension ObjectContext {
     /// - throws: ``ObjectStoreError`` `store` when the store is closed.
     public func refresh(_ object: any PersistentObject) throws(ObjectStoreError) {
         guard let slot = cache.slot(of: object) else { return }
-        pendingDeletes.remove(slot.id)
+        confined.state.pendingDeletes.remove(slot.id)
         if slot.storedHash == nil {
             forget(slot.id)
         } else {
@@ -61,7 +63,7 @@ extension ObjectContext {
     /// Withdraws a pending ``delete(_:)`` of `object` (other unsaved changes stay).
     public func cancelDelete(_ object: any PersistentObject) {
         guard let slot = cache.slot(of: object) else { return }
-        pendingDeletes.remove(slot.id)
+        confined.state.pendingDeletes.remove(slot.id)
     }
 
     /// The instance of `id` this context holds, if any (without loading it).
@@ -77,10 +79,10 @@ extension ObjectContext {
         } catch {
             throw ObjectStoreError(error)
         }
-        if snapshot != nil {
+        if confined.state.snapshot != nil {
             var changed: [ObjectID] = []
             var gone: [ObjectID] = []
-            for (id, slot) in cache.slots.entries where slot.storedHash != nil && !slot.isLoading {
+            for (id, slot) in cache.state.slots.entries where slot.storedHash != nil && !slot.isLoading {
                 let version = next.version(of: id)
                 if version == nil && slot.object == nil {
                     gone.append(id)
@@ -92,8 +94,8 @@ extension ObjectContext {
             for id in gone { cache.remove(id) }
             if !changed.isEmpty { drop(changed, keepingChanged: true) }
         }
-        snapshot = next
-        snapshotIsOld = false
+        confined.state.snapshot = next
+        confined.state.snapshotIsOld = false
         return next
     }
 
@@ -116,7 +118,7 @@ extension ObjectContext {
             }
             let hash = ContentHash.of(
                 typeTag: registered.tag, pinned: slot.pinned, references: references, payload: payload)
-            let isChanged = slot.storedHash != hash || pendingDeletes.contains(slot.id)
+            let isChanged = slot.storedHash != hash || confined.state.pendingDeletes.contains(slot.id)
             if isChanged { changed.insert(slot.id) }
             for reference in references where reference.rawValue != 0 {
                 referrers[reference, default: []].append(slot.id)

@@ -14,12 +14,13 @@ extension ObjectContext {
         guard transactionStart == nil else {
             throw ObjectStoreError(.transactionState, "a transaction is already open")
         }
-        var hashes: [ObjectID: UInt64] = [:]
+        var hashes = IDTable<UInt64>()
         let encoder = hashingEncoder(detached: [])
         for (slot, object) in cache.liveSlots {
             if let hash = encodingHash(of: object, slot: slot, encoder) { hashes[slot.id] = hash }
         }
-        transactionStart = TransactionStart(roots: pendingRoots, deletes: pendingDeletes, hashes: hashes)
+        transactionStart = TransactionStart(
+            roots: confined.state.pendingRoots, deletes: confined.state.pendingDeletes, hashes: hashes)
     }
 
     /// Writes everything the transaction changed (and any change made before it) in one atomic batch and
@@ -56,10 +57,9 @@ extension ObjectContext {
     }
 
     /// Drops what changed since `hashes` were taken (nil: since the last save), transitively.
-    private func revert(to hashes: [ObjectID: UInt64]?, roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>)
-    {
-        pendingRoots = roots
-        pendingDeletes = deletes
+    private func revert(to hashes: IDTable<UInt64>?, roots: [(name: String, id: ObjectID?)], deletes: Set<ObjectID>) {
+        confined.state.pendingRoots = roots
+        confined.state.pendingDeletes = deletes
         var detached: Set<ObjectIdentifier> = []
         func detach(_ slot: CacheSlot, _ object: any PersistentObject) {
             detached.insert(ObjectIdentifier(object))
@@ -77,7 +77,9 @@ extension ObjectContext {
                 continue
             }
         }
-        for (id, slot) in cache.slots.entries where slot.object == nil && slot.storedHash == nil { forget(id) }
+        for (id, slot) in cache.state.slots.entries where slot.object == nil && slot.storedHash == nil {
+            forget(id)
+        }
         // An object that refers to a dropped instance would save it again under a new id: drop it too.
         var changed = !detached.isEmpty
         while changed {

@@ -26,42 +26,46 @@ import LogStore
 /// try context.save()
 /// let again = try objects.makeContext().root(named: "main", as: Contents.self)
 /// ```
-///
-/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
-/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
-/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
 public final class ObjectContext {
+    /// The context's pending changes and read state, kept without dynamic exclusivity checks (see
+    /// ``ContextConfined``).
+    struct State {
+        /// Root changes not yet saved, in order: a name and its new target (nil: removed).
+        var pendingRoots: [(name: String, id: ObjectID?)] = []
+        /// Objects to delete on save.
+        var pendingDeletes: Set<ObjectID> = []
+        /// The snapshot loads and queries read (see `ObjectContext+Snapshot.swift`); nil until the first read.
+        var snapshot: Snapshot?
+        /// Set by a save: the next read takes a snapshot that includes it.
+        var snapshotIsOld = false
+        /// The load in progress, if any (loads started while one runs join it).
+        var activeLoad: LoadSession?
+        /// Slots of instances this context numbered as new and has not yet checked against other contexts
+        /// (see ``settleNewObjects()``).
+        var unsettled: [CacheSlot] = []
+        /// Stored objects this context's own saves freed (see `ObjectContext+Released.swift`): linking one of
+        /// them again stores it again.
+        var releasedIDs: Set<ObjectID> = []
+    }
+
+    /// This context's ``State``.
+    let confined = ContextConfined(state: State())
+
     /// The object store this context reads and writes.
     public let objectStore: ObjectStore
     let cache = IdentityCache()
-    /// Root changes not yet saved, in order: a name and its new target (nil: removed).
-    @exclusivity(unchecked) var pendingRoots: [(name: String, id: ObjectID?)] = []
-    /// Objects to delete on save.
-    @exclusivity(unchecked) var pendingDeletes: Set<ObjectID> = []
     /// What `begin()` saw: the pending root changes and deletes, and an encoding hash of every object.
     struct TransactionStart {
         var roots: [(name: String, id: ObjectID?)]
         var deletes: Set<ObjectID>
-        var hashes: [ObjectID: UInt64]
+        var hashes: IDTable<UInt64>
     }
 
     /// Set while a transaction is open.
     var transactionStart: TransactionStart?
-    /// The snapshot loads and queries read (see `ObjectContext+Snapshot.swift`); nil until the first read.
-    @exclusivity(unchecked) var snapshot: Snapshot?
-    /// Set by a save: the next read takes a snapshot that includes it.
-    @exclusivity(unchecked) var snapshotIsOld = false
-    /// The load in progress, if any (loads started while one runs join it).
-    @exclusivity(unchecked) var activeLoad: LoadSession?
 
     /// What this context loaded or numbered, as other contexts' saves see it (see ``InstanceOwners``).
     let instances = InstanceOwners.shared.newContext()
-    /// Slots of instances this context numbered as new and has not yet checked against other contexts
-    /// (see ``settleNewObjects()``).
-    @exclusivity(unchecked) var unsettled: [CacheSlot] = []
-    /// Stored objects this context's own saves freed (see `ObjectContext+Released.swift`): linking one of
-    /// them again stores it again.
-    @exclusivity(unchecked) var releasedIDs: Set<ObjectID> = []
 
     init(_ objectStore: ObjectStore) {
         self.objectStore = objectStore
@@ -98,7 +102,9 @@ public final class ObjectContext {
         -> CacheSlot
     {
         if let slot = cache.slot(of: object) {
-            if !allowDeleted && !pendingDeletes.isEmpty && pendingDeletes.contains(slot.id) {
+            if !allowDeleted && !confined.state.pendingDeletes.isEmpty
+                && confined.state.pendingDeletes.contains(slot.id)
+            {
                 throw ObjectStoreError(
                     .deletedObject, "object \(slot.id) is deleted in this context", typeName: typeName(of: object),
                     objectID: slot.id)
@@ -118,7 +124,7 @@ public final class ObjectContext {
         }
         let slot = cache.insert(object, id: store.newID(), storedHash: nil, pinned: pinned)
         cache.hold(slot, object)
-        unsettled.append(slot)
+        confined.state.unsettled.append(slot)
         return slot
     }
 
@@ -133,12 +139,12 @@ public final class ObjectContext {
     /// and publishes them as this context's. An instance another context loaded or added is dropped from
     /// this context and refused with `foreignObject` (the other new instances stay, to be checked again).
     func settleNewObjects() throws(ObjectStoreError) {
-        guard !unsettled.isEmpty else { return }
+        guard !confined.state.unsettled.isEmpty else { return }
         var slots: [CacheSlot] = []
         var objects: [any PersistentObject] = []
-        slots.reserveCapacity(unsettled.count)
-        objects.reserveCapacity(unsettled.count)
-        for slot in unsettled {
+        slots.reserveCapacity(confined.state.unsettled.count)
+        objects.reserveCapacity(confined.state.unsettled.count)
+        for slot in confined.state.unsettled {
             if let object = slot.object, cache.slot(slot.id) === slot {
                 slots.append(slot)
                 objects.append(object)
@@ -146,7 +152,7 @@ public final class ObjectContext {
         }
         if let index = InstanceOwners.shared.firstForeign(objects, besides: instances.serial) {
             let foreign = slots[index]
-            unsettled.removeAll { $0 === foreign }
+            confined.state.unsettled.removeAll { $0 === foreign }
             cache.remove(foreign.id)
             throw ObjectStoreError(
                 .foreignObject,
@@ -154,8 +160,8 @@ public final class ObjectContext {
                     + "there); pass its id and load it in this context instead",
                 typeName: typeName(of: objects[index]))
         }
-        unsettled.removeAll()
-        instances.publish(slots, liveSlots: cache.slots.count)
+        confined.state.unsettled.removeAll()
+        instances.publish(slots, liveSlots: cache.state.slots.count)
     }
 
     func typeName(of object: any PersistentObject) -> String {
@@ -192,12 +198,12 @@ public final class ObjectContext {
         let slot = try assignID(object, pinned: false)
         try settleNewObjects()
         cache.hold(slot, object)
-        pendingRoots.append((name, slot.id))
+        confined.state.pendingRoots.append((name, slot.id))
     }
 
     /// Removes the root `name` (on ``save()``); its object becomes garbage unless pinned or referenced.
     public func removeRoot(named name: String) {
-        pendingRoots.append((name, nil))
+        confined.state.pendingRoots.append((name, nil))
     }
 
     /// The object named `name`, loaded with everything it references eagerly; nil when there is no such
@@ -206,7 +212,7 @@ public final class ObjectContext {
     ///   ``object(id:as:)``.
     public func root<T>(named name: String, as type: T.Type = T.self) throws(ObjectStoreError) -> T? {
         let id: ObjectID?
-        if let pending = pendingRoots.last(where: { $0.name == name }) {
+        if let pending = confined.state.pendingRoots.last(where: { $0.name == name }) {
             id = pending.id
         } else {
             id = try readView().root(named: name)
@@ -224,7 +230,7 @@ public final class ObjectContext {
             return
         }
         slot.strongHold = nil
-        pendingDeletes.insert(slot.id)
+        confined.state.pendingDeletes.insert(slot.id)
     }
 
     // MARK: Loading
@@ -252,28 +258,28 @@ public final class ObjectContext {
 
     /// Loads `ids` (and their eager references) in one load session; nil for ids that are not live.
     func load(_ ids: [ObjectID]) throws(ObjectStoreError) -> [(any PersistentObject)?] {
-        if let activeLoad {
+        if let activeLoad = confined.state.activeLoad {
             var objects: [(any PersistentObject)?] = []
             for id in ids { objects.append(try activeLoad.load(id)) }
             return objects
         }
         let session = LoadSession(self, view: try readView())
-        activeLoad = session
-        cache.suspendPurge = true
+        confined.state.activeLoad = session
+        cache.state.suspendPurge = true
         defer {
-            activeLoad = nil
-            cache.suspendPurge = false
+            confined.state.activeLoad = nil
+            cache.state.suspendPurge = false
         }
         do {
             var objects: [(any PersistentObject)?] = []
             objects.reserveCapacity(ids.count)
             for id in ids { objects.append(try session.load(id)) }
             try session.finish()
-            instances.publish(session.loadedSlots, liveSlots: cache.slots.count)
+            instances.publish(session.state.loadedSlots, liveSlots: cache.state.slots.count)
             return objects
         } catch {
             // Objects of a failed load may have reference fields that were never filled in: forget them.
-            for loaded in session.loadedIDs { cache.remove(loaded) }
+            for loaded in session.state.loadedIDs { cache.remove(loaded) }
             throw error
         }
     }

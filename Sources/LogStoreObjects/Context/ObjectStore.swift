@@ -30,25 +30,26 @@ public final class ObjectStore: Sendable {
     /// - parameters:
     ///   - store: the engine store; the object store does not close it.
     ///   - types: every persistent class the contexts may load or save, subclasses included.
-    /// - throws: ``ObjectStoreError`` `invalidRegistration` (duplicate or colliding type names), or
-    ///   `corruptPayload` / `store` when the stored field names cannot be read.
-    ///   - usingFieldCoding: whether ``FieldCodable`` types encode and decode through
-    ///     `encodeFields(to:)` and `init(fields:)` (the default) or through `Codable` (to compare the two,
-    ///     or to rule out a hand-written `encodeFields(to:)`; both write the same bytes).
-    public init(store: Store, types: [any PersistentObject.Type], usingFieldCoding: Bool = true)
-        throws(ObjectStoreError)
-    {
+    ///   - protocols: the protocols queries by type may name besides `any PersistentObject` (see
+    ///     ``QueryableProtocol``).
+    ///   - tuning: settings most users never need (see ``ObjectStoreTuning``).
+    /// - throws: ``ObjectStoreError`` `invalidRegistration` (duplicate or colliding type names, a protocol
+    ///   listed twice), or `corruptPayload` / `store` when the stored field names cannot be read.
+    public init(
+        store: Store, types: [any PersistentObject.Type], protocols: [QueryableProtocol] = [],
+        tuning: ObjectStoreTuning = ObjectStoreTuning()
+    ) throws(ObjectStoreError) {
         self.store = store
-        self.registry = try TypeRegistry(types, usingFieldCoding: usingFieldCoding)
+        self.registry = try TypeRegistry(types, protocols: protocols, usingFieldCoding: tuning.usesFieldCoding)
         self.catalog = try KeyCatalog(loadingFrom: store)
     }
 
     /// Opens (or creates) the store in `directory` and makes an object store over it.
     /// - throws: ``ObjectStoreError`` `store` when the engine cannot open the directory, and what
-    ///   ``init(store:types:usingFieldCoding:)`` throws.
+    ///   ``init(store:types:protocols:tuning:)`` throws.
     public static func open(
         at directory: String, options: StoreOptions = StoreOptions(), types: [any PersistentObject.Type],
-        usingFieldCoding: Bool = true
+        protocols: [QueryableProtocol] = [], tuning: ObjectStoreTuning = ObjectStoreTuning()
     ) throws(ObjectStoreError) -> ObjectStore {
         let store: Store
         do {
@@ -57,7 +58,7 @@ public final class ObjectStore: Sendable {
             throw ObjectStoreError(error)
         }
         do {
-            return try ObjectStore(store: store, types: types, usingFieldCoding: usingFieldCoding)
+            return try ObjectStore(store: store, types: types, protocols: protocols, tuning: tuning)
         } catch {
             try? store.close()
             throw error

@@ -6,7 +6,7 @@ import LogStore
 /// pages: 8 bytes per object plus a page header per 64, against ~40 bytes and a hash per lookup for a
 /// `Dictionary` (which was a tenth of a cold load). A context that loads a few objects scattered over a
 /// big store pays one 0.5 KiB page each. Page numbers far beyond the dense table (ids far apart) go to
-/// a dictionary, so no id can make the table grow out of proportion to the pages in use.
+/// an ``IDTable``, so no id can make the table grow out of proportion to the pages in use.
 struct SlotTable {
     private static let pageShift = 6
     private static let pageSize = 1 << pageShift
@@ -14,7 +14,7 @@ struct SlotTable {
     /// Pages for page numbers below `dense.count`; an empty array is a page not allocated.
     private var dense: [[CacheSlot?]] = []
     /// Pages whose number is too far beyond the dense table to grow it.
-    private var sparse: [ObjectID: [CacheSlot?]] = [:]
+    private var sparse = IDTable<[CacheSlot?]>()
     /// Pages allocated, dense and sparse.
     private var pagesInUse = 0
     /// Slots held.
@@ -55,8 +55,11 @@ struct SlotTable {
                 sparse[key] = Array(repeating: nil, count: Self.pageSize)
                 pagesInUse += 1
             }
-            count += (newValue != nil ? 1 : 0) - (sparse[key]?[slot] != nil ? 1 : 0)
-            sparse[key]?[slot] = newValue
+            let old = sparse.modifyValue(forKey: key) { page in
+                defer { page[slot] = newValue }
+                return page[slot]
+            }
+            count += (newValue != nil ? 1 : 0) - (old.flatMap { $0 } != nil ? 1 : 0)
         }
     }
 
@@ -66,7 +69,7 @@ struct SlotTable {
         guard page >= 0, page < max(4096, (pagesInUse + 1) * 64) else { return false }
         dense.reserveCapacity(Swift.max(page + 1, dense.count * 2))
         dense.append(contentsOf: repeatElement([], count: page + 1 - dense.count))
-        // Pages kept in the dictionary that the dense table now covers move into it.
+        // Pages kept in the sparse table that the dense table now covers move into it.
         for (key, moved) in sparse where key.rawValue < UInt64(dense.count) {
             dense[Int(key.rawValue)] = moved
             sparse[key] = nil
@@ -82,7 +85,7 @@ struct SlotTable {
             for case let slot? in page { result.append((slot.id, slot)) }
         }
         for page in dense where !page.isEmpty { collect(page) }
-        for page in sparse.values { collect(page) }
+        for (_, page) in sparse { collect(page) }
         return result
     }
 

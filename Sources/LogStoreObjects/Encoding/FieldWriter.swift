@@ -119,7 +119,7 @@ public struct FieldWriter {
     /// the object's encoding as well as thrown.
     private func failed(_ error: any Error, _ name: String) -> ObjectStoreError {
         let wrapped = encoder.wrap(error, path: codingPath + [FieldName(name)])
-        encoder.deferredError = encoder.deferredError ?? wrapped
+        encoder.state.deferredError = encoder.state.deferredError ?? wrapped
         return wrapped
     }
 }

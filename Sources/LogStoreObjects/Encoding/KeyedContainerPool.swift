@@ -8,10 +8,10 @@
 /// container of a key type whose pooled one is leased (a recursive struct, or a value that asks twice) is
 /// made fresh and not pooled. Containers that escape their call (kept in a property and used later) are
 /// not supported by any coder; here they would read or write another value's fields.
-///
-/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
-/// through overlapping accesses.
-final class KeyedContainerPool {
+final class KeyedContainerPool: ContextConfined<KeyedContainerPoolState> {
+    /// An empty pool.
+    init() { super.init(state: KeyedContainerPoolState()) }
+
     /// A pooled container, whatever its key type.
     class Lease {
         /// The key type's identity: the entry is only handed out for this type.
@@ -27,26 +27,19 @@ final class KeyedContainerPool {
     private static let capacity = 32
     /// At most this many of one key type.
     private static let perKeyType = 4
-    /// Pooled containers; `keyTypes[i]` and `isLeased[i]` describe `entries[i]`, kept apart so that a
-    /// lookup scans plain words (models use a handful of key types at a time) and retains nothing.
-    @exclusivity(unchecked) private var entries: [Lease] = []
-    @exclusivity(unchecked) private var keyTypes: [ObjectIdentifier] = []
-    @exclusivity(unchecked) private var isLeased: [Bool] = []
-    /// The indices of the entries leased now, in the order they were leased.
-    @exclusivity(unchecked) private var leased: [Int] = []
 
     /// The number of containers leased now: a coder passes it to ``release(downTo:)`` after the call.
-    var mark: Int { leased.count }
+    var mark: Int { state.leased.count }
 
     /// A free pooled entry for `keyType`, leased to the caller; nil when there is none.
     func lease(_ keyType: ObjectIdentifier) -> Lease? {
         var index = 0
-        let count = keyTypes.count
+        let count = state.keyTypes.count
         while index < count {
-            if keyTypes[index] == keyType && !isLeased[index] {
-                isLeased[index] = true
-                leased.append(index)
-                return entries[index]
+            if state.keyTypes[index] == keyType && !state.isLeased[index] {
+                state.isLeased[index] = true
+                state.leased.append(index)
+                return state.entries[index]
             }
             index += 1
         }
@@ -56,32 +49,43 @@ final class KeyedContainerPool {
     /// Keeps `entry` (just made, and in use) for reuse, unless the pool is full or already holds a few
     /// of its key type (a deeply recursive value must not take every place).
     func adopt(_ entry: Lease) {
-        guard entries.count < Self.capacity,
-            keyTypes.lazy.filter({ $0 == entry.keyType }).count < Self.perKeyType
+        guard state.entries.count < Self.capacity,
+            state.keyTypes.lazy.filter({ $0 == entry.keyType }).count < Self.perKeyType
         else { return }
-        leased.append(entries.count)
-        entries.append(entry)
-        keyTypes.append(entry.keyType)
-        isLeased.append(true)
+        state.leased.append(state.entries.count)
+        state.entries.append(entry)
+        state.keyTypes.append(entry.keyType)
+        state.isLeased.append(true)
     }
 
     /// Drops every pooled container (they refer back to their coder: this breaks the cycle).
     func removeAll() {
-        entries.removeAll()
-        keyTypes.removeAll()
-        isLeased.removeAll()
-        leased.removeAll()
+        state.entries.removeAll()
+        state.keyTypes.removeAll()
+        state.isLeased.removeAll()
+        state.leased.removeAll()
     }
 
     /// The first container leased since `mark`, if any.
     func firstLease(since mark: Int) -> Lease? {
-        leased.count > mark ? entries[leased[mark]] : nil
+        state.leased.count > mark ? state.entries[state.leased[mark]] : nil
     }
 
     /// Ends the leases taken since `mark`.
     func release(downTo mark: Int) {
-        while leased.count > mark { isLeased[leased.removeLast()] = false }
+        while state.leased.count > mark { state.isLeased[state.leased.removeLast()] = false }
     }
+}
+
+/// The working state of a ``KeyedContainerPool``, kept without dynamic exclusivity checks (see ``ContextConfined``).
+struct KeyedContainerPoolState {
+    /// Pooled containers; `keyTypes[i]` and `isLeased[i]` describe `entries[i]`, kept apart so that a
+    /// lookup scans plain words (models use a handful of key types at a time) and retains nothing.
+    var entries: [KeyedContainerPool.Lease] = []
+    var keyTypes: [ObjectIdentifier] = []
+    var isLeased: [Bool] = []
+    /// The indices of the entries leased now, in the order they were leased.
+    var leased: [Int] = []
 }
 
 /// A pooled keyed decoding container.

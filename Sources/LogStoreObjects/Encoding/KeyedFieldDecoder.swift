@@ -2,70 +2,51 @@
 ///
 /// Fields are usually asked for in the order they were written, so a cursor is tried first; otherwise
 /// the container indexes all its entries once.
-///
-/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
-/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
-/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
-final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
+final class KeyedFieldDecoder<Key: CodingKey>: ContextConfined<KeyedFieldDecoderState>, KeyedDecodingContainerProtocol {
     private let payload: PayloadDecoder
-    @exclusivity(unchecked) private var start: Int
-    @exclusivity(unchecked) private var basePath: [any CodingKey]
-    @exclusivity(unchecked) private var key: (any CodingKey)?
-    /// Built on first use only: most containers never need it.
-    @exclusivity(unchecked) private var builtCodingPath: [any CodingKey]?
-    @exclusivity(unchecked) private var depth: Int
-    /// The offset of the next entry for the in-order fast path (nil once the end was reached).
-    @exclusivity(unchecked) private var cursor: Int?
-    /// Field number → value offset, built on the first out-of-order lookup.
-    @exclusivity(unchecked) private var entries: [Int: Int]?
-    /// When set, the cursor stands at this value (of the field found last), not yet skipped: a decode
-    /// that learns where the value ends moves the cursor there (``valueEnded(at:for:)``), otherwise the
-    /// next lookup skips it. Skipping a nested value walks all of it, which the decode just did.
-    @exclusivity(unchecked) private var unskipped: Int?
 
     init(_ payload: PayloadDecoder, entriesAt start: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int)
     {
         self.payload = payload
-        self.start = start
-        self.cursor = start
-        self.basePath = basePath
-        self.key = key
-        self.depth = depth
+        super.init(
+            state: KeyedFieldDecoderState(start: start, basePath: basePath, key: key, depth: depth, cursor: start))
     }
 
     /// Points this (pooled) container at the entries of another value of the same payload decoder.
     func reuse(entriesAt start: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int) {
-        self.start = start
-        self.cursor = start
-        self.basePath = basePath
-        self.key = key
-        self.depth = depth
-        self.builtCodingPath = nil
-        self.entries = nil
-        self.unskipped = nil
+        self.state.start = start
+        self.state.cursor = start
+        self.state.basePath = basePath
+        self.state.key = key
+        self.state.depth = depth
+        self.state.builtCodingPath = nil
+        self.state.entries = nil
+        self.state.unskipped = nil
     }
 
     /// The value at `offset`, found at the cursor, ends at `end`: the cursor moves past it.
     private func valueEnded(at end: Int, for offset: Int) {
-        if unskipped == offset {
-            cursor = end
-            unskipped = nil
+        if state.unskipped == offset {
+            state.cursor = end
+            state.unskipped = nil
         }
     }
 
     /// Where this container's value ends, when its fields were read in order up to the last one (the
     /// cursor stands at the end marker); nil when that is not known without a walk.
     func completedValueEnd() -> Int? {
-        guard entries == nil, unskipped == nil, let position = cursor else { return nil }
-        payload.reader.offset = position
-        guard (try? payload.reader.peekByte()) == 0 else { return nil }
+        guard state.entries == nil, state.unskipped == nil, let position = state.cursor else {
+            return nil
+        }
+        payload.state.reader.offset = position
+        guard (try? payload.state.reader.peekByte()) == 0 else { return nil }
         return position + 1
     }
 
     var codingPath: [any CodingKey] {
-        if let builtCodingPath { return builtCodingPath }
-        let path = key.map { basePath + [$0] } ?? basePath
-        builtCodingPath = path
+        if let builtCodingPath = state.builtCodingPath { return builtCodingPath }
+        let path = state.key.map { state.basePath + [$0] } ?? state.basePath
+        state.builtCodingPath = path
         return path
     }
 
@@ -75,10 +56,10 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func allEntries() throws(ObjectStoreError) -> [Int: Int] {
-        if let entries { return entries }
+        if let entries = state.entries { return entries }
         var found: [Int: Int] = [:]
-        var reader = payload.reader
-        reader.offset = start
+        var reader = payload.state.reader
+        reader.offset = state.start
         while try reader.peekByte() != 0 {
             let number = try reader.readVarint()
             guard number < UInt64(ObjectFormat.maximumFieldNumber) else {
@@ -87,7 +68,7 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
             found[Int(number)] = reader.offset
             try reader.skipValue()
         }
-        entries = found
+        state.entries = found
         return found
     }
 
@@ -99,27 +80,27 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// The value offset of the entry at the cursor when it is the field `name` (fields are usually read in
     /// the order they were written); moves the cursor past it. Compares names, so no hashing is needed.
     private func offsetAtCursor(named name: String) throws(ObjectStoreError) -> Int? {
-        guard entries == nil, var position = cursor else { return nil }
+        guard state.entries == nil, var position = state.cursor else { return nil }
         // The payload decoder's own reader is used in place (no copy of it per field): every read here
         // and elsewhere sets the offset it starts from.
-        if let value = unskipped {
-            payload.reader.offset = value
-            try payload.reader.skipValue()
-            position = payload.reader.offset
-            cursor = position
-            unskipped = nil
+        if let value = state.unskipped {
+            payload.state.reader.offset = value
+            try payload.state.reader.skipValue()
+            position = payload.state.reader.offset
+            state.cursor = position
+            state.unskipped = nil
         }
-        payload.reader.offset = position
-        if try payload.reader.peekByte() == 0 {
-            cursor = nil
+        payload.state.reader.offset = position
+        if try payload.state.reader.peekByte() == 0 {
+            state.cursor = nil
             return nil
         }
-        let number = try payload.reader.readVarint()
+        let number = try payload.state.reader.readVarint()
         guard number < UInt64(ObjectFormat.maximumFieldNumber), payload.name(of: Int(number)) == name else {
             return nil
         }
-        let valueOffset = payload.reader.offset
-        unskipped = valueOffset
+        let valueOffset = payload.state.reader.offset
+        state.unskipped = valueOffset
         return valueOffset
     }
 
@@ -130,7 +111,7 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         if let number = payload.number(of: name), let offset = try offset(ofField: number) {
             return offset
         }
-        if depth <= 1, let aliases = payload.type.fieldAliases[key.stringValue] {
+        if state.depth <= 1, let aliases = payload.state.type.fieldAliases[key.stringValue] {
             for alias in aliases {
                 if let number = payload.number(of: alias), let offset = try offset(ofField: number) { return offset }
             }
@@ -142,8 +123,8 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let offset = try valueOffset(key) else {
             throw ObjectStoreError(
                 .missingField, "stored object has no field \"\(key.stringValue)\" and the field has no default",
-                typeName: payload.type.name, field: CodingPath.describe(codingPath + [key]),
-                objectID: payload.objectID)
+                typeName: payload.state.type.name, field: CodingPath.describe(codingPath + [key]),
+                objectID: payload.state.objectID)
         }
         return offset
     }
@@ -159,25 +140,25 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
         let offset = try require(key)
         let value = try payload.decodeBool(at: offset, path: codingPath + [key])
-        valueEnded(at: payload.reader.offset, for: offset)
+        valueEnded(at: payload.state.reader.offset, for: offset)
         return value
     }
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
         let offset = try require(key)
         let value = try payload.decodeString(at: offset, path: codingPath + [key])
-        valueEnded(at: payload.reader.offset, for: offset)
+        valueEnded(at: payload.state.reader.offset, for: offset)
         return value
     }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
         let offset = try require(key)
         let value = try payload.decodeDouble(at: offset, path: codingPath + [key])
-        valueEnded(at: payload.reader.offset, for: offset)
+        valueEnded(at: payload.state.reader.offset, for: offset)
         return value
     }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
         let offset = try require(key)
         let value = try payload.decodeFloat(at: offset, path: codingPath + [key])
-        valueEnded(at: payload.reader.offset, for: offset)
+        valueEnded(at: payload.state.reader.offset, for: offset)
         return value
     }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
@@ -194,14 +175,14 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
         let offset = try require(key)
         let value = try payload.decodeInteger(type, at: offset, path: codingPath + [key])
-        valueEnded(at: payload.reader.offset, for: offset)
+        valueEnded(at: payload.state.reader.offset, for: offset)
         return value
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         guard let offset = try valueOffset(key) else { return try absentValue(type, key) }
         payload.forgetLastValue()
-        let value = try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: depth)
+        let value = try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: state.depth)
         if let end = payload.end(ofValueDecodedAt: offset) { valueEnded(at: end, for: offset) }
         return value
     }
@@ -209,10 +190,11 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// Decodes a nested ``FieldCodable`` value through its `init(fields:)`.
     func decodeFieldCoded<T: FieldCodable>(_ type: T.Type, forKey key: Key) throws -> T {
         // A persistent class that is also FieldCodable is a reference here, like any persistent object.
-        if payload.session.kinds.kind(of: T.self) == .persistent { return try decode(type, forKey: key) }
+        if payload.session.state.kinds.kind(of: T.self) == .persistent { return try decode(type, forKey: key) }
         guard let offset = try valueOffset(key) else { return try absentValue(type, key) }
         payload.forgetLastValue()
-        let value = try payload.decodeFieldCoded(type, at: offset, basePath: codingPath, key: key, depth: depth)
+        let value = try payload.decodeFieldCoded(
+            type, at: offset, basePath: codingPath, key: key, depth: state.depth)
         if let end = payload.end(ofValueDecodedAt: offset) { valueEnded(at: end, for: offset) }
         return value
     }
@@ -229,24 +211,29 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         if let defaulting = T.self as? any AbsentFieldDefaulting.Type, let value = defaulting.absentFieldValue as? T {
             return value
         }
-        return try payload.decodeValue(type, at: try require(key), basePath: codingPath, key: key, depth: depth)
+        return try payload.decodeValue(
+            type, at: try require(key), basePath: codingPath, key: key, depth: state.depth)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let offset = try valueOffset(key), try !payload.decodeNil(at: offset) else { return nil }
-        return try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: depth)
+        return try payload.decodeValue(type, at: offset, basePath: codingPath, key: key, depth: state.depth)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
         -> KeyedDecodingContainer<NestedKey>
     {
-        try ValueDecoder(payload, offset: try require(key), basePath: codingPath, key: key, depth: depth + 1)
-            .container(keyedBy: type)
+        try ValueDecoder(
+            payload, offset: try require(key), basePath: codingPath, key: key, depth: state.depth + 1
+        )
+        .container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try ValueDecoder(payload, offset: try require(key), basePath: codingPath, key: key, depth: depth + 1)
-            .unkeyedContainer()
+        try ValueDecoder(
+            payload, offset: try require(key), basePath: codingPath, key: key, depth: state.depth + 1
+        )
+        .unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
@@ -260,9 +247,29 @@ final class KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func superDecoder(key: any CodingKey) throws -> any Decoder {
         guard let number = payload.number(of: key.stringValue), let offset = try offset(ofField: number) else {
             throw ObjectStoreError(
-                .missingField, "stored object has no field \"\(key.stringValue)\"", typeName: payload.type.name,
-                field: CodingPath.describe(codingPath + [key]), objectID: payload.objectID)
+                .missingField, "stored object has no field \"\(key.stringValue)\"",
+                typeName: payload.state.type.name,
+                field: CodingPath.describe(codingPath + [key]), objectID: payload.state.objectID)
         }
-        return ValueDecoder(payload, offset: offset, basePath: codingPath, key: key, depth: depth + 1)
+        return ValueDecoder(payload, offset: offset, basePath: codingPath, key: key, depth: state.depth + 1)
     }
+}
+
+/// The fields of a ``KeyedFieldDecoder`` that its lookups use, kept without dynamic exclusivity checks (see
+/// ``ContextConfined``); outside the generic class, so that its layout does not depend on the key type.
+struct KeyedFieldDecoderState {
+    var start: Int
+    var basePath: [any CodingKey]
+    var key: (any CodingKey)?
+    /// Built on first use only: most containers never need it.
+    var builtCodingPath: [any CodingKey]?
+    var depth: Int
+    /// The offset of the next entry for the in-order fast path (nil once the end was reached).
+    var cursor: Int?
+    /// Field number → value offset, built on the first out-of-order lookup.
+    var entries: [Int: Int]?
+    /// When set, the cursor stands at this value (of the field found last), not yet skipped: a decode
+    /// that learns where the value ends moves the cursor there (``KeyedFieldDecoder/valueEnded(at:for:)``), otherwise the
+    /// next lookup skips it. Skipping a nested value walks all of it, which the decode just did.
+    var unskipped: Int?
 }

@@ -4,7 +4,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     /// changing it.
     let target: KeyedFieldTarget
     private var encoder: PayloadEncoder { target.encoder }
-    private var frame: Int { target.frame }
+    private var frame: Int { target.state.frame }
     /// Built when needed only (errors, nested values), to keep encoding free of allocations.
     var codingPath: [any CodingKey] { target.codingPath }
 
@@ -16,7 +16,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
     /// reference is `unowned`, each read of it costs a check).
     private func begin(_ key: Key) throws -> PayloadEncoder {
         let encoder = target.encoder
-        try encoder.prepareWrite(into: target.frame, path: codingPath + [key])
+        try encoder.prepareWrite(into: target.state.frame, path: codingPath + [key])
         encoder.writeKey(key)
         return encoder
     }
@@ -60,7 +60,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             // The key is written and its value is not: the object must not be saved even if the caller
             // goes on (`try?`), so the error is also kept for the end of the object's encoding.
             let wrapped = encoder.wrap(error, path: codingPath + [key])
-            encoder.deferredError = encoder.deferredError ?? wrapped
+            encoder.state.deferredError = encoder.state.deferredError ?? wrapped
             throw wrapped
         }
     }
@@ -83,7 +83,8 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             return KeyedEncodingContainer(
                 KeyedFieldEncoder<NestedKey>(encoder, frame: serial, basePath: codingPath, key: key))
         } catch {
-            encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: codingPath + [key])
+            encoder.state.deferredError =
+                encoder.state.deferredError ?? encoder.wrap(error, path: codingPath + [key])
             return KeyedEncodingContainer(
                 KeyedFieldEncoder<NestedKey>(encoder, frame: -1, basePath: codingPath, key: nil))
         }
@@ -95,7 +96,8 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             let serial = encoder.pushFrame(.unkeyed)
             return UnkeyedElementEncoder(encoder, frame: serial, codingPath: codingPath + [key])
         } catch {
-            encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: codingPath + [key])
+            encoder.state.deferredError =
+                encoder.state.deferredError ?? encoder.wrap(error, path: codingPath + [key])
             return UnkeyedElementEncoder(encoder, frame: -1, codingPath: codingPath)
         }
     }
@@ -114,19 +116,22 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 /// It refers to its encoder `unowned`: pooled containers are kept by the encoder (a strong reference back
 /// would be a cycle). Using a container after the encoder is gone (it never is during an `encode(to:)`
 /// call) traps.
-final class KeyedFieldTarget {
+final class KeyedFieldTarget: ContextConfined<KeyedFieldTargetState> {
     unowned let encoder: PayloadEncoder
-    @exclusivity(unchecked) var frame: Int
-    @exclusivity(unchecked) var basePath: [any CodingKey]
-    @exclusivity(unchecked) var key: (any CodingKey)?
-    var codingPath: [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
+    var codingPath: [any CodingKey] { state.key.map { state.basePath + [$0] } ?? state.basePath }
 
     init(_ encoder: PayloadEncoder, frame: Int, basePath: [any CodingKey], key: (any CodingKey)?) {
         self.encoder = encoder
-        self.frame = frame
-        self.basePath = basePath
-        self.key = key
+        super.init(state: KeyedFieldTargetState(frame: frame, basePath: basePath, key: key))
     }
+}
+
+/// The working state of a ``KeyedFieldTarget``, kept without dynamic exclusivity checks (see
+/// ``ContextConfined``).
+struct KeyedFieldTargetState {
+    var frame: Int
+    var basePath: [any CodingKey]
+    var key: (any CodingKey)?
 }
 
 /// The key `super`, used by `superEncoder()` and `superDecoder()`.

@@ -5,52 +5,35 @@ import LogStore
 /// Values are read in place from the payload bytes; every read is bounds-checked and a bad byte is a
 /// `corruptPayload` error naming the object. References are resolved through the ``LoadSession``.
 ///
-/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
-/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
-/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
-///
 /// It is also the `Decoder` of the values it decodes: ``current`` says which value, and is set around each
 /// nested `init(from:)` (and restored after it), so decoding a struct field allocates no decoder.
 /// One instance is reused for every object of a load (``reset(payload:references:objectID:type:)``).
-final class PayloadDecoder {
-    @exclusivity(unchecked) var reader: ByteReader
-    @exclusivity(unchecked) private(set) var references: [ObjectID]
-    /// References at or past this index are lazy.
-    @exclusivity(unchecked) private(set) var eagerCount = 0
-    @exclusivity(unchecked) private(set) var objectID: ObjectID
-    @exclusivity(unchecked) private(set) var type: RegisteredType
+final class PayloadDecoder: ContextConfined<PayloadDecoderState> {
+
     unowned let session: LoadSession
-    @exclusivity(unchecked) private(set) var keys: KeyCatalog.Snapshot
-    /// The value the `Decoder` API stands on.
-    @exclusivity(unchecked) private var current = ValuePosition(offset: 0, basePath: [], key: nil, depth: 0)
-    /// Set while an object is being decoded (a nested load then needs a decoder of its own).
-    @exclusivity(unchecked) private(set) var isBusy = false
     /// Keyed containers reused from value to value.
     let containers = KeyedContainerPool()
-    /// The start and end of the last value ``decodeValue(_:at:basePath:key:depth:)`` knew the end of.
-    @exclusivity(unchecked) private var lastValue: (start: Int, end: Int) = (-1, -1)
 
     /// Where the value decoded at `offset` ends, when its decode found out without a walk.
     func end(ofValueDecodedAt offset: Int) -> Int? {
-        lastValue.start == offset ? lastValue.end : nil
+        state.lastValue.start == offset ? state.lastValue.end : nil
     }
 
     /// Forgets the last value's end: called before a decode whose end is then asked for, so that only
     /// that decode can answer (values of other kinds do not record theirs).
     func forgetLastValue() {
-        lastValue = (-1, -1)
+        state.lastValue = (-1, -1)
     }
 
     /// Reads the payload header; the root value starts at ``rootOffset``.
     init(
         payload: [UInt8], references: [ObjectID], objectID: ObjectID, type: RegisteredType, session: LoadSession
     ) throws(ObjectStoreError) {
-        self.reader = ByteReader(payload, objectID: objectID, typeName: type.name)
-        self.references = references
-        self.objectID = objectID
-        self.type = type
         self.session = session
-        self.keys = session.keys
+        super.init(
+            state: PayloadDecoderState(
+                reader: ByteReader(payload, objectID: objectID, typeName: type.name), references: references,
+                objectID: objectID, type: type, keys: session.state.keys))
         try readHeader()
     }
 
@@ -58,48 +41,51 @@ final class PayloadDecoder {
     func reset(payload: [UInt8], references: [ObjectID], objectID: ObjectID, type: RegisteredType)
         throws(ObjectStoreError)
     {
-        reader = ByteReader(payload, objectID: objectID, typeName: type.name)
-        self.references = references
-        self.objectID = objectID
-        self.type = type
-        lastValue = (-1, -1)
+        state.reader = ByteReader(payload, objectID: objectID, typeName: type.name)
+        self.state.references = references
+        self.state.objectID = objectID
+        self.state.type = type
+        state.lastValue = (-1, -1)
         try readHeader()
     }
 
     private func readHeader() throws(ObjectStoreError) {
-        let version = try reader.readByte()
+        let version = try state.reader.readByte()
         switch version {
         case ObjectFormat.versionAllEager:
-            eagerCount = references.count
+            state.eagerCount = state.references.count
         case ObjectFormat.versionWithLazy:
-            let count = try reader.readCount()
-            guard count <= references.count else { throw reader.corrupt("eager reference count \(count)") }
-            eagerCount = count
+            let count = try state.reader.readCount()
+            guard count <= state.references.count else {
+                throw state.reader.corrupt("eager reference count \(count)")
+            }
+            state.eagerCount = count
         default:
             throw ObjectStoreError(
-                .corruptPayload, "unknown object payload version \(version)", typeName: type.name, objectID: objectID)
+                .corruptPayload, "unknown object payload version \(version)", typeName: state.type.name,
+                objectID: state.objectID)
         }
-        rootOffset = reader.offset
+        state.rootOffset = state.reader.offset
     }
-
-    /// Where the object's own value starts.
-    @exclusivity(unchecked) private(set) var rootOffset = 0
 
     /// Decodes the object: calls its class's `init(from:)`.
     func decodeObject() throws(ObjectStoreError) -> any PersistentObject {
-        isBusy = true
-        defer { isBusy = false }
-        current = ValuePosition(offset: rootOffset, basePath: [], key: nil, depth: 0)
+        state.isBusy = true
+        defer { state.isBusy = false }
+        state.current = ValuePosition(offset: state.rootOffset, basePath: [], key: nil, depth: 0)
         let mark = containers.mark
         defer { containers.release(downTo: mark) }
         do {
-            if let coder = type.fieldCoder {
-                let found = try tag(at: rootOffset)
-                guard found == .keyed else { throw mismatch(found, expected: "fields of \(type.type)", path: []) }
-                let fields = keyedFields(FieldName.self, entriesAt: rootOffset + 1, basePath: [], key: nil, depth: 0)
+            if let coder = state.type.fieldCoder {
+                let found = try tag(at: state.rootOffset)
+                guard found == .keyed else {
+                    throw mismatch(found, expected: "fields of \(state.type.type)", path: [])
+                }
+                let fields = keyedFields(
+                    FieldName.self, entriesAt: state.rootOffset + 1, basePath: [], key: nil, depth: 0)
                 return try coder.decode(FieldReader(fields.fields))
             }
-            return try type.type.init(from: self)
+            return try state.type.type.init(from: self)
         } catch {
             throw wrap(error, path: [])
         }
@@ -114,56 +100,59 @@ final class PayloadDecoder {
             case .keyNotFound(let key, let context):
                 field = CodingPath.describe(context.codingPath + [key])
                 return ObjectStoreError(
-                    .missingField, "stored object has no field \"\(key.stringValue)\"", typeName: type.name,
-                    field: field, objectID: objectID)
+                    .missingField, "stored object has no field \"\(key.stringValue)\"", typeName: state.type.name,
+                    field: field, objectID: state.objectID)
             case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
                 field = CodingPath.describe(context.codingPath)
                 return ObjectStoreError(
-                    .typeMismatch, context.debugDescription, typeName: type.name, field: field, objectID: objectID)
+                    .typeMismatch, context.debugDescription, typeName: state.type.name, field: field,
+                    objectID: state.objectID)
             @unknown default:
                 break
             }
         }
         return ObjectStoreError(
-            .typeMismatch, "\(error)", typeName: type.name, field: field, objectID: objectID,
+            .typeMismatch, "\(error)", typeName: state.type.name, field: field, objectID: state.objectID,
             underlying: SendableDescription(error))
     }
 
     /// The number of a field name, looking again in the catalog when this snapshot predates it.
     func number(of name: String) -> Int? {
-        if let number = keys.numbers[name] { return number }
-        keys = session.refreshKeys()
-        return keys.numbers[name]
+        if let number = state.keys.numbers[name] { return number }
+        state.keys = session.refreshKeys()
+        return state.keys.numbers[name]
     }
 
     func name(of number: Int) -> String? {
-        if number < keys.names.count { return keys.names[number] }
-        keys = session.refreshKeys()
-        return number < keys.names.count ? keys.names[number] : nil
+        if number < state.keys.names.count { return state.keys.names[number] }
+        state.keys = session.refreshKeys()
+        return number < state.keys.names.count ? state.keys.names[number] : nil
     }
 
     // MARK: Reading values
 
     func tag(at offset: Int) throws(ObjectStoreError) -> ObjectFormat.Tag {
-        reader.offset = offset
-        let raw = try reader.readByte()
-        guard let tag = ObjectFormat.Tag(rawValue: raw) else { throw reader.corrupt("unknown value tag \(raw)") }
+        state.reader.offset = offset
+        let raw = try state.reader.readByte()
+        guard let tag = ObjectFormat.Tag(rawValue: raw) else {
+            throw state.reader.corrupt("unknown value tag \(raw)")
+        }
         return tag
     }
 
     /// The offset just past the value at `offset`.
     func end(ofValueAt offset: Int) throws(ObjectStoreError) -> Int {
-        reader.offset = offset
-        try reader.skipValue()
-        return reader.offset
+        state.reader.offset = offset
+        try state.reader.skipValue()
+        return state.reader.offset
     }
 
     func mismatch(_ found: ObjectFormat.Tag, expected: String, path: @autoclosure () -> [any CodingKey])
         -> ObjectStoreError
     {
         ObjectStoreError(
-            .typeMismatch, "stored value is \(found), expected \(expected)", typeName: type.name,
-            field: CodingPath.describe(path()), objectID: objectID)
+            .typeMismatch, "stored value is \(found), expected \(expected)", typeName: state.type.name,
+            field: CodingPath.describe(path()), objectID: state.objectID)
     }
 
     func decodeNil(at offset: Int) throws(ObjectStoreError) -> Bool {
@@ -184,14 +173,14 @@ final class PayloadDecoder {
         let found = try tag(at: offset)
         let value: T?
         switch found {
-        case .signed: value = T(exactly: try reader.readSigned())
-        case .unsigned: value = T(exactly: try reader.readVarint())
+        case .signed: value = T(exactly: try state.reader.readSigned())
+        case .unsigned: value = T(exactly: try state.reader.readVarint())
         default: throw mismatch(found, expected: "\(T.self)", path: path())
         }
         guard let value else {
             throw ObjectStoreError(
-                .typeMismatch, "stored integer does not fit in \(T.self)", typeName: type.name,
-                field: CodingPath.describe(path()), objectID: objectID)
+                .typeMismatch, "stored integer does not fit in \(T.self)", typeName: state.type.name,
+                field: CodingPath.describe(path()), objectID: state.objectID)
         }
         return value
     }
@@ -199,10 +188,10 @@ final class PayloadDecoder {
     func decodeDouble(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) -> Double {
         let found = try tag(at: offset)
         switch found {
-        case .double: return Double(bitPattern: try reader.readFixed64())
-        case .float: return Double(Float(bitPattern: try reader.readFixed32()))
-        case .signed: return Double(try reader.readSigned())
-        case .unsigned: return Double(try reader.readVarint())
+        case .double: return Double(bitPattern: try state.reader.readFixed64())
+        case .float: return Double(Float(bitPattern: try state.reader.readFixed32()))
+        case .signed: return Double(try state.reader.readSigned())
+        case .unsigned: return Double(try state.reader.readVarint())
         default: throw mismatch(found, expected: "Double", path: path())
         }
     }
@@ -214,7 +203,7 @@ final class PayloadDecoder {
     func decodeString(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) -> String {
         let found = try tag(at: offset)
         guard found == .string else { throw mismatch(found, expected: "String", path: path()) }
-        return try reader.readString()
+        return try state.reader.readString()
     }
 
     /// The object id of the (eager or lazy) reference at `offset`.
@@ -224,13 +213,13 @@ final class PayloadDecoder {
         let found = try tag(at: offset)
         switch found {
         case .reference:
-            let index = try reader.readVarint()
-            guard index < UInt64(references.count) else {
-                throw reader.corrupt("reference index \(index) of \(references.count)")
+            let index = try state.reader.readVarint()
+            guard index < UInt64(state.references.count) else {
+                throw state.reader.corrupt("reference index \(index) of \(state.references.count)")
             }
-            return references[Int(index)]
+            return state.references[Int(index)]
         case .lazyReference:
-            return ObjectID(try reader.readVarint())
+            return ObjectID(try state.reader.readVarint())
         default:
             throw mismatch(found, expected: "a reference", path: path())
         }
@@ -246,13 +235,13 @@ final class PayloadDecoder {
                 .cyclicReference,
                 "object \(id) is part of a reference cycle through a plain field; declare the field "
                     + "@ObjectRef, @ObjectList or LazyRef",
-                typeName: type.name, field: CodingPath.describe(path()), objectID: objectID)
+                typeName: state.type.name, field: CodingPath.describe(path()), objectID: state.objectID)
         }
         guard let typed = object as? T else {
             throw ObjectStoreError(
                 .typeMismatch,
                 "object \(id) is a \(Swift.type(of: object).typeName), expected \(T.self)",
-                typeName: type.name, field: CodingPath.describe(path()), objectID: objectID)
+                typeName: state.type.name, field: CodingPath.describe(path()), objectID: state.objectID)
         }
         return typed
     }
@@ -262,10 +251,10 @@ final class PayloadDecoder {
         _: T.Type, at offset: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int
     ) throws -> T {
         func path() -> [any CodingKey] { key.map { basePath + [$0] } ?? basePath }
-        switch session.kinds.kind(of: T.self) {
+        switch session.state.kinds.kind(of: T.self) {
         case .primitive:
             let value = try decodePrimitive(T.self, at: offset, path: path())
-            lastValue = (offset, reader.offset)
+            state.lastValue = (offset, state.reader.offset)
             return value
         case .persistent:
             return try decodeReference(T.self, at: offset, path: path())
@@ -276,17 +265,17 @@ final class PayloadDecoder {
         case .plain:
             break
         }
-        guard depth < ObjectFormat.maximumDepth else { throw reader.corrupt("values nest too deeply") }
-        let saved = current
-        current = ValuePosition(offset: offset, basePath: basePath, key: key, depth: depth + 1)
+        guard depth < ObjectFormat.maximumDepth else { throw state.reader.corrupt("values nest too deeply") }
+        let saved = state.current
+        state.current = ValuePosition(offset: offset, basePath: basePath, key: key, depth: depth + 1)
         let mark = containers.mark
         defer {
-            current = saved
+            state.current = saved
             containers.release(downTo: mark)
         }
         let value = try T(from: self)
         // A struct read through one pooled keyed container, field after field: its end is known.
-        if let end = containers.firstLease(since: mark)?.completedValueEnd() { lastValue = (offset, end) }
+        if let end = containers.firstLease(since: mark)?.completedValueEnd() { state.lastValue = (offset, end) }
         return value
     }
 
@@ -311,7 +300,7 @@ final class PayloadDecoder {
     func decodeFieldCoded<T: FieldCodable>(
         _: T.Type, at offset: Int, basePath: [any CodingKey], key: (any CodingKey)?, depth: Int
     ) throws -> T {
-        guard depth < ObjectFormat.maximumDepth else { throw reader.corrupt("values nest too deeply") }
+        guard depth < ObjectFormat.maximumDepth else { throw state.reader.corrupt("values nest too deeply") }
         let found = try tag(at: offset)
         guard found == .keyed else {
             throw mismatch(found, expected: "fields of \(T.self)", path: key.map { basePath + [$0] } ?? basePath)
@@ -320,7 +309,7 @@ final class PayloadDecoder {
         defer { containers.release(downTo: mark) }
         let fields = keyedFields(FieldName.self, entriesAt: offset + 1, basePath: basePath, key: key, depth: depth + 1)
         let value = try T(fields: FieldReader(fields.fields))
-        if let end = fields.completedValueEnd() { lastValue = (offset, end) }
+        if let end = fields.completedValueEnd() { state.lastValue = (offset, end) }
         return value
     }
 
@@ -388,13 +377,32 @@ final class PayloadDecoder {
     }
 }
 
+/// The working state of a ``PayloadDecoder``, kept without dynamic exclusivity checks (see ``ContextConfined``).
+struct PayloadDecoderState {
+    var reader: ByteReader
+    var references: [ObjectID]
+    /// References at or past this index are lazy.
+    var eagerCount = 0
+    var objectID: ObjectID
+    var type: RegisteredType
+    var keys: KeyCatalog.Snapshot
+    /// The value the `Decoder` API stands on.
+    var current = ValuePosition(offset: 0, basePath: [], key: nil, depth: 0)
+    /// Set while an object is being decoded (a nested load then needs a decoder of its own).
+    var isBusy = false
+    /// The start and end of the last value ``decodeValue(_:at:basePath:key:depth:)`` knew the end of.
+    var lastValue: (start: Int, end: Int) = (-1, -1)
+    /// Where the object's own value starts.
+    var rootOffset = 0
+}
+
 extension PayloadDecoder: Decoder {
-    var codingPath: [any CodingKey] { current.codingPath }
+    var codingPath: [any CodingKey] { state.current.codingPath }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// The keyed container of the current value: a pooled one (``KeyedContainerPool``) when free.
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        let position = current
+        let position = state.current
         let found = try tag(at: position.offset)
         guard found == .keyed else {
             throw mismatch(found, expected: "fields of \(Key.self)", path: position.codingPath)
@@ -406,11 +414,11 @@ extension PayloadDecoder: Decoder {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try unkeyedContainer(at: current)
+        try unkeyedContainer(at: state.current)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        SingleValueDecoder(self, current)
+        SingleValueDecoder(self, state.current)
     }
 }
 

@@ -6,69 +6,42 @@ import LogStore
 /// tracked on a stack of open frames; writing to an outer container closes the inner ones (writes their
 /// end byte). A container used after it was closed, or a write to an outer container while an inner value
 /// is still being encoded, is an `encodingFailed` error, never corrupt bytes.
-///
-/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
-/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
-/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
-final class PayloadEncoder {
+final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
+
     /// Turns a referenced object into its id (the context numbers new objects and queues them).
     typealias ReferenceResolver = (any PersistentObject) throws(ObjectStoreError) -> ObjectID
 
-    @exclusivity(unchecked) private(set) var writer = ByteWriter(capacity: 256)
-    @exclusivity(unchecked) private var eagerReferences: [ObjectID] = []
-    @exclusivity(unchecked) private var eagerIndex: [ObjectID: Int] = [:]
-    @exclusivity(unchecked) private var lazyReferences: [ObjectID] = []
     private let catalog: KeyCatalog
-    @exclusivity(unchecked) private var keys: KeyCatalog.Snapshot
-    /// The field number written last, and for each number the one that followed it last time.
-    @exclusivity(unchecked) private var lastKeyNumber = 0
-    @exclusivity(unchecked) private var predictedNext: [Int] = []
     private let resolveReference: ReferenceResolver
-    @exclusivity(unchecked) private var kinds: ValueKinds
 
-    /// Serial numbers of the open containers, outermost first; serial 0 is the object itself.
-    @exclusivity(unchecked) private var openFrames: [Int] = [0]
-    @exclusivity(unchecked) private var nextSerial = 1
-    /// Writes must go to frames above this stack position (the innermost value being encoded).
-    @exclusivity(unchecked) private var floor = 0
-    /// An error found where the `Encoder` API cannot throw (container creation), thrown at the end.
-    @exclusivity(unchecked) var deferredError: ObjectStoreError? {
-        didSet { hasDeferredError = deferredError != nil }
-    }
-    /// Whether ``deferredError`` is set: checked after every value, cheaper than reading the error.
-    @exclusivity(unchecked) private(set) var hasDeferredError = false
     /// Keyed containers reused from value to value.
     let containers = KeyedContainerPool()
-    /// Above zero while an unordered collection is encoded: references are then also noted in `captured`.
-    @exclusivity(unchecked) var capturingReferences = 0
-    @exclusivity(unchecked) private var captured: [ObjectID] = []
-    /// The type being encoded, for error messages.
-    @exclusivity(unchecked) private(set) var typeName = ""
 
     /// - parameter fieldCoding: whether ``FieldCodable`` values encode through `encodeFields(to:)`.
     init(catalog: KeyCatalog, fieldCoding: Bool, resolveReference: @escaping ReferenceResolver) {
         self.catalog = catalog
-        self.kinds = ValueKinds(decoding: false, fieldCoding: fieldCoding)
-        self.keys = catalog.snapshot()
         self.resolveReference = resolveReference
+        super.init(
+            state: PayloadEncoderState(
+                keys: catalog.snapshot(), kinds: ValueKinds(decoding: false, fieldCoding: fieldCoding)))
     }
 
     /// The payload and reference list of `object`, an instance of exactly the class `registered`.
     func encode(_ object: any PersistentObject, as registered: RegisteredType) throws(ObjectStoreError) -> (
         payload: [UInt8], references: [ObjectID]
     ) {
-        self.typeName = registered.name
+        self.state.typeName = registered.name
         // Fresh buffers per object: the previous ones were handed out with the previous payload (keeping
         // their capacity would copy them, and one large object would make every later one large).
-        writer = ByteWriter(capacity: 64)
-        eagerReferences = []
-        eagerIndex = [:]
-        lazyReferences = []
-        openFrames.removeAll(keepingCapacity: true)
-        openFrames.append(0)
-        floor = 0
-        if hasDeferredError { deferredError = nil }
-        writer.write(ObjectFormat.versionAllEager)
+        state.writer = ByteWriter(capacity: 64)
+        state.eagerReferences = []
+        state.eagerIndex.removeAll()
+        state.lazyReferences = []
+        state.openFrames.removeAll(keepingCapacity: true)
+        state.openFrames.append(0)
+        state.floor = 0
+        if state.hasDeferredError { state.deferredError = nil }
+        state.writer.write(ObjectFormat.versionAllEager)
         if let coder = registered.fieldCoder {
             let serial = pushFrame(.keyed)
             do {
@@ -76,7 +49,7 @@ final class PayloadEncoder {
             } catch {
                 throw wrap(error, path: [])
             }
-            if hasDeferredError, let deferredError { throw deferredError }
+            if state.hasDeferredError, let deferredError = state.deferredError { throw deferredError }
         } else {
             let slot = SlotEncoder(self, parent: 0, basePath: [], key: nil)
             let mark = containers.mark
@@ -86,38 +59,38 @@ final class PayloadEncoder {
             } catch {
                 throw wrap(error, path: [])
             }
-            if hasDeferredError, let deferredError { throw deferredError }
+            if state.hasDeferredError, let deferredError = state.deferredError { throw deferredError }
             if !slot.hasValue {
-                writer.write(.keyed)
-                writer.write(.end)
+                state.writer.write(.keyed)
+                state.writer.write(.end)
             }
         }
         closeFrames(above: 0)
         if registered.encodingChecksLeft.load(ordering: .relaxed) > 0 {
             switch try SubclassEncodingCheck.check(
-                object, payload: writer.bytes, names: catalog.snapshot().names, registered: registered)
+                object, payload: state.writer.bytes, names: catalog.snapshot().names, registered: registered)
             {
             case .passed: registered.encodingChecksLeft.store(0, ordering: .relaxed)
             case .undecided: registered.encodingChecksLeft.wrappingSubtract(1, ordering: .relaxed)
             }
         }
-        var references = eagerReferences
-        if !lazyReferences.isEmpty {
+        var references = state.eagerReferences
+        if !state.lazyReferences.isEmpty {
             var header = ByteWriter(capacity: 4)
-            header.writeVarint(UInt64(eagerReferences.count))
-            writer.bytes[0] = ObjectFormat.versionWithLazy
-            writer.bytes.insert(contentsOf: header.bytes, at: 1)
-            var seen = Set(eagerReferences)
-            for id in lazyReferences where seen.insert(id).inserted { references.append(id) }
+            header.writeVarint(UInt64(state.eagerReferences.count))
+            state.writer.bytes[0] = ObjectFormat.versionWithLazy
+            state.writer.bytes.insert(contentsOf: header.bytes, at: 1)
+            var seen = Set(state.eagerReferences)
+            for id in state.lazyReferences where seen.insert(id).inserted { references.append(id) }
         }
-        return (writer.bytes, references)
+        return (state.writer.bytes, references)
     }
 
     func wrap(_ error: any Error, path: [any CodingKey]) -> ObjectStoreError {
         if let error = error as? ObjectStoreError { return error }
         if let error = error as? LogStoreError { return ObjectStoreError(error) }
         return ObjectStoreError(
-            .encodingFailed, "\(error)", typeName: typeName, field: CodingPath.describe(path),
+            .encodingFailed, "\(error)", typeName: state.typeName, field: CodingPath.describe(path),
             underlying: SendableDescription(error))
     }
 
@@ -125,40 +98,40 @@ final class PayloadEncoder {
 
     /// Opens a new container frame at the current position; returns its serial.
     func pushFrame(_ tag: ObjectFormat.Tag) -> Int {
-        if openFrames.count >= ObjectFormat.maximumDepth && deferredError == nil {
+        if state.openFrames.count >= ObjectFormat.maximumDepth && state.deferredError == nil {
             // Readers refuse deeper nesting (a bound against stack exhaustion): never write what cannot be read.
-            deferredError = ObjectStoreError(
+            state.deferredError = ObjectStoreError(
                 .encodingFailed, "values nest more than \(ObjectFormat.maximumDepth) containers deep",
-                typeName: typeName)
+                typeName: state.typeName)
         }
-        writer.write(tag)
-        let serial = nextSerial
-        nextSerial += 1
-        openFrames.append(serial)
+        state.writer.write(tag)
+        let serial = state.nextSerial
+        state.nextSerial += 1
+        state.openFrames.append(serial)
         return serial
     }
 
     /// Makes frame `serial` the innermost open one (closing those inside it), so a value can be written
     /// into it.
     func prepareWrite(into serial: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) {
-        if openFrames.last == serial { return }
-        guard let position = openFrames.lastIndex(of: serial) else {
+        if state.openFrames.last == serial { return }
+        guard let position = state.openFrames.lastIndex(of: serial) else {
             throw ObjectStoreError(
                 .encodingFailed, "a container was written to after its parent went on to other values",
-                typeName: typeName, field: CodingPath.describe(path()))
+                typeName: state.typeName, field: CodingPath.describe(path()))
         }
-        guard position >= floor else {
+        guard position >= state.floor else {
             throw ObjectStoreError(
                 .encodingFailed, "a container was written to while one of its values was still being encoded",
-                typeName: typeName, field: CodingPath.describe(path()))
+                typeName: state.typeName, field: CodingPath.describe(path()))
         }
         closeFrames(above: position)
     }
 
     private func closeFrames(above position: Int) {
-        while openFrames.count > position + 1 {
-            openFrames.removeLast()
-            writer.write(.end)
+        while state.openFrames.count > position + 1 {
+            state.openFrames.removeLast()
+            state.writer.write(.end)
         }
     }
 
@@ -172,29 +145,29 @@ final class PayloadEncoder {
 
     /// Writes the number of the field name `name` (see ``writeKey(_:)``).
     func writeKey(named name: String) {
-        let previous = lastKeyNumber
-        if previous < predictedNext.count {
-            let guess = predictedNext[previous]
-            if guess > 0 && guess < keys.names.count && keys.names[guess] == name {
-                writer.writeVarint(UInt64(guess))
-                lastKeyNumber = guess
+        let previous = state.lastKeyNumber
+        if previous < state.predictedNext.count {
+            let guess = state.predictedNext[previous]
+            if guess > 0 && guess < state.keys.names.count && state.keys.names[guess] == name {
+                state.writer.writeVarint(UInt64(guess))
+                state.lastKeyNumber = guess
                 return
             }
         }
         let number: Int
-        if let known = keys.numbers[name] {
+        if let known = state.keys.numbers[name] {
             number = known
         } else {
             let (assigned, snapshot) = catalog.number(for: name)
-            keys = snapshot
+            state.keys = snapshot
             number = assigned
         }
-        writer.writeVarint(UInt64(number))
-        if previous >= predictedNext.count {
-            predictedNext += Array(repeating: 0, count: previous + 1 - predictedNext.count)
+        state.writer.writeVarint(UInt64(number))
+        if previous >= state.predictedNext.count {
+            state.predictedNext += Array(repeating: 0, count: previous + 1 - state.predictedNext.count)
         }
-        predictedNext[previous] = number
-        lastKeyNumber = number
+        state.predictedNext[previous] = number
+        state.lastKeyNumber = number
     }
 
     // MARK: Values
@@ -206,9 +179,9 @@ final class PayloadEncoder {
         if let entry = containers.lease(ObjectIdentifier(Key.self)) {
             // The pool hands out an entry only for the key type it was made for.
             let pooled = unsafeDowncast(entry, to: PooledKeyedEncoder<Key>.self)
-            pooled.target.frame = frame
-            pooled.target.basePath = basePath
-            pooled.target.key = key
+            pooled.target.state.frame = frame
+            pooled.target.state.basePath = basePath
+            pooled.target.state.key = key
             return pooled.container
         }
         let pooled = PooledKeyedEncoder(KeyedFieldEncoder<Key>(self, frame: frame, basePath: basePath, key: key))
@@ -220,7 +193,7 @@ final class PayloadEncoder {
     /// `key` make its coding path.
     func encodeValue<T: Encodable>(_ value: T, parent: Int, basePath: [any CodingKey], key: (any CodingKey)?) throws {
         if try encodePrimitive(value) { return }
-        switch kinds.kind(of: T.self) {
+        switch state.kinds.kind(of: T.self) {
         case .persistent:
             if let object = value as? any PersistentObject {
                 writeReference(try reference(to: object, basePath: basePath, key: key))
@@ -230,7 +203,7 @@ final class PayloadEncoder {
             if let special = value as? any SpecialFieldEncodable {
                 // The parent is the innermost open frame here; the special value may open frames of its own,
                 // which are closed again before returning (whatever the current floor).
-                let parentPosition = openFrames.count - 1
+                let parentPosition = state.openFrames.count - 1
                 try special.encodeField(into: self, parent: parent, path: key.map { basePath + [$0] } ?? basePath)
                 closeFrames(above: parentPosition)
                 return
@@ -243,22 +216,22 @@ final class PayloadEncoder {
         case .plain, .primitive:
             break
         }
-        let parentPosition = openFrames.count - 1
-        let savedFloor = floor
-        floor = parentPosition + 1
-        defer { floor = savedFloor }
+        let parentPosition = state.openFrames.count - 1
+        let savedFloor = state.floor
+        state.floor = parentPosition + 1
+        defer { state.floor = savedFloor }
         let slot = SlotEncoder(self, parent: parent, basePath: basePath, key: key)
         let mark = containers.mark
         defer { containers.release(downTo: mark) }
         try value.encode(to: slot)
-        if hasDeferredError, let deferredError { throw deferredError }
-        if !slot.hasValue { writer.write(.null) }
+        if state.hasDeferredError, let deferredError = state.deferredError { throw deferredError }
+        if !slot.hasValue { state.writer.write(.null) }
         closeFrames(above: parentPosition)
     }
 
     /// Whether values of `T` are persistent objects (stored as references).
     func isPersistent<T>(_: T.Type) -> Bool {
-        kinds.kind(of: T.self) == .persistent
+        state.kinds.kind(of: T.self) == .persistent
     }
 
     /// Writes a ``FieldCodable`` value (a keyed container) at the current position, inside the innermost
@@ -266,17 +239,17 @@ final class PayloadEncoder {
     func encodeFieldCoded<T: FieldCodable>(_ value: T, basePath: [any CodingKey], key: (any CodingKey)?)
         throws(ObjectStoreError)
     {
-        let parentPosition = openFrames.count - 1
-        let savedFloor = floor
-        floor = parentPosition + 1
-        defer { floor = savedFloor }
+        let parentPosition = state.openFrames.count - 1
+        let savedFloor = state.floor
+        state.floor = parentPosition + 1
+        defer { state.floor = savedFloor }
         let serial = pushFrame(.keyed)
         do {
             try value.encodeFields(to: FieldWriter(self, frame: serial, basePath: basePath, key: key))
         } catch {
             throw wrap(error, path: key.map { basePath + [$0] } ?? basePath)
         }
-        if hasDeferredError, let deferredError { throw deferredError }
+        if state.hasDeferredError, let deferredError = state.deferredError { throw deferredError }
         closeFrames(above: parentPosition)
     }
 
@@ -324,53 +297,53 @@ final class PayloadEncoder {
     /// frame will start.
     func entryBoundary(in serial: Int, path: [any CodingKey]) throws(ObjectStoreError) -> Int {
         try prepareWrite(into: serial, path: path)
-        return writer.bytes.count
+        return state.writer.bytes.count
     }
 
     /// Reorders the adjacent encoded entries `ranges` (each `start..<end`, sorted by their first
     /// `keyLength` bytes) so that equal collections encode to equal bytes whatever their iteration order.
     func sortEntries(_ ranges: [(start: Int, keyEnd: Int, end: Int)]) {
         guard ranges.count > 1, let first = ranges.first?.start, let last = ranges.last?.end else { return }
-        let bytes = writer.bytes
+        let bytes = state.writer.bytes
         let sorted = ranges.sorted { lhs, rhs in
             bytes[lhs.start..<lhs.keyEnd].lexicographicallyPrecedes(bytes[rhs.start..<rhs.keyEnd])
         }
         var reordered: [UInt8] = []
         reordered.reserveCapacity(last - first)
         for range in sorted { reordered += bytes[range.start..<range.end] }
-        writer.bytes.replaceSubrange(first..<last, with: reordered)
+        state.writer.bytes.replaceSubrange(first..<last, with: reordered)
     }
 
-    func writeNil() { writer.write(.null) }
-    func writeBool(_ value: Bool) { writer.write(value ? .trueValue : .falseValue) }
+    func writeNil() { state.writer.write(.null) }
+    func writeBool(_ value: Bool) { state.writer.write(value ? .trueValue : .falseValue) }
     func writeSigned(_ value: Int64) {
-        writer.write(.signed)
-        writer.writeSigned(value)
+        state.writer.write(.signed)
+        state.writer.writeSigned(value)
     }
     func writeUnsigned(_ value: UInt64) {
-        writer.write(.unsigned)
-        writer.writeVarint(value)
+        state.writer.write(.unsigned)
+        state.writer.writeVarint(value)
     }
     func writeDouble(_ value: Double) {
-        writer.write(.double)
-        writer.writeFixed64(value.bitPattern)
+        state.writer.write(.double)
+        state.writer.writeFixed64(value.bitPattern)
     }
     func writeFloat(_ value: Float) {
-        writer.write(.float)
-        writer.writeFixed32(value.bitPattern)
+        state.writer.write(.float)
+        state.writer.writeFixed32(value.bitPattern)
     }
     func writeString(_ value: String) {
-        writer.write(.string)
-        writer.writeString(value)
+        state.writer.write(.string)
+        state.writer.writeString(value)
     }
     func writeBytes<C: Collection<UInt8>>(_ bytes: C) {
-        writer.write(.bytes)
-        writer.writeVarint(UInt64(bytes.count))
-        writer.bytes.append(contentsOf: bytes)
+        state.writer.write(.bytes)
+        state.writer.writeVarint(UInt64(bytes.count))
+        state.writer.bytes.append(contentsOf: bytes)
     }
     func writeUUIDBytes(_ bytes: [UInt8]) {
-        writer.write(.uuid)
-        writer.bytes.append(contentsOf: bytes)
+        state.writer.write(.uuid)
+        state.writer.bytes.append(contentsOf: bytes)
     }
 
     /// Writes an eager reference to `id` (an index into the record's reference list).
@@ -379,23 +352,25 @@ final class PayloadEncoder {
         if let known = indexOfEagerReference(id) {
             index = known
         } else {
-            index = eagerReferences.count
-            eagerReferences.append(id)
-            if !eagerIndex.isEmpty {
-                eagerIndex[id] = index
-            } else if eagerReferences.count == Self.linearSearchLimit {
-                for (position, reference) in eagerReferences.enumerated() { eagerIndex[reference] = position }
+            index = state.eagerReferences.count
+            state.eagerReferences.append(id)
+            if !state.eagerIndex.isEmpty {
+                state.eagerIndex[id] = index
+            } else if state.eagerReferences.count == Self.linearSearchLimit {
+                for (position, reference) in state.eagerReferences.enumerated() {
+                    state.eagerIndex[reference] = position
+                }
             }
         }
-        writer.write(.reference)
-        writer.writeVarint(UInt64(index))
-        if capturingReferences > 0 { captured.append(id) }
+        state.writer.write(.reference)
+        state.writer.writeVarint(UInt64(index))
+        if state.capturingReferences > 0 { state.captured.append(id) }
     }
 
     // MARK: Unordered collections (see `UnorderedEntries.swift`)
 
     /// The ids of the references written while ``capturingReferences`` is above zero.
-    var capturedReferences: [ObjectID] { captured }
+    var capturedReferences: [ObjectID] { state.captured }
 
     /// Where an unordered collection's first pass started: enough to undo it.
     struct UnorderedMark {
@@ -407,29 +382,30 @@ final class PayloadEncoder {
 
     func unorderedMark() -> UnorderedMark {
         UnorderedMark(
-            bytes: writer.bytes.count, eagerReferences: eagerReferences.count, lazyReferences: lazyReferences.count,
-            captured: captured.count)
+            bytes: state.writer.bytes.count, eagerReferences: state.eagerReferences.count,
+            lazyReferences: state.lazyReferences.count,
+            captured: state.captured.count)
     }
 
     /// Undoes what was written since `mark` (bytes, references met for the first time, captured ids). The
     /// caller's frame must be the innermost open one, as it is at an entry boundary.
     func rollBack(to mark: UnorderedMark) {
-        writer.bytes.removeSubrange(mark.bytes...)
-        if !eagerIndex.isEmpty {
-            for id in eagerReferences[mark.eagerReferences...] { eagerIndex[id] = nil }
+        state.writer.bytes.removeSubrange(mark.bytes...)
+        if !state.eagerIndex.isEmpty {
+            for id in state.eagerReferences[mark.eagerReferences...] { state.eagerIndex[id] = nil }
         }
-        eagerReferences.removeSubrange(mark.eagerReferences...)
-        lazyReferences.removeSubrange(mark.lazyReferences...)
-        captured.removeSubrange(mark.captured...)
+        state.eagerReferences.removeSubrange(mark.eagerReferences...)
+        state.lazyReferences.removeSubrange(mark.lazyReferences...)
+        state.captured.removeSubrange(mark.captured...)
     }
 
     /// Up to this many references are searched linearly; beyond, through `eagerIndex`.
     private static let linearSearchLimit = 64
 
     private func indexOfEagerReference(_ id: ObjectID) -> Int? {
-        guard eagerIndex.isEmpty else { return eagerIndex[id] }
+        guard state.eagerIndex.isEmpty else { return state.eagerIndex[id] }
         let raw = id.rawValue
-        return eagerReferences.withUnsafeBufferPointer { references in
+        return state.eagerReferences.withUnsafeBufferPointer { references in
             for index in references.indices where references[index].rawValue == raw { return index }
             return nil
         }
@@ -437,10 +413,10 @@ final class PayloadEncoder {
 
     /// Writes a lazy reference to `id` (the id itself; it joins the record's reference list too).
     func writeLazyReference(_ id: ObjectID) {
-        lazyReferences.append(id)
-        if capturingReferences > 0 { captured.append(id) }
-        writer.write(.lazyReference)
-        writer.writeVarint(id.rawValue)
+        state.lazyReferences.append(id)
+        if state.capturingReferences > 0 { state.captured.append(id) }
+        state.writer.write(.lazyReference)
+        state.writer.writeVarint(id.rawValue)
     }
 
     /// Resolves `object` to its id through the context; an error names the field at `path`.
@@ -458,12 +434,41 @@ final class PayloadEncoder {
             var error = error
             if error.field == nil {
                 error.field = CodingPath.describe(key.map { basePath + [$0] } ?? basePath)
-                error.message += " (referenced from a \(typeName))"
-                error.typeName = error.typeName ?? typeName
+                error.message += " (referenced from a \(state.typeName))"
+                error.typeName = error.typeName ?? state.typeName
             }
             throw error
         }
     }
+}
+
+/// The working state of a ``PayloadEncoder``, kept without dynamic exclusivity checks (see ``ContextConfined``).
+struct PayloadEncoderState {
+    var writer = ByteWriter(capacity: 256)
+    var eagerReferences: [ObjectID] = []
+    var eagerIndex = IDTable<Int>()
+    var lazyReferences: [ObjectID] = []
+    var keys: KeyCatalog.Snapshot
+    /// The field number written last, and for each number the one that followed it last time.
+    var lastKeyNumber = 0
+    var predictedNext: [Int] = []
+    var kinds: ValueKinds
+    /// Serial numbers of the open containers, outermost first; serial 0 is the object itself.
+    var openFrames: [Int] = [0]
+    var nextSerial = 1
+    /// Writes must go to frames above this stack position (the innermost value being encoded).
+    var floor = 0
+    /// An error found where the `Encoder` API cannot throw (container creation), thrown at the end.
+    var deferredError: ObjectStoreError? {
+        didSet { hasDeferredError = deferredError != nil }
+    }
+    /// Whether ``deferredError`` is set: checked after every value, cheaper than reading the error.
+    var hasDeferredError = false
+    /// Above zero while an unordered collection is encoded: references are then also noted in `captured`.
+    var capturingReferences = 0
+    var captured: [ObjectID] = []
+    /// The type being encoded, for error messages.
+    var typeName = ""
 }
 
 /// A value that encodes itself directly in the object format rather than through `Encoder` containers

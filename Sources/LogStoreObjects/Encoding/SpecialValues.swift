@@ -13,7 +13,7 @@ extension Data: SpecialFieldEncodable, SpecialFieldDecodable {
     {
         let found = try decoder.tag(at: offset)
         guard found == .bytes else { throw decoder.mismatch(found, expected: "Data", path: path) }
-        return Data(try decoder.reader.readBytes(try decoder.reader.readCount()))
+        return Data(try decoder.state.reader.readBytes(try decoder.state.reader.readCount()))
     }
 }
 
@@ -28,14 +28,14 @@ extension UUID: SpecialFieldEncodable, SpecialFieldDecodable {
         let found = try decoder.tag(at: offset)
         switch found {
         case .uuid:
-            let bytes = Array(try decoder.reader.readBytes(16))
+            let bytes = Array(try decoder.state.reader.readBytes(16))
             return UUID(
                 uuid: (
                     bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
                     bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
                 ))
         case .string:
-            guard let uuid = UUID(uuidString: try decoder.reader.readString()) else {
+            guard let uuid = UUID(uuidString: try decoder.state.reader.readString()) else {
                 throw decoder.mismatch(found, expected: "a UUID", path: path)
             }
             return uuid
@@ -56,8 +56,8 @@ extension URL: SpecialFieldEncodable, SpecialFieldDecodable {
         let text = try decoder.decodeString(at: offset, path: path)
         guard let url = URL(string: text) else {
             throw ObjectStoreError(
-                .typeMismatch, "stored string \"\(text)\" is not a URL", typeName: decoder.type.name,
-                field: CodingPath.describe(path), objectID: decoder.objectID)
+                .typeMismatch, "stored string \"\(text)\" is not a URL", typeName: decoder.state.type.name,
+                field: CodingPath.describe(path), objectID: decoder.state.objectID)
         }
         return url
     }
@@ -95,7 +95,7 @@ extension Dictionary: SpecialFieldDecodable where Key: Decodable, Value: Decodab
                 Key.self, at: position, basePath: path, key: IndexKey(index), depth: depth)
             position = try decoder.end(ofValueAt: position)
             guard try decoder.tag(at: position) != .end else {
-                throw decoder.reader.corrupt("dictionary key without a value")
+                throw decoder.state.reader.corrupt("dictionary key without a value")
             }
             let value = try decoder.decodeValue(
                 Value.self, at: position, basePath: path, key: IndexKey(index + 1), depth: depth)

@@ -16,7 +16,7 @@ struct UnkeyedElementDecoder: UnkeyedDecodingContainer {
     }
 
     var count: Int? {
-        var reader = payload.reader
+        var reader = payload.state.reader
         reader.offset = position
         var remaining = 0
         while (try? reader.peekByte()) ?? 0 != 0 {
@@ -35,8 +35,8 @@ struct UnkeyedElementDecoder: UnkeyedDecodingContainer {
         let found = try payload.tag(at: position)
         guard found != .end else {
             throw ObjectStoreError(
-                .typeMismatch, "list has only \(currentIndex) elements", typeName: payload.type.name,
-                field: CodingPath.describe(path), objectID: payload.objectID)
+                .typeMismatch, "list has only \(currentIndex) elements", typeName: payload.state.type.name,
+                field: CodingPath.describe(path), objectID: payload.state.objectID)
         }
         let offset = position
         position = try payload.end(ofValueAt: position)

@@ -72,7 +72,7 @@ struct UnkeyedElementEncoder: UnkeyedEncodingContainer {
             return KeyedEncodingContainer(
                 KeyedFieldEncoder<NestedKey>(encoder, frame: serial, basePath: path, key: nil))
         } catch {
-            encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: path)
+            encoder.state.deferredError = encoder.state.deferredError ?? encoder.wrap(error, path: path)
             return KeyedEncodingContainer(KeyedFieldEncoder<NestedKey>(encoder, frame: -1, basePath: path, key: nil))
         }
     }
@@ -84,7 +84,7 @@ struct UnkeyedElementEncoder: UnkeyedEncodingContainer {
             let serial = encoder.pushFrame(.unkeyed)
             return UnkeyedElementEncoder(encoder, frame: serial, codingPath: path)
         } catch {
-            encoder.deferredError = encoder.deferredError ?? encoder.wrap(error, path: path)
+            encoder.state.deferredError = encoder.state.deferredError ?? encoder.wrap(error, path: path)
             return UnkeyedElementEncoder(encoder, frame: -1, codingPath: path)
         }
     }
@@ -94,10 +94,10 @@ struct UnkeyedElementEncoder: UnkeyedEncodingContainer {
     /// order.
     mutating func superEncoder() -> any Encoder {
         let index = IndexKey(count)
-        if encoder.deferredError == nil {
-            encoder.deferredError = ObjectStoreError(
+        if encoder.state.deferredError == nil {
+            encoder.state.deferredError = ObjectStoreError(
                 .encodingFailed, "superEncoder() of an unkeyed container is not supported",
-                typeName: encoder.typeName, field: CodingPath.describe(codingPath + [index]))
+                typeName: encoder.state.typeName, field: CodingPath.describe(codingPath + [index]))
         }
         return SlotEncoder(encoder, parent: -1, basePath: codingPath, key: index)
     }

@@ -16,8 +16,8 @@ extension PayloadEncoder {
         _ entries: [(key: Key, value: Value?)], frame: Int, path: [any CodingKey]
     ) throws {
         let mark = unorderedMark()
-        capturingReferences += 1
-        defer { capturingReferences -= 1 }
+        state.capturingReferences += 1
+        defer { state.capturingReferences -= 1 }
         var ranges: [(start: Int, keyEnd: Int, end: Int)] = []
         var keyReferences: [[ObjectID]] = []
         ranges.reserveCapacity(entries.count)
@@ -35,7 +35,7 @@ extension PayloadEncoder {
             sortEntries(ranges)
             return
         }
-        let bytes = writer.bytes
+        let bytes = state.writer.bytes
         let order = entries.indices.sorted { lhs, rhs in
             if keyReferences[lhs] != keyReferences[rhs] {
                 return keyReferences[lhs].lexicographicallyPrecedes(keyReferences[rhs]) { $0.rawValue < $1.rawValue }

@@ -9,11 +9,11 @@ import Synchronization
 /// commit, with the batch's sequence number as version, so the next read finds them decoded.
 ///
 /// When the estimated size passes the budget, about a quarter of the nodes are dropped (in the
-/// dictionary's order, which is arbitrary): cheaper than tracking recency on every read, which would
+/// table's order, which is arbitrary): cheaper than tracking recency on every read, which would
 /// put a write on the read path.
 final class ODBCache: Sendable {
     /// A decoded node and the version of the record it came from (a class: taking one from the
-    /// dictionary costs one retain, not one per array of the node).
+    /// table costs one retain, not one per array of the node).
     final class Cached: Sendable {
         let version: UInt64
         let node: ODBNode
@@ -33,7 +33,7 @@ final class ODBCache: Sendable {
     }
 
     private struct State {
-        var nodes: [ObjectID: Cached] = [:]
+        var nodes = IDTable<Cached>()
         var cost = 0
     }
 

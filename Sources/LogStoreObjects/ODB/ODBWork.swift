@@ -18,11 +18,11 @@ final class ODBWork {
     private(set) var rootID: ObjectID?
     private var createsRoot = false
     /// Changed and new records.
-    private(set) var overlay: [ObjectID: ODBNode] = [:]
+    private(set) var overlay = IDTable<ODBNode>()
     /// The version of every record read from the snapshot.
-    private var readVersions: [ObjectID: UInt64] = [:]
+    private var readVersions = IDTable<UInt64>()
     /// The large table each changed bucket belongs to (for splits).
-    private var bucketOwners: [ObjectID: ObjectID] = [:]
+    private var bucketOwners = IDTable<ObjectID>()
     /// Tables created by this work (written only when something written refers to them).
     private var created: Set<ObjectID> = []
     /// Whether to note the versions read (a change expects them at commit; a read needs none).
@@ -239,7 +239,7 @@ final class ODBWork {
             throw ODBError(error)
         }
         for (id, node, size) in written { cache.insert(id, version: sequence, node: node, payloadSize: size) }
-        overlay = [:]
+        overlay = IDTable()
     }
 
     /// Leaves out tables created by this work that nothing written refers to any more (created, then
@@ -250,7 +250,7 @@ final class ODBWork {
         while true {
             var referenced = Set<ObjectID>()
             if createsRoot, let rootID { referenced.insert(rootID) }
-            for node in overlay.values { node.forEachReference { referenced.insert($0) } }
+            for (_, node) in overlay { node.forEachReference { referenced.insert($0) } }
             let detached = created.filter { overlay[$0] != nil && !referenced.contains($0) }
             guard !detached.isEmpty else { return }
             for id in detached { overlay[id] = nil }
@@ -259,7 +259,7 @@ final class ODBWork {
 
     /// Turns inline tables that grew too large into hashed ones, and splits buckets that grew too large.
     private func normalize() throws(ODBError) {
-        var pending = Array(overlay.keys)
+        var pending = overlay.ids
         while let id = pending.popLast() {
             switch overlay[id] {
             case .inline(let entries) where Self.isOversized(entries, entryLimit: ODBFormat.maxInlineEntries):

@@ -16,17 +16,17 @@ import LogStore
 public struct ObjectRef<Element>: Codable, AbsentFieldDefaulting {
     /// The box is a class so the context can fill the field in after its owner was created (when the
     /// owner and the target are part of one reference cycle).
-    private let box: ReferenceBox<Element?>
+    private let box: ContextConfined<Element?>
 
     /// The referenced object.
     public var wrappedValue: Element? {
-        get { box.value }
-        nonmutating set { box.value = newValue }
+        get { box.state }
+        nonmutating set { box.state = newValue }
     }
 
     /// A field referring to `wrappedValue`.
     public init(wrappedValue: Element?) {
-        box = ReferenceBox(wrappedValue)
+        box = ContextConfined(state: wrappedValue)
     }
 
     static var absentFieldValue: ObjectRef<Element> { ObjectRef(wrappedValue: nil) }
@@ -48,7 +48,7 @@ public struct ObjectRef<Element>: Codable, AbsentFieldDefaulting {
 
 extension ObjectRef: SpecialFieldEncodable {
     func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
-        guard let value = box.value else { return encoder.writeNil() }
+        guard let value = box.state else { return encoder.writeNil() }
         encoder.writeReference(try encoder.reference(to: try persistentObject(value, encoder, path), path: path))
     }
 }
@@ -63,7 +63,7 @@ extension ObjectRef: SpecialFieldDecodable {
         let box = field.box
         let referrer = Referrer(decoder)
         try decoder.session.resolveLater(id, referencedBy: decoder, path: path) { object throws(ObjectStoreError) in
-            box.value = try typed(object, as: Element.self, id: id, referrer: referrer, path: path)
+            box.state = try typed(object, as: Element.self, id: id, referrer: referrer, path: path)
         }
         return field
     }
@@ -82,17 +82,17 @@ extension ObjectRef: SpecialFieldDecodable {
 /// ```
 @propertyWrapper
 public struct ObjectList<Element>: Codable, AbsentFieldDefaulting {
-    private let box: ReferenceBox<[Element]>
+    private let box: ContextConfined<[Element]>
 
     /// The referenced objects.
     public var wrappedValue: [Element] {
-        get { box.value }
-        nonmutating set { box.value = newValue }
+        get { box.state }
+        nonmutating set { box.state = newValue }
     }
 
     /// A field referring to `wrappedValue`.
     public init(wrappedValue: [Element] = []) {
-        box = ReferenceBox(wrappedValue)
+        box = ContextConfined(state: wrappedValue)
     }
 
     static var absentFieldValue: ObjectList<Element> { ObjectList(wrappedValue: []) }
@@ -116,7 +116,7 @@ public struct ObjectList<Element>: Codable, AbsentFieldDefaulting {
 extension ObjectList: SpecialFieldEncodable {
     func encodeField(into encoder: PayloadEncoder, parent: Int, path: [any CodingKey]) throws {
         let frame = encoder.pushFrame(.unkeyed)
-        let values = box.value
+        let values = box.state
         // Indices, not `enumerated()`: its iterator is not specialized here and cost more than the rest.
         for index in values.indices {
             let value = values[index]
@@ -138,7 +138,7 @@ extension ObjectList: SpecialFieldDecodable {
         var position = offset + 1
         while try decoder.tag(at: position) != .end {
             ids.append(try decoder.decodeReferenceID(at: position, path: path + [IndexKey(ids.count)]))
-            position = decoder.reader.offset
+            position = decoder.state.reader.offset
         }
         let field = ObjectList(wrappedValue: [])
         // Usually every element is loaded already (eager references load first): build the array directly.
@@ -151,7 +151,7 @@ extension ObjectList: SpecialFieldDecodable {
                 try typed(object, as: Element.self, id: id, decoder: decoder, path: path + [IndexKey(index)]))
         }
         if elements.count == ids.count {
-            field.box.value = elements
+            field.box.state = elements
             return field
         }
         // Some element is still being loaded (a cycle): fill the field in when the load finishes.
@@ -165,21 +165,11 @@ extension ObjectList: SpecialFieldDecodable {
                 object throws(ObjectStoreError) in
                 pending[index] = try typed(object, as: Element.self, id: id, referrer: referrer, path: elementPath)
                 remaining -= 1
-                if remaining == 0 { box.value = pending.compactMap { $0 } }
+                if remaining == 0 { box.state = pending.compactMap { $0 } }
             }
         }
         return field
     }
-}
-
-/// Mutable storage shared by a reference field and the context that fills it in.
-///
-/// Its `@exclusivity(unchecked)` properties are only accessed by the thread that owns the context, never
-/// through overlapping accesses (no property is passed `inout` while another access to it runs), so the
-/// runtime's dynamic exclusivity checks (~10% of encoding time) are switched off for them.
-final class ReferenceBox<Value> {
-    @exclusivity(unchecked) var value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// A field type that has a value of its own when the stored object lacks the field (schema evolution).
@@ -194,7 +184,8 @@ func persistentObject<Value>(
 ) throws(ObjectStoreError) -> any PersistentObject {
     guard let object = value as? any PersistentObject else {
         throw ObjectStoreError(
-            .encodingFailed, "\(type(of: value)) is not a PersistentObject class", typeName: encoder.typeName,
+            .encodingFailed, "\(type(of: value)) is not a PersistentObject class",
+            typeName: encoder.state.typeName,
             field: CodingPath.describe(path()))
     }
     return object
@@ -215,8 +206,8 @@ struct Referrer {
     let typeName: String
     let id: ObjectID
     init(_ decoder: PayloadDecoder) {
-        typeName = decoder.type.name
-        id = decoder.objectID
+        typeName = decoder.state.type.name
+        id = decoder.state.objectID
     }
 }
 

@@ -7,17 +7,28 @@ struct TypeRegistry: Sendable {
     private(set) var types: [RegisteredType] = []
     private var byTag: [UInt32: Int] = [:]
     private var byClass: [ObjectIdentifier: Int] = [:]
+    /// The protocols queries may name.
+    private let protocols: [QueryableProtocol]
+    private var byProtocol: [ObjectIdentifier: Int] = [:]
     /// Whether ``FieldCodable`` types encode through `encodeFields(to:)` and `init(fields:)`.
     let usesFieldCoding: Bool
 
-    /// Registers `types`, in order.
+    /// Registers `types`, in order, and the protocols queries may name.
     /// - throws: ``ObjectStoreError`` `invalidRegistration` for a duplicate name, a name whose tag
-    ///   collides with another's, or a reserved name.
+    ///   collides with another's, a reserved name, or a protocol listed twice.
     /// - parameter usingFieldCoding: whether ``FieldCodable`` classes encode through `encodeFields(to:)`
     ///   and `init(fields:)` (otherwise through `Codable`).
-    init(_ types: [any PersistentObject.Type], usingFieldCoding: Bool = true) throws(ObjectStoreError) {
+    init(
+        _ types: [any PersistentObject.Type], protocols: [QueryableProtocol] = [], usingFieldCoding: Bool = true
+    ) throws(ObjectStoreError) {
         self.usesFieldCoding = usingFieldCoding
+        self.protocols = protocols
         for type in types { try register(type, among: types, usingFieldCoding: usingFieldCoding) }
+        for (index, entry) in protocols.enumerated() {
+            guard byProtocol.updateValue(index, forKey: entry.existential) == nil else {
+                throw ObjectStoreError(.invalidRegistration, "protocol \(entry.name) is listed twice in `protocols:`")
+            }
+        }
     }
 
     private mutating func register(
@@ -82,11 +93,12 @@ struct TypeRegistry: Sendable {
     }
 
     /// The tags of every registered class that is `T` or a subclass of it, or, when `T` is a protocol
-    /// type (`any Shape`), that conforms to it.
-    /// - throws: ``ObjectStoreError`` `unsupportedQuery` for a protocol type whose conforming classes
-    ///   cannot be told (a `private` protocol, or one with constrained associated types);
-    ///   `unregisteredClass` for a persistent class that is not registered (its objects could not be
-    ///   told from others, so a count of 0 would be a wrong answer).
+    /// type (`any Shape`), that conforms to it: every class for `any PersistentObject`, and for another
+    /// protocol the classes its ``QueryableProtocol`` entry accepts.
+    /// - throws: ``ObjectStoreError`` `unsupportedQuery` for a protocol type not among the store's
+    ///   `protocols:` (its conforming classes cannot be told); `unregisteredClass` for a persistent class
+    ///   that is not registered (its objects could not be told from others, so a count of 0 would be a
+    ///   wrong answer).
     func tags<T>(matching _: T.Type, includingSubclasses: Bool) throws(ObjectStoreError) -> [UInt32] {
         if let persistent = T.self as? any PersistentObject.Type, registration(of: persistent) == nil {
             throw ObjectStoreError(
@@ -95,46 +107,26 @@ struct TypeRegistry: Sendable {
                 typeName: persistent.typeName)
         }
         var tags: [UInt32] = []
-        var conformance: ProtocolConformance?
+        var conformance: ((any PersistentObject.Type) -> Bool)?
         if includingSubclasses && !(T.self is AnyClass) {
-            conformance = ProtocolConformance(T.self)
-            if conformance == nil {
+            if T.self == (any PersistentObject).self {
+                conformance = { _ in true }
+            } else if let index = byProtocol[ObjectIdentifier(T.self)] {
+                conformance = protocols[index].isConformed
+            } else {
                 throw ObjectStoreError(
                     .unsupportedQuery,
-                    "cannot tell which classes conform to \(T.self) (a private protocol, or one with constrained "
-                        + "associated types); query by class, or by a protocol visible to the module")
+                    "cannot tell which classes conform to \(T.self): list it in the ObjectStore's `protocols:` "
+                        + "(QueryableProtocol((\(T.self)).self) { $0 is \(T.self).Type }), or query by class")
             }
         }
         for registered in types {
             let matches =
                 includingSubclasses
-                ? registered.type is T.Type || conformance?.isConformed(by: registered.type) == true
+                ? registered.type is T.Type || conformance?(registered.type) == true
                 : ObjectIdentifier(registered.type) == ObjectIdentifier(T.self)
             if matches { tags.append(contentsOf: registered.allTags) }
         }
         return tags
-    }
-}
-
-/// Whether a class conforms to a protocol given as an existential type (`(any Shape).self`).
-///
-/// Generic code cannot write `any T.Type` for a `T` that is itself `any Shape`, and `Circle.self is
-/// T.Type` asks whether `Circle` *is* the existential type (never). The existential metatype
-/// `any Shape.Type` is found by its mangled name instead (the existential's name + `Xp`, stable Swift
-/// ABI mangling) and the class's metatype is cast to it. Where that name does not resolve (a `private`
-/// protocol, an existential with constrained associated types), the query says so.
-struct ProtocolConformance {
-    private let existentialMetatype: Any.Type
-
-    /// Nil when the existential metatype cannot be found by name.
-    init?(_ existential: Any.Type) {
-        guard let found = _mangledTypeName(existential).flatMap({ _typeByName($0 + "Xp") }) else { return nil }
-        existentialMetatype = found
-    }
-
-    /// Whether `candidate` conforms to the protocol (all of them, for a composition).
-    func isConformed(by candidate: Any.Type) -> Bool {
-        func cast<Metatype>(_: Metatype.Type) -> Bool { candidate is Metatype }
-        return _openExistential(existentialMetatype, do: cast)
     }
 }
