@@ -151,7 +151,9 @@ extension ReadOnlyRetryTests {
             "retry-damage", unverifiedBecause: "it ends with a byte of a segment flipped")
         let path = try #require(directory.segmentFiles().last)
         let name = (path as NSString).lastPathComponent
-        let original = try #require(try Data(contentsOf: URL(fileURLWithPath: path))[60])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        try #require(bytes.count > 60)
+        let original = bytes[bytes.startIndex + 60]
         let faults = FaultInjector()
         // Before the first attempt opens the segment, and (the first action used up) before the second does.
         faults.perform(before: .open, pathSuffix: "/" + name) { _ in try? Self.poke(path, at: 60, original ^ 0xFF) }
