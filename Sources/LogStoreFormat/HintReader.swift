@@ -7,26 +7,51 @@ package struct HintProblem: Error, Equatable {
 /// Reading a hint file in place: checks it once (`Documentation/Format.md`, section 8.5), then hands
 /// out its entries without copying them. The one hint decoder: open replays hints with it, `verify`
 /// compares them with it.
-package struct HintReader {
+///
+/// Engine SPI, `public` and `@inlinable` where open reads every entry: `package` declarations are not
+/// inlined into other modules, and a call per field of ten million entries doubled the time of an open.
+@_spi(Engine) public struct HintReader {
     /// One entry, read from the hint's bytes.
-    package struct EntryView {
-        package let base: UnsafeRawPointer
+    public struct EntryView {
+        /// Start of the hint file's bytes.
+        public let base: UnsafeRawPointer
         /// Byte offset of the entry in the hint.
-        package let at: Int
+        public let at: Int
 
-        package var kind: FrameKind { FrameKind(rawValue: base.load(fromByteOffset: at, as: UInt8.self)) ?? .put }
-        package var flags: FrameFlags { FrameFlags(rawValue: base.load(fromByteOffset: at + 1, as: UInt8.self)) }
-        package var referenceCount: Int { Int(base.readLE(UInt32.self, at: at + 4)) }
-        package var sequence: UInt64 { base.readLE(UInt64.self, at: at + 8) }
-        package var id: UInt64 { base.readLE(UInt64.self, at: at + 16) }
-        package var typeTag: UInt32 { base.readLE(UInt32.self, at: at + 24) }
-        package var offset: UInt32 { base.readLE(UInt32.self, at: at + 28) }
-        package var length: UInt32 { base.readLE(UInt32.self, at: at + 32) }
-        package var nameLength: Int { Int(base.readLE(UInt32.self, at: at + 36)) }
-        package var size: Int { HintFile.entrySize + referenceCount * 8 + nameLength }
+        @inlinable init(base: UnsafeRawPointer, at: Int) {
+            self.base = base
+            self.at = at
+        }
 
-        package func forEachReference(_ body: (UInt64) -> Void) {
-            for index in 0..<referenceCount { body(base.readLE(UInt64.self, at: at + HintFile.entrySize + index * 8)) }
+        /// `HintFile.entrySize`, inlinable.
+        @inlinable static var fixedSize: Int { 40 }
+
+        /// The frame kind (`put` for a byte the reader's checks would have refused).
+        @inlinable public var kind: FrameKind { FrameKind(byte: base.load(fromByteOffset: at, as: UInt8.self)) ?? .put }
+        /// The frame flags.
+        @inlinable public var flags: FrameFlags {
+            FrameFlags(rawValue: base.load(fromByteOffset: at + 1, as: UInt8.self))
+        }
+        /// How many references follow the fixed part.
+        @inlinable public var referenceCount: Int { Int(base.readLE(UInt32.self, at: at + 4)) }
+        /// The sequence number of the batch that wrote the frame.
+        @inlinable public var sequence: UInt64 { base.readLE(UInt64.self, at: at + 8) }
+        /// The object id (for a seal frame, its offset; for a reservation, the first id not reserved).
+        @inlinable public var id: UInt64 { base.readLE(UInt64.self, at: at + 16) }
+        /// The application's type tag (puts).
+        @inlinable public var typeTag: UInt32 { base.readLE(UInt32.self, at: at + 24) }
+        /// Where the frame starts in its segment.
+        @inlinable public var offset: UInt32 { base.readLE(UInt32.self, at: at + 28) }
+        /// The frame's length in bytes.
+        @inlinable public var length: UInt32 { base.readLE(UInt32.self, at: at + 32) }
+        /// The root name's length in bytes (root frames; 0 otherwise).
+        @inlinable public var nameLength: Int { Int(base.readLE(UInt32.self, at: at + 36)) }
+        /// The entry's size: the fixed part, the references and the name.
+        @inlinable public var size: Int { Self.fixedSize + referenceCount * 8 + nameLength }
+
+        /// Calls `body` with every reference, in order.
+        @inlinable public func forEachReference(_ body: (UInt64) -> Void) {
+            for index in 0..<referenceCount { body(base.readLE(UInt64.self, at: at + Self.fixedSize + index * 8)) }
         }
 
         /// The references as stored: `8 × referenceCount` bytes of little-endian `u64`s.
@@ -60,10 +85,12 @@ package struct HintReader {
         }
     }
 
-    package let bytes: UnsafeRawBufferPointer
+    /// The hint file's bytes.
+    public let bytes: UnsafeRawBufferPointer
     package let segmentNumber: UInt32
     package let segmentSize: UInt64
-    package let entryCount: Int
+    /// How many entries the hint holds.
+    public let entryCount: Int
 
     /// Checks the header, the checksum and every entry's bounds and kind.
     package static func open(_ bytes: UnsafeRawBufferPointer) -> Result<HintReader, HintProblem> {
@@ -142,9 +169,9 @@ package struct HintReader {
     }
 
     /// Calls `body` with every entry, in order.
-    package func forEachEntry(_ body: (EntryView) -> Void) {
+    @inlinable public func forEachEntry(_ body: (EntryView) -> Void) {
         guard let base = bytes.baseAddress else { return }
-        var cursor = HintFile.headerSize
+        var cursor = 48  // HintFile.headerSize
         for _ in 0..<entryCount {
             let entry = EntryView(base: base, at: cursor)
             body(entry)

@@ -71,8 +71,8 @@ package enum LogFormat {
     }
 }
 
-/// The kind byte of a frame.
-package enum FrameKind: UInt8, Sendable {
+/// The kind byte of a frame. (Engine SPI, `public` so that the engine's scans inline its comparisons.)
+@_spi(Engine) public enum FrameKind: UInt8, Sendable {
     /// Stores (or replaces) an object record.
     case put = 1
     /// A tombstone: the object is deleted.
@@ -86,12 +86,29 @@ package enum FrameKind: UInt8, Sendable {
     /// Ends a finished segment: its object id is its own offset, so a sealed segment that lost frames
     /// at its end (truncated exactly at a frame boundary) is told from a complete one.
     case seal = 6
+
+    /// The kind of byte `byte`, or nil (inlinable, unlike `init(rawValue:)`).
+    @inlinable public init?(byte: UInt8) {
+        switch byte {
+        case 1: self = .put
+        case 2: self = .delete
+        case 3: self = .setRoot
+        case 4: self = .removeRoot
+        case 5: self = .reserveIDs
+        case 6: self = .seal
+        default: return nil
+        }
+    }
 }
 
 /// The flag bits of a frame.
-package struct FrameFlags: OptionSet, Sendable {
-    package let rawValue: UInt8
-    package init(rawValue: UInt8) { self.rawValue = rawValue }
+///
+/// Engine SPI, `public` so that the engine inlines its tests of a flag.
+@_spi(Engine) public struct FrameFlags: OptionSet, Sendable {
+    /// The flag byte.
+    public let rawValue: UInt8
+    /// The flags of byte `rawValue`.
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// The stored payload is an LZ4 block; `originalLength` is its decompressed size.
     package static let compressed = FrameFlags(rawValue: 1 << 0)
     /// This frame ends a batch: it and every frame since the previous commit become visible together.

@@ -1,4 +1,4 @@
-import LogStoreFormat
+@_spi(Engine) import LogStoreFormat
 
 extension Duration {
     /// This duration in whole milliseconds: rounded down, 0 for a negative one, at most `Int.max`.

@@ -1,5 +1,5 @@
 import Foundation
-import LogStoreFormat
+@_spi(Engine) import LogStoreFormat
 
 /// Prepares the region of a file just ahead of a sequential writer, on a thread of its own: it brings
 /// the pages into the page cache, and for a writer of small durable commits it also writes zeros there,

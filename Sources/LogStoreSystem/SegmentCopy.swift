@@ -1,4 +1,4 @@
-import LogStoreFormat
+@_spi(Engine) import LogStoreFormat
 
 /// A private copy of the start of a segment file, read with `pread(2)`, for a reader that must not read
 /// the file through its mapping.

@@ -1,4 +1,4 @@
-import LogStoreFormat
+@_spi(Engine) import LogStoreFormat
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
 import Foundation
-import LogStoreFormat
+@_spi(Engine) import LogStoreFormat
 
 /// Foundation's `localizedDescription` of a failed system call is its ``SystemError/description``.
 extension SystemError: LocalizedError {

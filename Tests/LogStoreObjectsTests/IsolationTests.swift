@@ -38,7 +38,11 @@ import Testing
         let problems = Mutex<[String]>([])
         let group = DispatchGroup()
         for _ in 0..<2 {
-            DispatchQueue.global().async(group: group) {
+            // Threads of their own, not the global queue's: other tests running meanwhile can keep every
+            // thread of that pool busy, and the readers would then hardly run.
+            group.enter()
+            Thread {
+                defer { group.leave() }
                 while !stop.load(ordering: .relaxed) {
                     do {
                         let context = objects.makeContext()
@@ -55,7 +59,7 @@ import Testing
                         problems.withLock { $0.append("\(error)") }
                     }
                 }
-            }
+            }.start()
         }
         var round = 1
         let start = ContinuousClock.now

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import LogStoreFormat
 import TestSupport
 import Testing
 

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
-@testable import LogStoreFormat
+@_spi(Engine) @testable import LogStoreFormat
 
 @Suite struct HintFileTests {
     struct Contents: Equatable {

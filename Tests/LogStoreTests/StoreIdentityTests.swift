@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
-@testable import LogStoreFormat
+@_spi(Engine) @testable import LogStoreFormat
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import LogStoreExamples
+@_spi(Engine) import LogStoreFormat
 import Testing
 
 @testable @_spi(Testing) import LogStore

@@ -1,7 +1,7 @@
 import Testing
 
 @testable @_spi(Testing) import LogStore
-@testable import LogStoreFormat
+@_spi(Engine) @testable import LogStoreFormat
 
 /// One test per shape of a segment's end (``TailClassifier``), built in memory frame by frame, and the
 /// action ``RecoveryPolicy`` takes for each in each context.

@@ -1,4 +1,4 @@
-import LogStoreFormat
+@_spi(Engine) import LogStoreFormat
 
 /// Type tags of the objects the crash writer stores: a single put, a batch member, a batch manifest.
 package enum CrashTag {

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// The object graph at one log position, for tracing outside every lock.
 struct GraphSnapshot: Sendable {

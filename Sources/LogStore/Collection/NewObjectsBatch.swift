@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// The fast path of a batch that only adds (the common case of inserting records, and of saving a new
 /// object graph under a new root name): it is checked completely before anything changes, so it is

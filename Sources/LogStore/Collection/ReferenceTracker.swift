@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Applies one batch to the writer's logical view of the object graph: entries, incoming reference
 /// counts, named roots. It checks referential integrity at the end of the batch (so objects of one

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// What one mark-sweep pass found and freed.
 public struct GarbageCollectionReport: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 import Synchronization
 
 /// The background compaction thread: every ``CompactionOptions/minimumInterval`` it looks at

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// When and how a store compacts its segments.
 public struct CompactionOptions: Sendable, Equatable {

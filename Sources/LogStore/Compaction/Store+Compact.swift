@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 import Synchronization
 
 /// Rewrites the `SEGMENTS` manifest (temporary name, sync, rename, directory sync) from the segments the

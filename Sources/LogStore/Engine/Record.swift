@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// One stored object as the engine sees it: a type tag, the ids it references, and opaque payload bytes.
 public struct Record: Equatable, Sendable {

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Reads the record an index entry points at, checking its frame: the one path of ``Store``'s reads
 /// and of a ``Snapshot``'s.

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// What opening a store repaired: the torn tail cut off the newest segment after a crash.
 public struct RecoveryReport: Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// A read view of a store fixed at one point of its log: every read through it sees exactly the batches
 /// committed when it was taken, and nothing later, while writers, the collector and compaction go on.

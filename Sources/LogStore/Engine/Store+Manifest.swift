@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Keeping the `SEGMENTS` manifest current: rewritten (temporary name, sync, rename, directory sync)
 /// after a segment is created and before segments are deleted, so it never lists a segment that was

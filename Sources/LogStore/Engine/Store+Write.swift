@@ -1,6 +1,6 @@
 import Dispatch
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
-import LogStoreFormat
-@_spi(Testing) import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) @_spi(Testing) import LogStoreSystem
 import Synchronization
 
 /// An embedded, append-only object store: records in checksummed, LZ4-compressed frames in segment

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Loading beside a writer. A read-only open or `verify` takes no lock, so a writer in another process
 /// (or another `Store` of this one) may append, create segments, rewrite the manifest and, compacting,

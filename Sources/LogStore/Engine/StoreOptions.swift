@@ -1,5 +1,5 @@
-import LogStoreFormat
-@_spi(Testing) import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) @_spi(Testing) import LogStoreSystem
 
 /// When a store makes its writes durable with `fdatasync`.
 ///

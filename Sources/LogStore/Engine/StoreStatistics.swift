@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Sizes and counts of a store, from memory (no file is read).
 public struct StoreStatistics: Sendable {

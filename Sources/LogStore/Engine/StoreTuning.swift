@@ -1,5 +1,5 @@
-import LogStoreFormat
-@_spi(Testing) import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) @_spi(Testing) import LogStoreSystem
 
 /// Settings for the speed of the write pipeline that most users never need: the defaults suit durable
 /// writers on common Linux file systems. Change them only after measuring your workload.

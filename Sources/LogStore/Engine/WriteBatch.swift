@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Puts, deletes and root changes that a store applies atomically: all of them become visible, and
 /// durable, together, or none does, also across a crash.

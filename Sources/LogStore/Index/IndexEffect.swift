@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// A change to the durable state of a store, produced by a committed frame.
 enum IndexEffect: Sendable {

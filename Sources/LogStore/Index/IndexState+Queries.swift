@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Reading the index: durable entries, the references a record stores, sequence numbers, the
 /// reference recount at open, expectations; and pointing entries at compacted copies.

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// The index, the segment table, the roots and the counts kept beside them: what readers see and the
 /// writer changes. Lives inside the store's state lock.

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Where the newest record of a live object is (segment, offset, length), its type tag, how many
 /// references (from live objects and named roots) point at it, and its flags.

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// What the engine knows about one segment: its mapped file and the counters that decide when it is
 /// worth compacting and what its frames may be dropped for.

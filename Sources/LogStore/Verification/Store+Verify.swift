@@ -1,5 +1,5 @@
-import LogStoreFormat
-@_spi(Testing) import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) @_spi(Testing) import LogStoreSystem
 
 extension Store {
     /// Checks a store without changing anything: every frame of every segment (checksums, fields,

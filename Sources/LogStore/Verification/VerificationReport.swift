@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// What ``Store/verify(at:)`` found: every problem, with file and offset.
 public struct VerificationReport: Sendable {

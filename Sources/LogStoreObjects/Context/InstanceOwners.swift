@@ -1,4 +1,5 @@
 import LogStore
+@_spi(Engine) import LogStoreSystem
 import Synchronization
 
 /// Which context each persistent instance in the process belongs to, so that a save that meets an instance

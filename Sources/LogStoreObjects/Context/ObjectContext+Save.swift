@@ -1,4 +1,5 @@
 import LogStore
+@_spi(Engine) import LogStoreSystem
 
 extension ObjectContext {
     /// Writes every new or changed object this context holds (and every new object they reach), root

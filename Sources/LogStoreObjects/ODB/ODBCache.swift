@@ -1,4 +1,5 @@
 import LogStore
+@_spi(Engine) import LogStoreSystem
 import Synchronization
 
 /// Decoded table and bucket records by id, each with the version it was decoded from.

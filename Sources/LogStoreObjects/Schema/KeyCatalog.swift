@@ -1,4 +1,5 @@
 import LogStore
+@_spi(Engine) import LogStoreSystem
 
 /// The field names of every stored object, each stored once per store, numbered from 1.
 ///

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Encoding an accepted batch: it is applied to the index's logical view (through ``NewObjectsBatch``
 /// or the ``ReferenceTracker``), encoded into the pending chunk of the tail segment, and its effects

@@ -1,6 +1,6 @@
 import Dispatch
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// The group commit: committers whose batches are queued wait for a leader (one of them) that writes
 /// every queued batch, syncs once, publishes them to the index and wakes the others.

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// The segments the pipeline writes: it creates them (header, file and directory synced), and seals
 /// each full one with its seal frame before the next is written.

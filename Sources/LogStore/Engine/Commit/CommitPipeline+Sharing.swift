@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// What compaction, hint writing and mark-sweep may ask of the pipeline: which segments are busy, the
 /// tail segment (to seal it), new segment numbers, whether a commit is in flight; and, for mark-sweep,

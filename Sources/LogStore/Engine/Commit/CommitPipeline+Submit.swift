@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// Accepting a batch: a committer validates it, checks its expectations and queues it under the
 /// pipeline's lock, then waits for the group commit (``awaitDurable(_:)``).

@@ -1,6 +1,6 @@
 import Dispatch
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// The write path of a store: the queue of encoded batches, the group commit that writes and syncs
 /// them and publishes their effects to the index, the interval sync, the page-cache prefill, and the

@@ -1,6 +1,6 @@
 import Dispatch
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// The state of the commit pipeline, guarded by its ``ConditionLock``: encoded batches waiting for the
 /// group-commit leader, the segment tail they go to, sequence and durability bookkeeping, the leader's

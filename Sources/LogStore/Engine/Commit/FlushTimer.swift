@@ -1,6 +1,6 @@
 import Dispatch
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 
 /// The background sync of the ``FsyncPolicy/interval(_:)`` policy: a dispatch timer that
 /// `fdatasync`s the active segment when something was written since the last sync.

@@ -1,5 +1,5 @@
-import LogStoreFormat
-import LogStoreSystem
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 import Synchronization
 
 /// The page-cache prefill of the segment being written: the segment is extended ahead of the writes (a

@@ -1,4 +1,4 @@
-import LogStoreFormat
+@_spi(Engine) import LogStoreFormat
 
 /// What an open for writing, a read-only open and `verify` do about what they find at the start and
 /// the end of a segment: the one place that maps a classification (``TailClassifier``, or a segment
