@@ -23,7 +23,7 @@ package struct HintProblem: Error, Equatable {
             self.at = at
         }
 
-        /// `HintFile.entrySize`, inlinable.
+        /// `HintFile.entrySize`, inlinable (a test checks that they agree).
         @inlinable static var fixedSize: Int { 40 }
 
         /// The frame kind (`put` for a byte the reader's checks would have refused).
@@ -168,10 +168,13 @@ package struct HintProblem: Error, Equatable {
         return entries
     }
 
+    /// `HintFile.headerSize`, inlinable (a test checks that they agree).
+    @inlinable static var headerSize: Int { 48 }
+
     /// Calls `body` with every entry, in order.
     @inlinable public func forEachEntry(_ body: (EntryView) -> Void) {
         guard let base = bytes.baseAddress else { return }
-        var cursor = 48  // HintFile.headerSize
+        var cursor = Self.headerSize
         for _ in 0..<entryCount {
             let entry = EntryView(base: base, at: cursor)
             body(entry)

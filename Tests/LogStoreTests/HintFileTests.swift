@@ -7,6 +7,14 @@ import Testing
 @_spi(Engine) @testable import LogStoreFormat
 
 @Suite struct HintFileTests {
+    /// The reader's inlinable copies of the layout constants and of the kind decoding agree with the
+    /// format's own.
+    @Test func inlinableCopiesAgreeWithTheFormat() {
+        #expect(HintReader.headerSize == HintFile.headerSize)
+        #expect(HintReader.EntryView.fixedSize == HintFile.entrySize)
+        for byte in UInt8.min...UInt8.max { #expect(FrameKind(byte: byte) == FrameKind(rawValue: byte)) }
+    }
+
     struct Contents: Equatable {
         var records: [Record]
         var roots: [String: ObjectID]

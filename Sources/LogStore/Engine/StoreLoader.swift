@@ -345,7 +345,6 @@ struct StoreLoader {
         } else if let end = classified.tail.validEnd {
             validSize = UInt64(end)
         }
-        loaded.state.segments.register(file)
         loaded.state.segments.update(number) { $0.size = validSize }
         if isNewest { loaded.newest = (file, validSize) }
     }
