@@ -26,12 +26,14 @@ let package = Package(
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"]), .brew(["xxhash"])]
         ),
+        // CRC-32C of version-2 frames: the CPU's instruction where there is one, a table otherwise.
+        .target(name: "CCRC32C"),
         // The layers, bottom to top; each depends only on the ones below it.
         // Disk format: frame, segment header, hint, manifest and identity codecs, the segment scanner and
         // tail rules, limits, ObjectID and LogStoreError. No system calls.
         .target(
             name: "LogStoreFormat",
-            dependencies: ["CLZ4", "CXXHash"]
+            dependencies: ["CLZ4", "CXXHash", "CCRC32C"]
         ),
         // System I/O: the syscall seam, system errors, locks, clocks, mapped segment files, the page-cache
         // prefill thread and fault injection.
@@ -87,7 +89,7 @@ let package = Package(
         .testTarget(
             name: "LogStoreTests",
             dependencies: [
-                "LogStore", "LogStoreFormat", "LogStoreSystem", "LogStoreExamples", "TestSupport",
+                "LogStore", "LogStoreFormat", "LogStoreSystem", "LogStoreExamples", "TestSupport", "CCRC32C",
                 "logstore-tool",
                 "logstore-crash-harness",
             ]

@@ -1,7 +1,37 @@
+/// The frame layout of a segment: its header's format version.
+package enum FrameFormat: Sendable, Equatable {
+    /// Version 1: fixed 36-byte headers, 8-byte references, XXH3-64 per frame (Format.md, section 5).
+    case v1
+    /// Version 2: variable-length integers, reference deltas, CRC-32C per frame and XXH3-64 per batch
+    /// (Format.md, section 11).
+    case v2
+
+    /// The layout of segments with header version `version`, or nil for a version this code does not know.
+    /// The layout of a segment's frames, from the version in its header (`segment` starts with it); version
+    /// 1 when the header is too short to tell (the caller has checked it).
+    package init(segment: UnsafeRawBufferPointer) {
+        guard segment.count >= LogFormat.segmentHeaderSize, let base = segment.baseAddress else {
+            self = .v1
+            return
+        }
+        self = FrameFormat(version: base.readLE(UInt16.self, at: 8)) ?? .v1
+    }
+
+    package init?(version: UInt16) {
+        switch version {
+        case 1: self = .v1
+        case 2: self = .v2
+        default: return nil
+        }
+    }
+}
+
 /// A frame found in a segment, decoded without copying: offsets point into the segment's bytes.
 package struct DecodedFrame {
     package var kind: FrameKind
     package var flags: FrameFlags
+    /// The sequence number of the batch. A version-2 frame carries it only when it ends its batch
+    /// (``hasSequence``); the scanner gives the batch's other frames the commit frame's number.
     package var sequence: UInt64
     package var id: UInt64
     package var typeTag: UInt32
@@ -12,9 +42,39 @@ package struct DecodedFrame {
     package var offset: Int
     /// Total size of the frame, checksum included.
     package var length: Int
+    /// The layout the frame was decoded from.
+    package var format: FrameFormat = .v1
+    /// The compression dictionary of a compressed payload (0: none).
+    package var dictionary: UInt32 = 0
+    /// Where the reference list starts in the segment.
+    package var referencesOffset: Int
+    /// The reference list's size in bytes (`8 × referenceCount` in version 1; varints in version 2).
+    package var referencesLength: Int
+    /// Where the stored payload starts in the segment.
+    package var payloadOffset: Int
+    /// Whether ``sequence`` was read from the frame (every version-1 frame, version-2 commit frames).
+    package var hasSequence = true
+    /// Version 2, commit frames: where the batch checksum is stored (the batch's bytes end there).
+    package var batchChecksumOffset: Int?
 
-    package var referencesOffset: Int { offset + LogFormat.frameHeaderSize }
-    package var payloadOffset: Int { referencesOffset + referenceCount * LogFormat.referenceSize }
+    package init(
+        kind: FrameKind, flags: FrameFlags, sequence: UInt64, id: UInt64, typeTag: UInt32, referenceCount: Int,
+        storedLength: Int, originalLength: Int, offset: Int, length: Int
+    ) {
+        self.kind = kind
+        self.flags = flags
+        self.sequence = sequence
+        self.id = id
+        self.typeTag = typeTag
+        self.referenceCount = referenceCount
+        self.storedLength = storedLength
+        self.originalLength = originalLength
+        self.offset = offset
+        self.length = length
+        self.referencesOffset = offset + LogFormat.frameHeaderSize
+        self.referencesLength = referenceCount * LogFormat.referenceSize
+        self.payloadOffset = referencesOffset + referencesLength
+    }
 }
 
 /// Why bytes at some offset are not a valid frame.
@@ -45,6 +105,16 @@ package enum FrameDecoder {
     ///
     /// - parameter verifyChecksum: false only where every frame that is used is checked later (the
     ///   compactor checks each frame it copies, and skips the rest).
+    package static func decode(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, format: FrameFormat, verifyChecksum: Bool = true
+    ) -> Result<DecodedFrame, FrameProblem> {
+        switch format {
+        case .v1: return decode(bytes, at: offset, verifyChecksum: verifyChecksum)
+        case .v2: return CompactFrameDecoder.decode(bytes, at: offset, verifyChecksum: verifyChecksum)
+        }
+    }
+
+    /// Decodes the version-1 frame at `offset` of `bytes` (the segment from its first byte to its end).
     package static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int, verifyChecksum: Bool = true)
         -> Result<DecodedFrame, FrameProblem>
     {
@@ -141,6 +211,38 @@ package enum FrameDecoder {
     ///
     /// Used to tell a torn tail (nothing valid after the damage) from corruption in the middle of
     /// the log (valid frames follow), and by `verify` to go on after damage.
+    ///
+    /// In version 2 a frame's CRC-32C alone would let about one offset in 2^32 of random bytes pass, so
+    /// there a valid frame must begin a run of valid frames that ends in a commit frame whose batch
+    /// checksum (XXH3-64) holds.
+    package static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int, format: FrameFormat)
+        -> Int?
+    {
+        guard format == .v2 else { return nextValidFrame(in: bytes, after: offset) }
+        var candidate = offset + 1
+        let last = bytes.count - CompactFrame.minimumSize
+        guard bytes.baseAddress != nil else { return nil }
+        while candidate <= last {
+            if bytes[candidate] != 0, beginsCommittedBatch(bytes, at: candidate) { return candidate }
+            candidate += 1
+        }
+        return nil
+    }
+
+    /// Whether the version-2 frames from `offset` on are valid up to a commit frame whose batch checksum
+    /// holds.
+    private static func beginsCommittedBatch(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        var cursor = offset
+        while case .success(let frame) = CompactFrameDecoder.decode(bytes, at: cursor) {
+            if frame.flags.contains(.commit) {
+                return CompactFrameDecoder.batchChecksumMatches(frame, batchStart: offset, in: bytes)
+            }
+            cursor += frame.length
+        }
+        return false
+    }
+
+    /// ``nextValidFrame(in:after:format:)`` for version 1.
     package static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
         var candidate = offset + 1
         let last = bytes.count - LogFormat.minimumFrameSize
@@ -160,6 +262,12 @@ package enum FrameDecoder {
     /// The references of a decoded frame.
     package static func references(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [ObjectID] {
         guard frame.referenceCount > 0, let base = bytes.baseAddress else { return [] }
+        if frame.format == .v2 {
+            var references: [ObjectID] = []
+            references.reserveCapacity(frame.referenceCount)
+            CompactFrameDecoder.forEachReference(of: frame, in: bytes) { references.append(ObjectID($0)) }
+            return references
+        }
         let start = UnsafeRawPointer(base + frame.referencesOffset)
         return (0..<frame.referenceCount).map {
             ObjectID(start.readLE(UInt64.self, at: $0 * LogFormat.referenceSize))
@@ -170,6 +278,7 @@ package enum FrameDecoder {
     ///
     /// - returns: nil when a compressed payload does not decompress to its recorded length.
     package static func payload(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard frame.dictionary == 0 else { return nil }
         guard let base = bytes.baseAddress else { return frame.storedLength == 0 ? [] : nil }
         let stored = UnsafeRawBufferPointer(start: base + frame.payloadOffset, count: frame.storedLength)
         if frame.flags.contains(.compressed) {
@@ -196,6 +305,7 @@ package enum FrameDecoder {
 
     /// Whether a decoded frame's stored checksum matches its bytes.
     package static func checksumMatches(_ frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> Bool {
+        if frame.format == .v2 { return CompactFrameDecoder.checksumMatches(frame, in: bytes) }
         guard let base = bytes.baseAddress, frame.offset + frame.length <= bytes.count else { return false }
         let start = base + frame.offset
         let checked = frame.length - LogFormat.frameChecksumSize

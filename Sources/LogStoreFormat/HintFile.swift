@@ -10,6 +10,18 @@
 /// checksum:= u64 XXH3-64 of every byte before it
 /// ```
 ///
+/// Version 2 (the hints of version-2 segments, section 11.3) keeps the header and the checksum and
+/// writes each entry in varints, leaving out what the order of the frames implies:
+/// ```
+/// entry   := head sequence_delta id_delta type_tag length [offset] reference_count reference*
+///            [name_length name]
+/// head    := u8: bits 0–2 kind, bits 3–6 the frame's flags, bit 7 "offset follows"
+/// sequence_delta, id_delta := varint zigzag(value − the previous entry's value; 0 before the first)
+/// offset  := varint, only with bit 7; else the frame starts where the previous one ended (48 first)
+/// reference := as in the frame: varint zigzag(reference − previous), the first from the id
+/// name_length name := root frames only: varint, then the UTF-8 name
+/// ```
+///
 /// The constants of the format. ``HintWriter`` is the one encoder, ``HintReader`` the one decoder.
 package enum HintFile {
     /// One entry as values: the fields of one committed frame, its references and its root name.
@@ -42,11 +54,21 @@ package enum HintFile {
     }
 
     package static let magic: [UInt8] = Array("LOGSTHNT".utf8)
+    /// The version of hints in the layout of version 1 (of version-1 segments).
     package static let version: UInt16 = 1
+    /// The version of hints in the compact layout (of version-2 segments).
+    package static let compactVersion: UInt16 = 2
+    /// The smallest compact entry: the head and five one-byte varints.
+    package static let compactMinimumEntrySize = 6
     package static let headerSize = 48
     /// Size of an entry's fixed part, before its references and name.
     package static let entrySize = 40
     package static let fileExtension = "hint"
+
+    /// The smallest frame of a segment with hints of this layout.
+    package static func minimumFrameSize(_ isCompact: Bool) -> Int {
+        isCompact ? CompactFrame.minimumSize : LogFormat.minimumFrameSize
+    }
 
     /// File name of the hint of segment `number` (`0000000001.hint`).
     package static func fileName(_ number: UInt32) -> String {

@@ -17,51 +17,140 @@ package struct HintProblem: Error, Equatable {
         public let base: UnsafeRawPointer
         /// Byte offset of the entry in the hint.
         public let at: Int
+        /// The entry's size in bytes.
+        public let size: Int
+        /// The frame kind.
+        public let kind: FrameKind
+        /// The frame flags.
+        public let flags: FrameFlags
+        /// The sequence number of the batch that wrote the frame.
+        public let sequence: UInt64
+        /// The object id (for a seal frame, its offset; for a reservation, the first id not reserved).
+        public let id: UInt64
+        /// The application's type tag (puts).
+        public let typeTag: UInt32
+        /// Where the frame starts in its segment.
+        public let offset: UInt32
+        /// The frame's length in bytes.
+        public let length: UInt32
+        /// How many references the frame has.
+        public let referenceCount: Int
+        /// Where the references start in the hint.
+        public let referencesAt: Int
+        /// The references' size in bytes.
+        public let referencesLength: Int
+        /// The root name's length in bytes (root frames; 0 otherwise).
+        public let nameLength: Int
+        /// Whether the entry is in the layout of version 2 (references as varint deltas).
+        public let isCompact: Bool
 
-        @inlinable init(base: UnsafeRawPointer, at: Int) {
+        @inlinable init(
+            base: UnsafeRawPointer, at: Int, size: Int, kind: FrameKind, flags: FrameFlags, sequence: UInt64,
+            id: UInt64, typeTag: UInt32, offset: UInt32, length: UInt32, referenceCount: Int, referencesAt: Int,
+            referencesLength: Int, nameLength: Int, isCompact: Bool
+        ) {
             self.base = base
             self.at = at
+            self.size = size
+            self.kind = kind
+            self.flags = flags
+            self.sequence = sequence
+            self.id = id
+            self.typeTag = typeTag
+            self.offset = offset
+            self.length = length
+            self.referenceCount = referenceCount
+            self.referencesAt = referencesAt
+            self.referencesLength = referencesLength
+            self.nameLength = nameLength
+            self.isCompact = isCompact
         }
 
         /// `HintFile.entrySize`, inlinable (a test checks that they agree).
         @inlinable static var fixedSize: Int { 40 }
 
-        /// The frame kind (`put` for a byte the reader's checks would have refused).
-        @inlinable public var kind: FrameKind { FrameKind(byte: base.load(fromByteOffset: at, as: UInt8.self)) ?? .put }
-        /// The frame flags.
-        @inlinable public var flags: FrameFlags {
-            FrameFlags(rawValue: base.load(fromByteOffset: at + 1, as: UInt8.self))
+        /// The version-1 entry at `at` (checked by ``HintReader/open(_:)`` before it is read).
+        @inlinable static func fixed(base: UnsafeRawPointer, at: Int) -> EntryView {
+            let referenceCount = Int(base.readLE(UInt32.self, at: at + 4))
+            let nameLength = Int(base.readLE(UInt32.self, at: at + 36))
+            return EntryView(
+                base: base, at: at, size: fixedSize + referenceCount * 8 + nameLength,
+                kind: FrameKind(byte: base.load(fromByteOffset: at, as: UInt8.self)) ?? .put,
+                flags: FrameFlags(rawValue: base.load(fromByteOffset: at + 1, as: UInt8.self)),
+                sequence: base.readLE(UInt64.self, at: at + 8), id: base.readLE(UInt64.self, at: at + 16),
+                typeTag: base.readLE(UInt32.self, at: at + 24), offset: base.readLE(UInt32.self, at: at + 28),
+                length: base.readLE(UInt32.self, at: at + 32), referenceCount: referenceCount,
+                referencesAt: at + fixedSize, referencesLength: referenceCount * 8, nameLength: nameLength,
+                isCompact: false)
         }
-        /// How many references follow the fixed part.
-        @inlinable public var referenceCount: Int { Int(base.readLE(UInt32.self, at: at + 4)) }
-        /// The sequence number of the batch that wrote the frame.
-        @inlinable public var sequence: UInt64 { base.readLE(UInt64.self, at: at + 8) }
-        /// The object id (for a seal frame, its offset; for a reservation, the first id not reserved).
-        @inlinable public var id: UInt64 { base.readLE(UInt64.self, at: at + 16) }
-        /// The application's type tag (puts).
-        @inlinable public var typeTag: UInt32 { base.readLE(UInt32.self, at: at + 24) }
-        /// Where the frame starts in its segment.
-        @inlinable public var offset: UInt32 { base.readLE(UInt32.self, at: at + 28) }
-        /// The frame's length in bytes.
-        @inlinable public var length: UInt32 { base.readLE(UInt32.self, at: at + 32) }
-        /// The root name's length in bytes (root frames; 0 otherwise).
-        @inlinable public var nameLength: Int { Int(base.readLE(UInt32.self, at: at + 36)) }
-        /// The entry's size: the fixed part, the references and the name.
-        @inlinable public var size: Int { Self.fixedSize + referenceCount * 8 + nameLength }
+
+        /// The version-2 entry at `at`, the one after an entry of `previous` (sequence, id, and where its
+        /// frame ends), or nil when the bytes up to `end` are not one. Ranges are checked by the reader.
+        @inlinable static func compact(
+            base: UnsafeRawPointer, at: Int, end: Int, previous: (sequence: UInt64, id: UInt64, frameEnd: UInt64)
+        ) -> EntryView? {
+            guard at < end else { return nil }
+            let head = base.load(fromByteOffset: at, as: UInt8.self)
+            guard let kind = FrameKind(byte: head & 0x07) else { return nil }
+            var cursor = at + 1
+            guard let sequenceDelta = VarInt.read(base, at: &cursor, end: end),
+                let idDelta = VarInt.read(base, at: &cursor, end: end),
+                let typeTag = VarInt.read(base, at: &cursor, end: end), typeTag <= UInt64(UInt32.max),
+                let length = VarInt.read(base, at: &cursor, end: end), length <= UInt64(UInt32.max)
+            else { return nil }
+            var offset = previous.frameEnd
+            if head & 0x80 != 0 {
+                guard let explicit = VarInt.read(base, at: &cursor, end: end) else { return nil }
+                offset = explicit
+            }
+            guard offset <= UInt64(UInt32.max), let count = VarInt.read(base, at: &cursor, end: end),
+                count <= UInt64(1 << 16)
+            else { return nil }
+            let id = VarInt.applying(idDelta, to: previous.id)
+            let referencesAt = cursor
+            for _ in 0..<count { guard VarInt.read(base, at: &cursor, end: end) != nil else { return nil } }
+            let referencesLength = cursor - referencesAt
+            let kindByte = head & 0x07
+            var nameLength = 0
+            // setRoot and removeRoot entries carry the root's name.
+            if kindByte == 3 || kindByte == 4 {
+                guard let name = VarInt.read(base, at: &cursor, end: end), name <= UInt64(end - cursor) else {
+                    return nil
+                }
+                nameLength = Int(name)
+                cursor += nameLength
+            }
+            return EntryView(
+                base: base, at: at, size: cursor - at, kind: kind, flags: FrameFlags(rawValue: (head >> 3) & 0x0F),
+                sequence: VarInt.applying(sequenceDelta, to: previous.sequence), id: id, typeTag: UInt32(typeTag),
+                offset: UInt32(offset), length: UInt32(length), referenceCount: Int(count), referencesAt: referencesAt,
+                referencesLength: referencesLength, nameLength: nameLength, isCompact: true)
+        }
 
         /// Calls `body` with every reference, in order.
         @inlinable public func forEachReference(_ body: (UInt64) -> Void) {
-            for index in 0..<referenceCount { body(base.readLE(UInt64.self, at: at + Self.fixedSize + index * 8)) }
+            if isCompact {
+                var cursor = referencesAt
+                let end = referencesAt + referencesLength
+                var previous = id
+                for _ in 0..<referenceCount {
+                    guard let delta = VarInt.read(base, at: &cursor, end: end) else { return }
+                    previous = VarInt.applying(delta, to: previous)
+                    body(previous)
+                }
+            } else {
+                for index in 0..<referenceCount { body(base.readLE(UInt64.self, at: referencesAt + index * 8)) }
+            }
         }
 
-        /// The references as stored: `8 × referenceCount` bytes of little-endian `u64`s.
+        /// The references as stored (`8 × referenceCount` bytes of `u64`s, or varint deltas).
         package var referenceBytes: UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(start: base + at + HintFile.entrySize, count: referenceCount * 8)
+            UnsafeRawBufferPointer(start: base + referencesAt, count: referencesLength)
         }
 
         /// The root name's bytes (empty but for root frames).
         package var nameBytes: UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(start: base + at + HintFile.entrySize + referenceCount * 8, count: nameLength)
+            UnsafeRawBufferPointer(start: base + at + size - nameLength, count: nameLength)
         }
 
         /// The root name, when it is valid UTF-8.
@@ -81,6 +170,7 @@ package struct HintProblem: Error, Equatable {
         package func hasSameFields(as other: EntryView) -> Bool {
             kind == other.kind && flags == other.flags && sequence == other.sequence && id == other.id
                 && typeTag == other.typeTag && offset == other.offset && length == other.length
+                && referenceCount == other.referenceCount && isCompact == other.isCompact
                 && referenceBytes.elementsEqual(other.referenceBytes) && nameBytes.elementsEqual(other.nameBytes)
         }
     }
@@ -91,8 +181,10 @@ package struct HintProblem: Error, Equatable {
     package let segmentSize: UInt64
     /// How many entries the hint holds.
     public let entryCount: Int
+    /// Whether the entries are in the layout of version 2.
+    public let isCompact: Bool
 
-    /// Checks the header, the checksum and every entry's bounds and kind.
+    /// Checks the header, the checksum and every entry's bounds, kind and ranges.
     package static func open(_ bytes: UnsafeRawBufferPointer) -> Result<HintReader, HintProblem> {
         guard let base = bytes.baseAddress, bytes.count >= HintFile.headerSize + LogFormat.frameChecksumSize else {
             return .failure(HintProblem("hint file truncated (\(bytes.count) bytes)"))
@@ -104,60 +196,73 @@ package struct HintProblem: Error, Equatable {
         guard base.readLE(UInt64.self, at: checked) == Checksum.xxh3(base, count: checked) else {
             return .failure(HintProblem("hint checksum mismatch"))
         }
-        guard base.readLE(UInt16.self, at: 8) == HintFile.version,
+        let version = base.readLE(UInt16.self, at: 8)
+        guard version == HintFile.version || version == HintFile.compactVersion,
             Int(base.readLE(UInt16.self, at: 10)) == HintFile.headerSize
-        else { return .failure(HintProblem("unsupported hint version")) }
+        else { return .failure(HintProblem("unsupported hint version \(version)")) }
+        let isCompact = version == HintFile.compactVersion
         let number = base.readLE(UInt64.self, at: 16)
         let count = base.readLE(UInt64.self, at: 32)
-        guard number > 0, number <= UInt64(UInt32.max), count <= UInt64(checked / HintFile.entrySize) else {
+        let smallestEntry = isCompact ? HintFile.compactMinimumEntrySize : HintFile.entrySize
+        guard number > 0, number <= UInt64(UInt32.max), count <= UInt64(checked / smallestEntry) else {
             return .failure(HintProblem("impossible hint header field"))
         }
         let segmentSize = base.readLE(UInt64.self, at: 24)
         var cursor = HintFile.headerSize
+        var previous = (sequence: UInt64(0), id: UInt64(0), frameEnd: UInt64(LogFormat.segmentHeaderSize))
         for _ in 0..<count {
-            guard cursor + HintFile.entrySize <= checked,
+            let decoded: EntryView?
+            if isCompact {
+                decoded = EntryView.compact(base: base, at: cursor, end: checked, previous: previous)
+            } else if cursor + HintFile.entrySize <= checked,
                 FrameKind(rawValue: base.load(fromByteOffset: cursor, as: UInt8.self)) != nil
-            else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
-            let frame = EntryView(base: base, at: cursor)
-            let frameEnd = UInt64(frame.offset) + UInt64(frame.length)
-            guard frame.offset >= LogFormat.segmentHeaderSize, frame.length >= LogFormat.minimumFrameSize,
+            {
+                decoded = EntryView.fixed(base: base, at: cursor)
+            } else {
+                decoded = nil
+            }
+            guard let entry = decoded else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
+            let frameEnd = UInt64(entry.offset) + UInt64(entry.length)
+            guard entry.offset >= LogFormat.segmentHeaderSize, entry.length >= HintFile.minimumFrameSize(isCompact),
                 frameEnd <= segmentSize
             else {
                 return .failure(
                     HintProblem(
-                        "invalid hint entry at byte \(cursor): frame at \(frame.offset) of \(frame.length) bytes is"
+                        "invalid hint entry at byte \(cursor): frame at \(entry.offset) of \(entry.length) bytes is"
                             + " outside the segment's \(segmentSize) bytes"))
             }
-            let entry = EntryView(base: base, at: cursor)
-            guard entry.referenceCount <= LogStoreLimits.maxReferenceCount,
+            guard FrameFlags.known.isSuperset(of: entry.flags), entry.referenceCount <= LogStoreLimits.maxReferenceCount,
                 entry.nameLength <= LogStoreLimits.maxRootNameLength, cursor + entry.size <= checked
             else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
             if let problem = FrameDecoder.rangeProblem(kind: entry.kind, sequence: entry.sequence, id: entry.id) {
                 return .failure(HintProblem("invalid hint entry at byte \(cursor): \(problem)"))
             }
+            previous = (entry.sequence, entry.id, frameEnd)
             cursor += entry.size
         }
         guard cursor == checked else { return .failure(HintProblem("hint has \(checked - cursor) stray bytes")) }
         return .success(
             HintReader(
-                bytes: bytes, segmentNumber: UInt32(number), segmentSize: base.readLE(UInt64.self, at: 24),
-                entryCount: Int(count)))
+                bytes: bytes, segmentNumber: UInt32(number), segmentSize: segmentSize, entryCount: Int(count),
+                isCompact: isCompact))
     }
 
     /// Whether `other` describes the same segment (number and size) with the same entries, field for
     /// field (the reserved bytes aside).
     package func hasSameEntries(as other: HintReader) -> Bool {
         guard segmentNumber == other.segmentNumber, segmentSize == other.segmentSize, entryCount == other.entryCount,
-            let base = bytes.baseAddress, let otherBase = other.bytes.baseAddress
+            isCompact == other.isCompact
         else { return false }
-        var (cursor, otherCursor) = (HintFile.headerSize, HintFile.headerSize)
-        for _ in 0..<entryCount {
-            let (entry, otherEntry) = (EntryView(base: base, at: cursor), EntryView(base: otherBase, at: otherCursor))
-            guard entry.hasSameFields(as: otherEntry) else { return false }
-            cursor += entry.size
-            otherCursor += otherEntry.size
+        var mine: [EntryView] = []
+        mine.reserveCapacity(entryCount)
+        forEachEntry { mine.append($0) }
+        var index = 0
+        var same = true
+        other.forEachEntry { theirs in
+            if same, index < mine.count { same = mine[index].hasSameFields(as: theirs) }
+            index += 1
         }
-        return true
+        return same && index == mine.count
     }
 
     /// The entries as values, in order.
@@ -170,15 +275,28 @@ package struct HintProblem: Error, Equatable {
 
     /// `HintFile.headerSize`, inlinable (a test checks that they agree).
     @inlinable static var headerSize: Int { 48 }
+    /// `LogFormat.segmentHeaderSize`, where a segment's first frame starts; inlinable (a test checks it).
+    @inlinable static var firstFrameOffset: UInt64 { 48 }
 
-    /// Calls `body` with every entry, in order.
+    /// Calls `body` with every entry, in order (checked by ``open(_:)``).
     @inlinable public func forEachEntry(_ body: (EntryView) -> Void) {
         guard let base = bytes.baseAddress else { return }
         var cursor = Self.headerSize
-        for _ in 0..<entryCount {
-            let entry = EntryView(base: base, at: cursor)
-            body(entry)
-            cursor += entry.size
+        if isCompact {
+            let end = bytes.count - 8
+            var previous = (sequence: UInt64(0), id: UInt64(0), frameEnd: Self.firstFrameOffset)
+            for _ in 0..<entryCount {
+                guard let entry = EntryView.compact(base: base, at: cursor, end: end, previous: previous) else { return }
+                body(entry)
+                previous = (entry.sequence, entry.id, UInt64(entry.offset) + UInt64(entry.length))
+                cursor += entry.size
+            }
+        } else {
+            for _ in 0..<entryCount {
+                let entry = EntryView.fixed(base: base, at: cursor)
+                body(entry)
+                cursor += entry.size
+            }
         }
     }
 }

@@ -12,41 +12,76 @@ package struct HintWriter {
     private var bytes: [UInt8]
     /// Entries appended so far.
     package private(set) var entryCount = 0
+    /// The layout of the entries: the segment's.
+    package let format: FrameFormat
+    /// Version 2: what the next entry is written against.
+    private var previous = (sequence: UInt64(0), id: UInt64(0), frameEnd: UInt64(LogFormat.segmentHeaderSize))
 
-    /// Starts the hint of segment `segmentNumber`, a file of `segmentSize` bytes.
+    /// Starts the hint of segment `segmentNumber`, a file of `segmentSize` bytes whose frames are in
+    /// `format`.
     ///
     /// - parameter reservingCapacity: bytes to reserve for the whole file (memory reserved is not
     ///   touched until used).
-    package init(segmentNumber: UInt32, segmentSize: UInt64, reservingCapacity: Int = 0) {
+    package init(segmentNumber: UInt32, segmentSize: UInt64, format: FrameFormat = .v1, reservingCapacity: Int = 0) {
+        self.format = format
         bytes = []
         bytes.reserveCapacity(max(reservingCapacity, HintFile.headerSize + LogFormat.frameChecksumSize))
         bytes.append(contentsOf: HintFile.magic)
         bytes.append(contentsOf: repeatElement(0, count: HintFile.headerSize - HintFile.magic.count))
+        let version = format == .v2 ? HintFile.compactVersion : HintFile.version
         bytes.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
-            base.writeLE(HintFile.version, at: 8)
+            base.writeLE(version, at: 8)
             base.writeLE(UInt16(HintFile.headerSize), at: 10)
             base.writeLE(UInt64(segmentNumber), at: 16)
             base.writeLE(segmentSize, at: 24)
         }
     }
 
+    /// A frame's reference list as it is stored.
+    package enum StoredReferences {
+        /// Version 1: `8 × count` bytes of little-endian `u64`s.
+        case fixed64(UnsafeRawBufferPointer)
+        /// Version 2: `count` varint deltas, the first from the frame's id.
+        case compact(UnsafeRawBufferPointer, count: Int)
+    }
+
     /// Appends one entry.
     ///
-    /// - parameter references: the frame's references, `8 × reference_count` bytes of little-endian
-    ///   `u64`s (as a frame stores them).
     /// - parameter name: the root name of a `setRoot` / `removeRoot` frame, else empty.
     package mutating func append(
         kind: FrameKind, flags: FrameFlags, sequence: UInt64, id: UInt64, typeTag: UInt32, offset: UInt32,
-        length: UInt32, references: UnsafeRawBufferPointer, name: UnsafeRawBufferPointer
+        length: UInt32, references: StoredReferences, name: UnsafeRawBufferPointer
+    ) {
+        switch format {
+        case .v1:
+            appendFixed(
+                kind: kind, flags: flags, sequence: sequence, id: id, typeTag: typeTag, offset: offset, length: length,
+                references: references, name: name)
+        case .v2:
+            appendCompact(
+                kind: kind, flags: flags, sequence: sequence, id: id, typeTag: typeTag, offset: offset, length: length,
+                references: references, name: name)
+        }
+        entryCount += 1
+    }
+
+    private mutating func appendFixed(
+        kind: FrameKind, flags: FrameFlags, sequence: UInt64, id: UInt64, typeTag: UInt32, offset: UInt32,
+        length: UInt32, references: StoredReferences, name: UnsafeRawBufferPointer
     ) {
         let at = bytes.count
+        let count: Int
+        switch references {
+        case .fixed64(let raw): count = raw.count / LogFormat.referenceSize
+        case .compact(_, let number): count = number
+        }
         bytes.append(contentsOf: repeatElement(0, count: HintFile.entrySize))
         bytes.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
             base.storeBytes(of: kind.rawValue, toByteOffset: at, as: UInt8.self)
             base.storeBytes(of: flags.rawValue, toByteOffset: at + 1, as: UInt8.self)
-            base.writeLE(UInt32(references.count / LogFormat.referenceSize), at: at + 4)
+            base.writeLE(UInt32(count), at: at + 4)
             base.writeLE(sequence, at: at + 8)
             base.writeLE(id, at: at + 16)
             base.writeLE(typeTag, at: at + 24)
@@ -54,9 +89,61 @@ package struct HintWriter {
             base.writeLE(length, at: at + 32)
             base.writeLE(UInt32(name.count), at: at + 36)
         }
-        bytes.append(contentsOf: references)
+        switch references {
+        case .fixed64(let raw): bytes.append(contentsOf: raw)
+        case .compact(let raw, let number):
+            var cursor = 0
+            var reference = id
+            for _ in 0..<number {
+                guard let base = raw.baseAddress, let delta = VarInt.read(base, at: &cursor, end: raw.count) else { break }
+                reference = VarInt.applying(delta, to: reference)
+                withUnsafeBytes(of: reference.littleEndian) { bytes.append(contentsOf: $0) }
+            }
+        }
         bytes.append(contentsOf: name)
-        entryCount += 1
+    }
+
+    private mutating func appendCompact(
+        kind: FrameKind, flags: FrameFlags, sequence: UInt64, id: UInt64, typeTag: UInt32, offset: UInt32,
+        length: UInt32, references: StoredReferences, name: UnsafeRawBufferPointer
+    ) {
+        let explicitOffset = UInt64(offset) != previous.frameEnd
+        var head = kind.rawValue | (flags.rawValue & 0x0F) << CompactFrame.flagsShift
+        if explicitOffset { head |= 0x80 }
+        bytes.append(head)
+        appendVarInt(VarInt.delta(sequence, from: previous.sequence))
+        appendVarInt(VarInt.delta(id, from: previous.id))
+        appendVarInt(UInt64(typeTag))
+        appendVarInt(UInt64(length))
+        if explicitOffset { appendVarInt(UInt64(offset)) }
+        switch references {
+        case .compact(let raw, let count):
+            appendVarInt(UInt64(count))
+            bytes.append(contentsOf: raw)
+        case .fixed64(let raw):
+            let count = raw.count / LogFormat.referenceSize
+            appendVarInt(UInt64(count))
+            var previousReference = id
+            for index in 0..<count {
+                guard let base = raw.baseAddress else { break }
+                let reference = base.readLE(UInt64.self, at: index * LogFormat.referenceSize)
+                appendVarInt(VarInt.delta(reference, from: previousReference))
+                previousReference = reference
+            }
+        }
+        if kind == .setRoot || kind == .removeRoot {
+            appendVarInt(UInt64(name.count))
+            bytes.append(contentsOf: name)
+        }
+        previous = (sequence, id, UInt64(offset) + UInt64(length))
+    }
+
+    private mutating func appendVarInt(_ value: UInt64) {
+        var scratch: (UInt64, UInt64) = (0, 0)
+        let count = withUnsafeMutableBytes(of: &scratch) { raw in
+            raw.baseAddress.map { VarInt.write(value, to: $0) } ?? 0
+        }
+        withUnsafeBytes(of: &scratch) { bytes.append(contentsOf: $0.prefix(count)) }
     }
 
     /// Appends `entry`.
@@ -70,19 +157,21 @@ package struct HintWriter {
             entry.name.withUnsafeBytes { name in
                 append(
                     kind: entry.kind, flags: entry.flags, sequence: entry.sequence, id: entry.id,
-                    typeTag: entry.typeTag, offset: entry.offset, length: entry.length, references: references,
-                    name: name)
+                    typeTag: entry.typeTag, offset: entry.offset, length: entry.length,
+                    references: .fixed64(references), name: name)
             }
         }
     }
 
-    /// Appends the entry of `frame`, a committed frame of `segment` (the segment's bytes from its first).
-    /// A root frame's name is its payload, decompressed when it was stored compressed (empty when it does
-    /// not decompress, section 8.4).
+    /// Appends the entry of `frame`, a committed frame of `segment` (the segment's bytes from its first)
+    /// whose sequence number is known (the scanner gives it to every committed frame). A root frame's
+    /// name is its payload, decompressed when it was stored compressed (empty when it does not
+    /// decompress, section 8.4).
     package mutating func append(_ frame: DecodedFrame, of segment: UnsafeRawBufferPointer) {
         guard let source = segment.baseAddress else { return }
-        let references = UnsafeRawBufferPointer(
-            start: source + frame.referencesOffset, count: frame.referenceCount * LogFormat.referenceSize)
+        let raw = UnsafeRawBufferPointer(start: source + frame.referencesOffset, count: frame.referencesLength)
+        let references: StoredReferences =
+            frame.format == .v2 ? .compact(raw, count: frame.referenceCount) : .fixed64(raw)
         let isRoot = frame.kind == .setRoot || frame.kind == .removeRoot
         let fields = (
             kind: frame.kind, flags: frame.flags, sequence: frame.sequence, id: frame.id, typeTag: frame.typeTag,
@@ -120,9 +209,11 @@ package struct HintWriter {
     package static func hint(segment number: UInt32, bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         // An entry is at most as long as its frame (but for a compressed root name), so half the segment
         // is mostly enough; reserved memory is not touched until used.
+        let scanner = SegmentScanner(bytes: bytes)
         var writer = HintWriter(
-            segmentNumber: number, segmentSize: UInt64(bytes.count), reservingCapacity: bytes.count / 2)
-        let outcome = SegmentScanner(bytes: bytes).scan { frame in writer.append(frame, of: bytes) }
+            segmentNumber: number, segmentSize: UInt64(bytes.count), format: scanner.format,
+            reservingCapacity: bytes.count / 2)
+        let outcome = scanner.scan { frame in writer.append(frame, of: bytes) }
         guard outcome.damages.isEmpty, outcome.sealedAt != nil else { return nil }
         return writer.finish()
     }

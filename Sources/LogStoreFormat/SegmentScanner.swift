@@ -27,9 +27,13 @@ package struct SegmentScanner {
     /// Check every frame's checksum (off only for the compactor, which checks what it copies).
     package var verifyChecksums = true
 
+    /// The layout of the segment's frames (from its header).
+    package let format: FrameFormat
+
     package init(bytes: UnsafeRawBufferPointer, verifyChecksums: Bool = true) {
         self.bytes = bytes
         self.verifyChecksums = verifyChecksums
+        self.format = FrameFormat(segment: bytes)
     }
 
     /// The result of a scan.
@@ -62,7 +66,7 @@ package struct SegmentScanner {
         var pending: [DecodedFrame] = []
         var offset = LogFormat.segmentHeaderSize
         while offset < bytes.count {
-            switch FrameDecoder.decode(bytes, at: offset, verifyChecksum: verifyChecksums) {
+            switch FrameDecoder.decode(bytes, at: offset, format: format, verifyChecksum: verifyChecksums) {
             case .success(let frame) where outcome.sealedAt != nil:
                 // Nothing is ever written after a seal: this is damage, never a torn tail.
                 outcome.damages.append(
@@ -79,7 +83,9 @@ package struct SegmentScanner {
                 guard goesOn else { return outcome }
                 offset += frame.length
             case .success(let frame) where frame.kind == .seal:
-                guard frame.id == UInt64(frame.offset), frame.flags.contains(.commit), pending.isEmpty else {
+                guard frame.id == UInt64(frame.offset), frame.flags.contains(.commit), pending.isEmpty,
+                    batchChecksumHolds(frame, batchStart: frame.offset)
+                else {
                     outcome.damages.append(
                         SegmentDamage(offset: frame.offset, reason: "invalid seal frame", nextValidFrame: frame.offset))
                     return outcome
@@ -87,10 +93,32 @@ package struct SegmentScanner {
                 outcome.sealedAt = frame.offset
                 offset += frame.length
                 outcome.committedEnd = offset
-            case .success(let frame):
-                pending.append(frame)
+            case .success(let frame)
+            where frame.flags.contains(.commit)
+                && !batchChecksumHolds(frame, batchStart: pending.first?.offset ?? frame.offset):
+                // Every frame of the batch is whole, but together they are not what was written.
+                let start = pending.first?.offset ?? frame.offset
+                let next = FrameDecoder.nextValidFrame(in: bytes, after: frame.offset, format: format)
+                let damage = SegmentDamage(offset: start, reason: "batch checksum mismatch", nextValidFrame: next)
+                let goesOn = next != nil && continueAfterDamage(damage, outcome)
+                outcome.damages.append(damage)
+                pending.removeAll(keepingCapacity: true)
+                guard goesOn, let next else { return outcome }
+                offset = next
+            case .success(var frame):
                 offset += frame.length
-                if frame.flags.contains(.commit) {
+                if !frame.flags.contains(.commit) {
+                    pending.append(frame)
+                } else {
+                    // A version-2 batch names its sequence number in its commit frame only.
+                    if format == .v2 {
+                        for index in pending.indices {
+                            pending[index].sequence = frame.sequence
+                            pending[index].hasSequence = true
+                        }
+                    }
+                    frame.hasSequence = true
+                    pending.append(frame)
                     for committed in pending {
                         onCommittedFrame(committed)
                         outcome.maxSequence = max(outcome.maxSequence, committed.sequence)
@@ -101,7 +129,7 @@ package struct SegmentScanner {
                     outcome.committedEnd = offset
                 }
             case .failure(let problem):
-                let next = FrameDecoder.nextValidFrame(in: bytes, after: offset)
+                let next = FrameDecoder.nextValidFrame(in: bytes, after: offset, format: format)
                 let damage = SegmentDamage(offset: offset, reason: problem.reason, nextValidFrame: next)
                 let goesOn = next != nil && continueAfterDamage(damage, outcome)
                 outcome.damages.append(damage)
@@ -118,5 +146,12 @@ package struct SegmentScanner {
                     nextValidFrame: nil))
         }
         return outcome
+    }
+
+    /// Whether a version-2 commit frame's batch checksum matches the batch from `batchStart` (always true
+    /// in version 1, which has none, and when checksums are not checked).
+    private func batchChecksumHolds(_ frame: DecodedFrame, batchStart: Int) -> Bool {
+        guard format == .v2, verifyChecksums else { return true }
+        return CompactFrameDecoder.batchChecksumMatches(frame, batchStart: batchStart, in: bytes)
     }
 }

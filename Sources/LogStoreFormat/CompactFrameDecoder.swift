@@ -1,0 +1,157 @@
+/// Reads frames in the layout of format version 2 (``CompactFrame``), checking every field and the
+/// CRC-32C before anything is used. The one decoder of that layout.
+package enum CompactFrameDecoder {
+    /// Decodes the frame at `offset` of `bytes` (the segment from its first byte to its end).
+    ///
+    /// The frame stands alone: a commit frame's sequence number is its batch's; the other frames get it
+    /// from the scanner (``DecodedFrame/hasSequence`` is false for them). The batch checksum is checked by
+    /// the scanner, which knows where the batch starts (``batchChecksumMatches(_:batchStart:in:)``).
+    ///
+    /// - parameter verifyChecksum: false only where every frame that is used is checked later.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int, verifyChecksum: Bool = true)
+        -> Result<DecodedFrame, FrameProblem>
+    {
+        let end = bytes.count
+        guard let base = bytes.baseAddress, offset >= 0, offset < end else {
+            return .failure(.truncated(needed: 1, available: max(0, end - max(0, offset))))
+        }
+        let head = base.load(fromByteOffset: offset, as: UInt8.self)
+        guard let kind = FrameKind(byte: head & CompactFrame.kindMask) else {
+            return .failure(.invalidField("unknown frame kind \(head & CompactFrame.kindMask)"))
+        }
+        let flags = FrameFlags(rawValue: head >> CompactFrame.flagsShift)
+        guard FrameFlags.known.isSuperset(of: flags) else {
+            return .failure(.invalidField("unknown frame flags 0x\(String(flags.rawValue, radix: 16))"))
+        }
+        var cursor = offset + 1
+        guard let id = VarInt.read(base, at: &cursor, end: end) else { return .failure(fieldProblem("id", base, offset, cursor, end)) }
+        guard let tag = VarInt.read(base, at: &cursor, end: end) else {
+            return .failure(fieldProblem("type tag", base, offset, cursor, end))
+        }
+        guard tag <= UInt64(UInt32.max) else { return .failure(.invalidField("type tag \(tag) over 32 bits")) }
+        guard let count = VarInt.read(base, at: &cursor, end: end) else {
+            return .failure(fieldProblem("reference count", base, offset, cursor, end))
+        }
+        guard count <= UInt64(LogStoreLimits.maxReferenceCount) else {
+            return .failure(.invalidField("reference count \(count) over the limit"))
+        }
+        guard let stored = VarInt.read(base, at: &cursor, end: end) else {
+            return .failure(fieldProblem("stored length", base, offset, cursor, end))
+        }
+        guard stored <= UInt64(LogStoreLimits.maxPayloadSize) else {
+            return .failure(.invalidField("stored payload length \(stored) over the limit"))
+        }
+        var original = stored
+        var dictionary: UInt64 = 0
+        if flags.contains(.compressed) {
+            guard let name = VarInt.read(base, at: &cursor, end: end) else {
+                return .failure(fieldProblem("dictionary", base, offset, cursor, end))
+            }
+            guard name <= UInt64(UInt32.max) else { return .failure(.invalidField("dictionary \(name) over 32 bits")) }
+            guard let extra = VarInt.read(base, at: &cursor, end: end) else {
+                return .failure(fieldProblem("extra length", base, offset, cursor, end))
+            }
+            guard stored > 0, extra > 0, extra <= UInt64(LogStoreLimits.maxPayloadSize) - stored else {
+                return .failure(.invalidField("compressed length \(stored) with \(extra) more bytes once decompressed"))
+            }
+            dictionary = name
+            original = stored + extra
+        }
+        let referencesOffset = cursor
+        for _ in 0..<count {
+            guard VarInt.read(base, at: &cursor, end: end) != nil else {
+                return .failure(fieldProblem("reference", base, offset, cursor, end))
+            }
+        }
+        let referencesLength = cursor - referencesOffset
+        let payloadOffset = cursor
+        guard Int(stored) <= end - cursor else {
+            return .failure(.truncated(needed: cursor + Int(stored) - offset, available: end - offset))
+        }
+        cursor += Int(stored)
+        var sequence: UInt64 = 0
+        var batchChecksumOffset: Int?
+        if flags.contains(.commit) {
+            guard let value = VarInt.read(base, at: &cursor, end: end) else {
+                return .failure(fieldProblem("sequence number", base, offset, cursor, end))
+            }
+            sequence = value
+            batchChecksumOffset = cursor
+            cursor += CompactFrame.batchChecksumSize
+        }
+        let checked = cursor - offset
+        let length = checked + CompactFrame.crcSize
+        guard length <= end - offset else { return .failure(.truncated(needed: length, available: end - offset)) }
+        if verifyChecksum {
+            let start = base + offset
+            let stored = start.readLE(UInt32.self, at: checked)
+            let computed = Checksum.crc32c(start, count: checked)
+            guard stored == computed else {
+                return .failure(.checksumMismatch(stored: UInt64(stored), computed: UInt64(computed)))
+            }
+        }
+        var frame = DecodedFrame(
+            kind: kind, flags: flags, sequence: sequence, id: id, typeTag: UInt32(tag), referenceCount: Int(count),
+            storedLength: Int(stored), originalLength: Int(original), offset: offset, length: length)
+        frame.format = .v2
+        frame.dictionary = UInt32(dictionary)
+        frame.referencesOffset = referencesOffset
+        frame.referencesLength = referencesLength
+        frame.payloadOffset = payloadOffset
+        frame.hasSequence = flags.contains(.commit)
+        frame.batchChecksumOffset = batchChecksumOffset
+        return .success(frame)
+    }
+
+    /// Why the varint field at `cursor` of the frame at `offset` could not be read: the bytes end inside
+    /// it (a truncated frame), or it is not the shortest encoding of a 64-bit value.
+    private static func fieldProblem(
+        _ field: String, _ base: UnsafeRawPointer, _ offset: Int, _ cursor: Int, _ end: Int
+    ) -> FrameProblem {
+        var position = cursor
+        while position < end, position - cursor < VarInt.maximumSize {
+            guard base.load(fromByteOffset: position, as: UInt8.self) >= 0x80 else {
+                return .invalidField("invalid \(field) at byte \(cursor - offset) of the frame")
+            }
+            position += 1
+        }
+        guard position == end else { return .invalidField("invalid \(field) at byte \(cursor - offset) of the frame") }
+        return .truncated(needed: end - offset + 1, available: end - offset)
+    }
+
+    /// Whether a commit frame's batch checksum matches the batch's bytes, from `batchStart` (the offset of
+    /// the batch's first frame) to the checksum.
+    package static func batchChecksumMatches(
+        _ frame: DecodedFrame, batchStart: Int, in bytes: UnsafeRawBufferPointer
+    ) -> Bool {
+        guard let at = frame.batchChecksumOffset, let base = bytes.baseAddress, batchStart >= 0, batchStart <= at,
+            at + CompactFrame.batchChecksumSize <= bytes.count
+        else { return false }
+        return base.readLE(UInt64.self, at: at) == Checksum.xxh3(base + batchStart, count: at - batchStart)
+    }
+
+    /// Calls `body` with each reference of a decoded version-2 frame, in order.
+    package static func forEachReference(
+        of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer, _ body: (UInt64) -> Void
+    ) {
+        guard let base = bytes.baseAddress else { return }
+        let end = min(bytes.count, frame.referencesOffset + frame.referencesLength)
+        var cursor = frame.referencesOffset
+        var previous = frame.id
+        for _ in 0..<frame.referenceCount {
+            guard let delta = VarInt.read(base, at: &cursor, end: end) else { return }
+            previous = VarInt.applying(delta, to: previous)
+            body(previous)
+        }
+    }
+
+    /// Whether a decoded frame's CRC-32C matches its bytes.
+    package static func checksumMatches(_ frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, frame.offset >= 0, frame.length >= CompactFrame.crcSize,
+            frame.offset + frame.length <= bytes.count
+        else { return false }
+        let start = base + frame.offset
+        let checked = frame.length - CompactFrame.crcSize
+        return start.readLE(UInt32.self, at: checked) == Checksum.crc32c(start, count: checked)
+    }
+}
