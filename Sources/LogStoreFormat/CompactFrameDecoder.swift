@@ -3,14 +3,14 @@
 package enum CompactFrameDecoder {
     /// Decodes the frame at `offset` of `bytes` (the segment from its first byte to its end).
     ///
-    /// The frame stands alone: a commit frame's sequence number is its batch's; the other frames get it
-    /// from the scanner (``DecodedFrame/hasSequence`` is false for them). The batch checksum is checked by
-    /// the scanner, which knows where the batch starts (``batchChecksumMatches(_:batchStart:in:)``).
+    /// A frame stands alone but for its sequence number, a delta from `baseSequence` (the segment
+    /// header's). A commit frame's batch checksum is checked by the scanner, which knows where the batch
+    /// starts (``batchChecksumMatches(_:batchStart:in:)``).
     ///
     /// - parameter verifyChecksum: false only where every frame that is used is checked later.
-    package static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int, verifyChecksum: Bool = true)
-        -> Result<DecodedFrame, FrameProblem>
-    {
+    package static func decode(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, baseSequence: UInt64, verifyChecksum: Bool = true
+    ) -> Result<DecodedFrame, FrameProblem> {
         let end = bytes.count
         guard let base = bytes.baseAddress, offset >= 0, offset < end else {
             return .failure(.truncated(needed: 1, available: max(0, end - max(0, offset))))
@@ -19,12 +19,18 @@ package enum CompactFrameDecoder {
         guard let kind = FrameKind(byte: head & CompactFrame.kindMask) else {
             return .failure(.invalidField("unknown frame kind \(head & CompactFrame.kindMask)"))
         }
-        let flags = FrameFlags(rawValue: head >> CompactFrame.flagsShift)
-        guard FrameFlags.known.isSuperset(of: flags) else {
-            return .failure(.invalidField("unknown frame flags 0x\(String(flags.rawValue, radix: 16))"))
+        let flags = FrameFlags(rawValue: (head & ~CompactFrame.dictionaryBit) >> CompactFrame.flagsShift)
+        let hasDictionary = head & CompactFrame.dictionaryBit != 0
+        guard !hasDictionary || flags.contains(.compressed) else {
+            return .failure(.invalidField("dictionary bit on an uncompressed frame"))
         }
         var cursor = offset + 1
-        guard let id = VarInt.read(base, at: &cursor, end: end) else { return .failure(fieldProblem("id", base, offset, cursor, end)) }
+        guard let sequenceDelta = VarInt.read(base, at: &cursor, end: end) else {
+            return .failure(fieldProblem("sequence number", base, offset, cursor, end))
+        }
+        guard let id = VarInt.read(base, at: &cursor, end: end) else {
+            return .failure(fieldProblem("id", base, offset, cursor, end))
+        }
         guard let tag = VarInt.read(base, at: &cursor, end: end) else {
             return .failure(fieldProblem("type tag", base, offset, cursor, end))
         }
@@ -44,17 +50,21 @@ package enum CompactFrameDecoder {
         var original = stored
         var dictionary: UInt64 = 0
         if flags.contains(.compressed) {
-            guard let name = VarInt.read(base, at: &cursor, end: end) else {
-                return .failure(fieldProblem("dictionary", base, offset, cursor, end))
+            if hasDictionary {
+                guard let name = VarInt.read(base, at: &cursor, end: end) else {
+                    return .failure(fieldProblem("dictionary", base, offset, cursor, end))
+                }
+                guard name >= 1, name <= UInt64(UInt32.max) else {
+                    return .failure(.invalidField("dictionary id \(name) outside 1 … 2^32 − 1"))
+                }
+                dictionary = name
             }
-            guard name <= UInt64(UInt32.max) else { return .failure(.invalidField("dictionary \(name) over 32 bits")) }
             guard let extra = VarInt.read(base, at: &cursor, end: end) else {
                 return .failure(fieldProblem("extra length", base, offset, cursor, end))
             }
             guard stored > 0, extra > 0, extra <= UInt64(LogStoreLimits.maxPayloadSize) - stored else {
                 return .failure(.invalidField("compressed length \(stored) with \(extra) more bytes once decompressed"))
             }
-            dictionary = name
             original = stored + extra
         }
         let referencesOffset = cursor
@@ -69,13 +79,8 @@ package enum CompactFrameDecoder {
             return .failure(.truncated(needed: cursor + Int(stored) - offset, available: end - offset))
         }
         cursor += Int(stored)
-        var sequence: UInt64 = 0
         var batchChecksumOffset: Int?
         if flags.contains(.commit) {
-            guard let value = VarInt.read(base, at: &cursor, end: end) else {
-                return .failure(fieldProblem("sequence number", base, offset, cursor, end))
-            }
-            sequence = value
             batchChecksumOffset = cursor
             cursor += CompactFrame.batchChecksumSize
         }
@@ -91,14 +96,14 @@ package enum CompactFrameDecoder {
             }
         }
         var frame = DecodedFrame(
-            kind: kind, flags: flags, sequence: sequence, id: id, typeTag: UInt32(tag), referenceCount: Int(count),
+            kind: kind, flags: flags, sequence: VarInt.applying(sequenceDelta, to: baseSequence), id: id,
+            typeTag: UInt32(tag), referenceCount: Int(count),
             storedLength: Int(stored), originalLength: Int(original), offset: offset, length: length)
-        frame.format = .v2
+        frame.format = .v2(baseSequence: baseSequence)
         frame.dictionary = UInt32(dictionary)
         frame.referencesOffset = referencesOffset
         frame.referencesLength = referencesLength
         frame.payloadOffset = payloadOffset
-        frame.hasSequence = flags.contains(.commit)
         frame.batchChecksumOffset = batchChecksumOffset
         return .success(frame)
     }

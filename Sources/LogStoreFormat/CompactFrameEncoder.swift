@@ -1,17 +1,18 @@
 /// The frame layout of format version 2 (`Documentation/Format.md`, section 11):
 ///
 /// ```
-/// frame     := head id type_tag reference_count stored_length [dictionary extra_length]
-///              reference* payload [sequence batch_checksum] crc
-/// head      := u8: bits 0–2 kind, bit 3 compressed, bit 4 commit, bit 5 pinned, bit 6 collected, bit 7 zero
-/// id, type_tag, reference_count, stored_length, dictionary, sequence := varint
+/// frame     := head sequence_delta id type_tag reference_count stored_length [dictionary] [extra_length]
+///              reference* payload [batch_checksum] crc
+/// head      := u8: bits 0–2 kind, bit 3 compressed, bit 4 commit, bit 5 pinned, bit 6 collected,
+///              bit 7 dictionary follows (compressed frames only)
+/// sequence_delta := varint zigzag(sequence − the segment header's base sequence)
+/// id, type_tag, reference_count, stored_length, dictionary := varint
 /// extra_length := varint original_length − stored_length (compressed frames only, ≥ 1)
 /// reference := varint zigzag(reference − previous); previous is the frame's id for the first
 /// batch_checksum := u64 XXH3-64 of the batch's bytes, from its first frame's head to this field
 /// crc       := u32 CRC-32C of the frame's bytes before it
 /// ```
-/// `dictionary` and `extra_length` are present when the compressed bit is set; `sequence` and
-/// `batch_checksum` when the commit bit is set. Integers in fixed width are little-endian.
+/// `batch_checksum` is present when the commit bit is set. Integers in fixed width are little-endian.
 package enum CompactFrame {
     /// Bits of the head byte that hold the kind.
     package static let kindMask: UInt8 = 0x07
@@ -19,14 +20,16 @@ package enum CompactFrame {
     package static let flagsShift: UInt8 = 3
     /// Size of the trailing CRC-32C.
     package static let crcSize = 4
-    /// The smallest frame: the head, four one-byte varints and the CRC.
-    package static let minimumSize = 1 + 4 + crcSize
+    /// The smallest frame: the head, five one-byte varints and the CRC.
+    package static let minimumSize = 1 + 5 + crcSize
     /// Size of a commit frame's batch checksum.
     package static let batchChecksumSize = 8
-    /// The most bytes of a frame before its references: the head and six varints.
-    package static let maximumHeaderSize = 1 + 6 * VarInt.maximumSize
-    /// The most bytes a commit frame adds: its sequence number and the batch checksum.
-    package static let maximumCommitSize = VarInt.maximumSize + batchChecksumSize
+    /// Head bit: a dictionary id follows the stored length (compressed frames only).
+    package static let dictionaryBit: UInt8 = 0x80
+    /// The most bytes of a frame before its references: the head and seven varints.
+    package static let maximumHeaderSize = 1 + 7 * VarInt.maximumSize
+    /// The most bytes a commit frame adds: the batch checksum.
+    package static let maximumCommitSize = batchChecksumSize
 
     /// The head byte of a frame of `kind` with `flags`.
     package static func head(_ kind: FrameKind, _ flags: FrameFlags) -> UInt8 {
@@ -66,27 +69,17 @@ package struct CompactFrameEncoder {
         case compressed(UnsafeRawBufferPointer, originalLength: Int, dictionary: UInt32)
     }
 
-    /// The end of a batch: the frame being appended is its commit frame.
-    package struct BatchEnd {
-        /// The batch's sequence number.
-        package var sequence: UInt64
-        /// Where the batch's first frame starts in the buffer the frame is appended to.
-        package var batchStart: Int
-
-        package init(sequence: UInt64, batchStart: Int) {
-            self.sequence = sequence
-            self.batchStart = batchStart
-        }
-    }
-
     /// Appends one frame and returns its size in bytes. `flags` other than `pinned` and `collected` are
-    /// set by the encoder (compressed from the payload, commit from `commit`).
+    /// set by the encoder (compressed from the payload, commit from `batchStart`).
     ///
     /// The caller has checked the limits (payload size, reference count, id and sequence ranges).
+    /// - parameter baseSequence: the base sequence number of the segment the frame is for (its header's).
+    /// - parameter batchStart: for the last frame of a batch, where the batch's first frame starts in
+    ///   `buffer` (the frame then gets the commit flag and the batch checksum); nil for the others.
     @discardableResult
     package func append(
-        kind: FrameKind, flags: FrameFlags, id: UInt64, typeTag: UInt32, references: References,
-        payload: Payload, commit: BatchEnd?, to buffer: WriteBuffer
+        kind: FrameKind, flags: FrameFlags, sequence: UInt64, baseSequence: UInt64, id: UInt64, typeTag: UInt32,
+        references: References, payload: Payload, batchStart: Int?, to buffer: WriteBuffer
     ) -> Int {
         let referenceCount: Int
         switch references {
@@ -115,22 +108,24 @@ package struct CompactFrameEncoder {
             originalLength = original
             dictionary = name
         }
+        let sequenceDelta = VarInt.delta(sequence, from: baseSequence)
         let fixedFieldsSize =
-            1 + VarInt.size(of: id) + VarInt.size(of: UInt64(typeTag)) + VarInt.size(of: UInt64(referenceCount))
+            1 + VarInt.size(of: sequenceDelta) + VarInt.size(of: id) + VarInt.size(of: UInt64(typeTag))
+            + VarInt.size(of: UInt64(referenceCount))
         var storedLength = payloadRoom
         var predictedSize: Int
         switch payload {
         case .raw(let bytes):
             predictedSize = fixedFieldsSize + VarInt.size(of: UInt64(bytes.count))
             if wantsCompression {
-                // No dictionary (one byte) and room for the extra length.
-                predictedSize += 1 + VarInt.size(of: UInt64(bytes.count))
+                // Room for the extra length (no dictionary).
+                predictedSize += VarInt.size(of: UInt64(bytes.count))
             }
         case .compressed(let bytes, let original, _):
             storedLength = bytes.count
             predictedSize =
-                fixedFieldsSize + VarInt.size(of: UInt64(bytes.count)) + VarInt.size(of: UInt64(dictionary))
-                + VarInt.size(of: UInt64(original - bytes.count))
+                fixedFieldsSize + VarInt.size(of: UInt64(bytes.count)) + VarInt.size(of: UInt64(original - bytes.count))
+            if dictionary != 0 { predictedSize += VarInt.size(of: UInt64(dictionary)) }
         }
 
         var cursor = predictedSize
@@ -172,33 +167,31 @@ package struct CompactFrameEncoder {
             if let source = bytes.baseAddress { (start + cursor).copyMemory(from: source, byteCount: bytes.count) }
         }
         cursor += storedLength
-        if commit != nil { frameFlags.insert(.commit) }
+        if batchStart != nil { frameFlags.insert(.commit) }
 
         let isCompressed = frameFlags.contains(.compressed)
+        let hasDictionary = isCompressed && dictionary != 0
         var headerSize = fixedFieldsSize + VarInt.size(of: UInt64(storedLength))
-        if isCompressed {
-            headerSize += VarInt.size(of: UInt64(dictionary)) + VarInt.size(of: UInt64(originalLength - storedLength))
-        }
+        if isCompressed { headerSize += VarInt.size(of: UInt64(originalLength - storedLength)) }
+        if hasDictionary { headerSize += VarInt.size(of: UInt64(dictionary)) }
         if headerSize < predictedSize {
             (start + headerSize).copyMemory(from: start + predictedSize, byteCount: cursor - predictedSize)
             cursor -= predictedSize - headerSize
         }
-        start.storeBytes(of: CompactFrame.head(kind, frameFlags), as: UInt8.self)
+        let head = CompactFrame.head(kind, frameFlags) | (hasDictionary ? CompactFrame.dictionaryBit : 0)
+        start.storeBytes(of: head, as: UInt8.self)
         var field = 1
+        field += VarInt.write(sequenceDelta, to: start + field)
         field += VarInt.write(id, to: start + field)
         field += VarInt.write(UInt64(typeTag), to: start + field)
         field += VarInt.write(UInt64(referenceCount), to: start + field)
         field += VarInt.write(UInt64(storedLength), to: start + field)
-        if isCompressed {
-            field += VarInt.write(UInt64(dictionary), to: start + field)
-            field += VarInt.write(UInt64(originalLength - storedLength), to: start + field)
-        }
+        if hasDictionary { field += VarInt.write(UInt64(dictionary), to: start + field) }
+        if isCompressed { field += VarInt.write(UInt64(originalLength - storedLength), to: start + field) }
 
-        if let commit {
-            cursor += VarInt.write(commit.sequence, to: start + cursor)
-            let frameStart = buffer.count
-            let batchBytes = frameStart - commit.batchStart + cursor
-            let checksum = Checksum.xxh3(UnsafeRawPointer(buffer.base + commit.batchStart), count: batchBytes)
+        if let batchStart {
+            let batchBytes = buffer.count - batchStart + cursor
+            let checksum = Checksum.xxh3(UnsafeRawPointer(buffer.base + batchStart), count: batchBytes)
             start.writeLE(checksum, at: cursor)
             cursor += CompactFrame.batchChecksumSize
         }

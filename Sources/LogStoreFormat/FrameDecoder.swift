@@ -1,28 +1,26 @@
-/// The frame layout of a segment: its header's format version.
+/// The frame layout of a segment: its header's format version, and in version 2 the base its frames'
+/// sequence numbers are written against.
 package enum FrameFormat: Sendable, Equatable {
-    /// Version 1: fixed 36-byte headers, 8-byte references, XXH3-64 per frame (Format.md, section 5).
+    /// Version 1: fixed 36-byte headers, 8-byte references, XXH3-64 per frame (Format.md, section 4).
     case v1
-    /// Version 2: variable-length integers, reference deltas, CRC-32C per frame and XXH3-64 per batch
-    /// (Format.md, section 11).
-    case v2
+    /// Version 2: variable-length integers, sequence numbers as deltas from `baseSequence` (the segment
+    /// header's), reference deltas, CRC-32C per frame and XXH3-64 per batch (Format.md, section 11).
+    case v2(baseSequence: UInt64)
 
-    /// The layout of segments with header version `version`, or nil for a version this code does not know.
-    /// The layout of a segment's frames, from the version in its header (`segment` starts with it); version
-    /// 1 when the header is too short to tell (the caller has checked it).
+    /// Whether this is the layout of version 2.
+    package var isCompact: Bool {
+        if case .v2 = self { return true }
+        return false
+    }
+
+    /// The layout of a segment's frames, from its header (`segment` starts with it); version 1 when the
+    /// header is too short to tell (the caller has checked it).
     package init(segment: UnsafeRawBufferPointer) {
         guard segment.count >= LogFormat.segmentHeaderSize, let base = segment.baseAddress else {
             self = .v1
             return
         }
-        self = FrameFormat(version: base.readLE(UInt16.self, at: 8)) ?? .v1
-    }
-
-    package init?(version: UInt16) {
-        switch version {
-        case 1: self = .v1
-        case 2: self = .v2
-        default: return nil
-        }
+        self = base.readLE(UInt16.self, at: 8) >= 2 ? .v2(baseSequence: base.readLE(UInt64.self, at: 32)) : .v1
     }
 }
 
@@ -30,8 +28,7 @@ package enum FrameFormat: Sendable, Equatable {
 package struct DecodedFrame {
     package var kind: FrameKind
     package var flags: FrameFlags
-    /// The sequence number of the batch. A version-2 frame carries it only when it ends its batch
-    /// (``hasSequence``); the scanner gives the batch's other frames the commit frame's number.
+    /// The sequence number of the batch that wrote the frame.
     package var sequence: UInt64
     package var id: UInt64
     package var typeTag: UInt32
@@ -52,8 +49,6 @@ package struct DecodedFrame {
     package var referencesLength: Int
     /// Where the stored payload starts in the segment.
     package var payloadOffset: Int
-    /// Whether ``sequence`` was read from the frame (every version-1 frame, version-2 commit frames).
-    package var hasSequence = true
     /// Version 2, commit frames: where the batch checksum is stored (the batch's bytes end there).
     package var batchChecksumOffset: Int?
 
@@ -110,7 +105,8 @@ package enum FrameDecoder {
     ) -> Result<DecodedFrame, FrameProblem> {
         switch format {
         case .v1: return decode(bytes, at: offset, verifyChecksum: verifyChecksum)
-        case .v2: return CompactFrameDecoder.decode(bytes, at: offset, verifyChecksum: verifyChecksum)
+        case .v2(let base):
+            return CompactFrameDecoder.decode(bytes, at: offset, baseSequence: base, verifyChecksum: verifyChecksum)
         }
     }
 
@@ -218,12 +214,14 @@ package enum FrameDecoder {
     package static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int, format: FrameFormat)
         -> Int?
     {
-        guard format == .v2 else { return nextValidFrame(in: bytes, after: offset) }
+        guard case .v2(let base) = format else { return nextValidFrame(in: bytes, after: offset) }
         var candidate = offset + 1
         let last = bytes.count - CompactFrame.minimumSize
         guard bytes.baseAddress != nil else { return nil }
         while candidate <= last {
-            if bytes[candidate] != 0, beginsCommittedBatch(bytes, at: candidate) { return candidate }
+            if bytes[candidate] != 0, beginsCommittedBatch(bytes, at: candidate, baseSequence: base) {
+                return candidate
+            }
             candidate += 1
         }
         return nil
@@ -231,9 +229,11 @@ package enum FrameDecoder {
 
     /// Whether the version-2 frames from `offset` on are valid up to a commit frame whose batch checksum
     /// holds.
-    private static func beginsCommittedBatch(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+    private static func beginsCommittedBatch(_ bytes: UnsafeRawBufferPointer, at offset: Int, baseSequence: UInt64)
+        -> Bool
+    {
         var cursor = offset
-        while case .success(let frame) = CompactFrameDecoder.decode(bytes, at: cursor) {
+        while case .success(let frame) = CompactFrameDecoder.decode(bytes, at: cursor, baseSequence: baseSequence) {
             if frame.flags.contains(.commit) {
                 return CompactFrameDecoder.batchChecksumMatches(frame, batchStart: offset, in: bytes)
             }
@@ -262,7 +262,7 @@ package enum FrameDecoder {
     /// The references of a decoded frame.
     package static func references(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [ObjectID] {
         guard frame.referenceCount > 0, let base = bytes.baseAddress else { return [] }
-        if frame.format == .v2 {
+        if frame.format.isCompact {
             var references: [ObjectID] = []
             references.reserveCapacity(frame.referenceCount)
             CompactFrameDecoder.forEachReference(of: frame, in: bytes) { references.append(ObjectID($0)) }
@@ -305,7 +305,7 @@ package enum FrameDecoder {
 
     /// Whether a decoded frame's stored checksum matches its bytes.
     package static func checksumMatches(_ frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> Bool {
-        if frame.format == .v2 { return CompactFrameDecoder.checksumMatches(frame, in: bytes) }
+        if frame.format.isCompact { return CompactFrameDecoder.checksumMatches(frame, in: bytes) }
         guard let base = bytes.baseAddress, frame.offset + frame.length <= bytes.count else { return false }
         let start = base + frame.offset
         let checked = frame.length - LogFormat.frameChecksumSize

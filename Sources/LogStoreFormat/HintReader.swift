@@ -231,7 +231,8 @@ package struct HintProblem: Error, Equatable {
                         "invalid hint entry at byte \(cursor): frame at \(entry.offset) of \(entry.length) bytes is"
                             + " outside the segment's \(segmentSize) bytes"))
             }
-            guard FrameFlags.known.isSuperset(of: entry.flags), entry.referenceCount <= LogStoreLimits.maxReferenceCount,
+            guard FrameFlags.known.isSuperset(of: entry.flags),
+                entry.referenceCount <= LogStoreLimits.maxReferenceCount,
                 entry.nameLength <= LogStoreLimits.maxRootNameLength, cursor + entry.size <= checked
             else { return .failure(HintProblem("invalid hint entry at byte \(cursor)")) }
             if let problem = FrameDecoder.rangeProblem(kind: entry.kind, sequence: entry.sequence, id: entry.id) {
@@ -286,7 +287,9 @@ package struct HintProblem: Error, Equatable {
             let end = bytes.count - 8
             var previous = (sequence: UInt64(0), id: UInt64(0), frameEnd: Self.firstFrameOffset)
             for _ in 0..<entryCount {
-                guard let entry = EntryView.compact(base: base, at: cursor, end: end, previous: previous) else { return }
+                guard let entry = EntryView.compact(base: base, at: cursor, end: end, previous: previous) else {
+                    return
+                }
                 body(entry)
                 previous = (entry.sequence, entry.id, UInt64(entry.offset) + UInt64(entry.length))
                 cursor += entry.size

@@ -28,7 +28,7 @@ package struct HintWriter {
         bytes.reserveCapacity(max(reservingCapacity, HintFile.headerSize + LogFormat.frameChecksumSize))
         bytes.append(contentsOf: HintFile.magic)
         bytes.append(contentsOf: repeatElement(0, count: HintFile.headerSize - HintFile.magic.count))
-        let version = format == .v2 ? HintFile.compactVersion : HintFile.version
+        let version = format.isCompact ? HintFile.compactVersion : HintFile.version
         bytes.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress else { return }
             base.writeLE(version, at: 8)
@@ -53,12 +53,11 @@ package struct HintWriter {
         kind: FrameKind, flags: FrameFlags, sequence: UInt64, id: UInt64, typeTag: UInt32, offset: UInt32,
         length: UInt32, references: StoredReferences, name: UnsafeRawBufferPointer
     ) {
-        switch format {
-        case .v1:
+        if !format.isCompact {
             appendFixed(
                 kind: kind, flags: flags, sequence: sequence, id: id, typeTag: typeTag, offset: offset, length: length,
                 references: references, name: name)
-        case .v2:
+        } else {
             appendCompact(
                 kind: kind, flags: flags, sequence: sequence, id: id, typeTag: typeTag, offset: offset, length: length,
                 references: references, name: name)
@@ -95,7 +94,9 @@ package struct HintWriter {
             var cursor = 0
             var reference = id
             for _ in 0..<number {
-                guard let base = raw.baseAddress, let delta = VarInt.read(base, at: &cursor, end: raw.count) else { break }
+                guard let base = raw.baseAddress, let delta = VarInt.read(base, at: &cursor, end: raw.count) else {
+                    break
+                }
                 reference = VarInt.applying(delta, to: reference)
                 withUnsafeBytes(of: reference.littleEndian) { bytes.append(contentsOf: $0) }
             }
@@ -171,7 +172,7 @@ package struct HintWriter {
         guard let source = segment.baseAddress else { return }
         let raw = UnsafeRawBufferPointer(start: source + frame.referencesOffset, count: frame.referencesLength)
         let references: StoredReferences =
-            frame.format == .v2 ? .compact(raw, count: frame.referenceCount) : .fixed64(raw)
+            frame.format.isCompact ? .compact(raw, count: frame.referenceCount) : .fixed64(raw)
         let isRoot = frame.kind == .setRoot || frame.kind == .removeRoot
         let fields = (
             kind: frame.kind, flags: frame.flags, sequence: frame.sequence, id: frame.id, typeTag: frame.typeTag,

@@ -6,16 +6,22 @@ package struct SegmentHeader: Equatable, Sendable {
     package var createdAtMilliseconds: UInt64
     /// Header flags (``LogFormat/compactedSegmentFlag``).
     package var flags: UInt32 = 0
+    /// Version 2: the sequence number the frames' sequence numbers are deltas from (0 in version 1).
+    package var baseSequence: UInt64 = 0
 
     package init(
         formatVersion: UInt16 = LogFormat.formatVersion, segmentNumber: UInt32, createdAtMilliseconds: UInt64,
-        flags: UInt32 = 0
+        flags: UInt32 = 0, baseSequence: UInt64 = 0
     ) {
         self.formatVersion = formatVersion
         self.segmentNumber = segmentNumber
         self.createdAtMilliseconds = createdAtMilliseconds
         self.flags = flags
+        self.baseSequence = formatVersion >= 2 ? baseSequence : 0
     }
+
+    /// The layout of the segment's frames.
+    package var frameFormat: FrameFormat { formatVersion >= 2 ? .v2(baseSequence: baseSequence) : .v1 }
 
     /// Whether the compactor wrote this segment (complete before it was named; never appended to).
     package var isCompactionOutput: Bool { flags & LogFormat.compactedSegmentFlag != 0 }
@@ -31,7 +37,7 @@ package struct SegmentHeader: Equatable, Sendable {
             base.writeLE(flags, at: 12)
             base.writeLE(UInt64(segmentNumber), at: 16)
             base.writeLE(createdAtMilliseconds, at: 24)
-            base.writeLE(UInt64(0), at: 32)
+            base.writeLE(baseSequence, at: 32)
             base.writeLE(Checksum.xxh3(UnsafeRawPointer(base), count: 40), at: 40)
         }
         return bytes
@@ -81,7 +87,8 @@ package struct SegmentHeader: Equatable, Sendable {
                 formatVersion: version,
                 segmentNumber: UInt32(number),
                 createdAtMilliseconds: base.readLE(UInt64.self, at: 24),
-                flags: base.readLE(UInt32.self, at: 12)
+                flags: base.readLE(UInt32.self, at: 12),
+                baseSequence: base.readLE(UInt64.self, at: 32)
             ))
     }
 }

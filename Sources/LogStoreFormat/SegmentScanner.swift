@@ -105,20 +105,10 @@ package struct SegmentScanner {
                 pending.removeAll(keepingCapacity: true)
                 guard goesOn, let next else { return outcome }
                 offset = next
-            case .success(var frame):
+            case .success(let frame):
+                pending.append(frame)
                 offset += frame.length
-                if !frame.flags.contains(.commit) {
-                    pending.append(frame)
-                } else {
-                    // A version-2 batch names its sequence number in its commit frame only.
-                    if format == .v2 {
-                        for index in pending.indices {
-                            pending[index].sequence = frame.sequence
-                            pending[index].hasSequence = true
-                        }
-                    }
-                    frame.hasSequence = true
-                    pending.append(frame)
+                if frame.flags.contains(.commit) {
                     for committed in pending {
                         onCommittedFrame(committed)
                         outcome.maxSequence = max(outcome.maxSequence, committed.sequence)
@@ -151,7 +141,7 @@ package struct SegmentScanner {
     /// Whether a version-2 commit frame's batch checksum matches the batch from `batchStart` (always true
     /// in version 1, which has none, and when checksums are not checked).
     private func batchChecksumHolds(_ frame: DecodedFrame, batchStart: Int) -> Bool {
-        guard format == .v2, verifyChecksums else { return true }
+        guard format.isCompact, verifyChecksums else { return true }
         return CompactFrameDecoder.batchChecksumMatches(frame, batchStart: batchStart, in: bytes)
     }
 }

@@ -34,13 +34,12 @@ package enum TornGroup {
         guard last <= committedEnd + window else { return false }
         guard hasLostSector(bytes, from: damage, to: nextValidFrame) else { return false }
         // Every valid frame after the damage is newer than the commits before it.
-        // (A version-2 frame names its batch's sequence number only when it ends the batch.)
         let format = FrameFormat(segment: bytes)
         var offset = nextValidFrame
         while offset < last {
             switch FrameDecoder.decode(bytes, at: offset, format: format) {
             case .success(let frame):
-                guard !frame.hasSequence || frame.sequence > newestSequence else { return false }
+                guard frame.sequence > newestSequence else { return false }
                 offset += frame.length
             case .failure:
                 guard let next = FrameDecoder.nextValidFrame(in: bytes, after: offset, format: format), next < last

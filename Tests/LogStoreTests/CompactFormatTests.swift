@@ -101,10 +101,12 @@ import Testing
 
     /// A version-2 segment built in memory from batches of model frames, ending with a seal.
     static func segment(
-        _ batches: [[ModelFrame]], compressionMinimumSize: Int = 64, sealed: Bool = true
+        _ batches: [[ModelFrame]], compressionMinimumSize: Int = 64, sealed: Bool = true, baseSequence: UInt64? = nil
     ) -> (bytes: [UInt8], offsets: [Int]) {
         let buffer = WriteBuffer()
-        let header = SegmentHeader(formatVersion: 2, segmentNumber: 3, createdAtMilliseconds: 1).encoded()
+        let base = baseSequence ?? batches.first?.first?.sequence ?? 0
+        let header = SegmentHeader(formatVersion: 2, segmentNumber: 3, createdAtMilliseconds: 1, baseSequence: base)
+            .encoded()
         header.withUnsafeBytes { raw in
             buffer.reserve(raw.count).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
         }
@@ -115,22 +117,21 @@ import Testing
             let batchStart = buffer.count
             for (index, frame) in batch.enumerated() {
                 offsets.append(buffer.count)
-                let end = index == batch.count - 1 ? CompactFrameEncoder.BatchEnd(
-                    sequence: frame.sequence, batchStart: batchStart) : nil
                 frame.payload.withUnsafeBytes { payload in
                     encoder.append(
-                        kind: frame.kind, flags: frame.flags, id: frame.id, typeTag: frame.typeTag,
-                        references: .ids(frame.references.map { ObjectID($0) }), payload: .raw(payload), commit: end,
-                        to: buffer)
+                        kind: frame.kind, flags: frame.flags, sequence: frame.sequence, baseSequence: base,
+                        id: frame.id,
+                        typeTag: frame.typeTag, references: .ids(frame.references.map { ObjectID($0) }),
+                        payload: .raw(payload), batchStart: index == batch.count - 1 ? batchStart : nil, to: buffer)
                 }
             }
         }
         if sealed {
             let last = batches.last?.last?.sequence ?? 0
             encoder.append(
-                kind: .seal, flags: [], id: UInt64(buffer.count), typeTag: 0, references: .ids([]),
-                payload: .raw(UnsafeRawBufferPointer(start: nil, count: 0)),
-                commit: .init(sequence: last, batchStart: buffer.count), to: buffer)
+                kind: .seal, flags: [], sequence: last, baseSequence: base, id: UInt64(buffer.count), typeTag: 0,
+                references: .ids([]), payload: .raw(UnsafeRawBufferPointer(start: nil, count: 0)),
+                batchStart: buffer.count, to: buffer)
         }
         return (Array(buffer.bytes), offsets)
     }
@@ -154,7 +155,8 @@ import Testing
                 switch kind {
                 case .put:
                     references = (0..<Int(random.next() % 6)).map { _ in
-                        random.next() % 3 == 0 ? 1 + random.next() % LogFormat.maxObjectID : id - min(id - 1, random.next() % 50)
+                        random.next() % 3 == 0
+                            ? 1 + random.next() % LogFormat.maxObjectID : id - min(id - 1, random.next() % 50)
                     }
                     let size = [0, 1, 100, 159, 300, 700, 5_000][Int(random.next() % (small ? 4 : 7))]
                     let compressible = random.next() % 2 == 0
@@ -208,19 +210,21 @@ import Testing
         }
     }
 
-    @Test func aFrameStandsAloneButForTheSequenceOfItsBatch() throws {
+    @Test func aFrameStandsAloneButForItsSegmentsBaseSequence() throws {
         let batch = [
             ModelFrame(kind: .put, flags: [], id: 10, typeTag: 2, references: [9, 11], payload: [1, 2], sequence: 7),
             ModelFrame(kind: .put, flags: .pinned, id: 11, typeTag: 2, references: [], payload: [3], sequence: 7),
         ]
-        let (bytes, offsets) = Self.segment([batch], sealed: false)
+        let (bytes, offsets) = Self.segment([batch], sealed: false, baseSequence: 5)
         try bytes.withUnsafeBytes { raw in
-            let first = try CompactFrameDecoder.decode(raw, at: offsets[0]).get()
-            #expect(first.id == 10 && !first.hasSequence && first.batchChecksumOffset == nil)
+            let first = try CompactFrameDecoder.decode(raw, at: offsets[0], baseSequence: 5).get()
+            #expect(first.id == 10 && first.sequence == 7 && first.batchChecksumOffset == nil)
             #expect(FrameDecoder.references(of: first, in: raw) == [ObjectID(9), ObjectID(11)])
             #expect(FrameDecoder.payload(of: first, in: raw) == [1, 2])
-            let second = try CompactFrameDecoder.decode(raw, at: offsets[1]).get()
-            #expect(second.hasSequence && second.sequence == 7 && second.flags.contains(.pinned))
+            let second = try CompactFrameDecoder.decode(raw, at: offsets[1], baseSequence: 5).get()
+            #expect(second.sequence == 7 && second.flags.contains(.pinned) && second.batchChecksumOffset != nil)
+            // Read against another base, the same bytes name another sequence number.
+            #expect(try CompactFrameDecoder.decode(raw, at: offsets[1], baseSequence: 6).get().sequence == 8)
             #expect(CompactFrameDecoder.batchChecksumMatches(second, batchStart: offsets[0], in: raw))
             #expect(!CompactFrameDecoder.batchChecksumMatches(second, batchStart: offsets[1], in: raw))
             #expect(FrameDecoder.checksumMatches(second, in: raw))
@@ -228,21 +232,28 @@ import Testing
     }
 
     /// The overhead the format promises: at most 16 bytes of frame around a typical put's payload and
-    /// references (id below 2^28, type tag below 128, payload below 16 KiB), compressed or not.
+    /// references (id below 2^21, type tag below 128, payload below 16 KiB, sequence number within 2^13
+    /// of its segment's base: a segment of batched puts), compressed or not.
     @Test func aTypicalPutCostsAtMostSixteenBytesAroundItsPayloadAndReferences() throws {
         var random = SplitMix64(seed: testSeed("frame overhead", default: 0x16))
         for _ in 0..<2_000 {
-            let id = 1 + random.next() % (1 << 28)
-            let references = (0..<Int(random.next() % 5)).map { _ in ObjectID(1 + random.next() % (1 << 28)) }
+            let id = 1 + random.next() % (1 << 21)
+            let references = (0..<Int(random.next() % 5)).map { _ in ObjectID(1 + random.next() % (1 << 21)) }
             let size = 100 + Int(random.next() % 201)
             let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 / Int(1 + random.next() % 9)) }
             let buffer = WriteBuffer()
+            let base = random.next() % (1 << 40)
+            let sequence = base + random.next() % (1 << 13)
             let length = payload.withUnsafeBytes { raw in
                 CompactFrameEncoder(compressionMinimumSize: random.next() % 2 == 0 ? 64 : 0).append(
-                    kind: .put, flags: [], id: id, typeTag: UInt32(random.next() % 128), references: .ids(references),
-                    payload: .raw(raw), commit: nil, to: buffer)
+                    kind: .put, flags: [], sequence: sequence, baseSequence: base, id: id,
+                    typeTag: UInt32(random.next() % 128), references: .ids(references), payload: .raw(raw),
+                    batchStart: nil, to: buffer)
             }
-            let frame = try buffer.bytes.withUnsafeBytes { try CompactFrameDecoder.decode($0, at: 0).get() }
+            let frame = try buffer.bytes.withUnsafeBytes {
+                try CompactFrameDecoder.decode($0, at: 0, baseSequence: base).get()
+            }
+            #expect(frame.sequence == sequence)
             #expect(length - frame.referencesLength - frame.storedLength <= 16)
         }
     }
@@ -304,13 +315,13 @@ import Testing
             }
             bytes.withUnsafeBytes { raw in
                 let at = round % 2 == 0 || offsets.isEmpty ? 0 : offsets[Int(random.next() % UInt64(offsets.count))]
-                if case .success(let frame) = CompactFrameDecoder.decode(raw, at: at) {
+                if case .success(let frame) = CompactFrameDecoder.decode(raw, at: at, baseSequence: random.next()) {
                     #expect(frame.offset + frame.length <= raw.count)
                     #expect(frame.referencesOffset + frame.referencesLength <= frame.payloadOffset)
                     _ = FrameDecoder.references(of: frame, in: raw)
                     _ = FrameDecoder.payload(of: frame, in: raw)
                 }
-                _ = FrameDecoder.nextValidFrame(in: raw, after: 0, format: .v2)
+                _ = FrameDecoder.nextValidFrame(in: raw, after: 0, format: .v2(baseSequence: 0))
             }
             if round % 2 == 1 { _ = Self.scanned(bytes) }
         }
@@ -356,7 +367,7 @@ import Testing
     @Test func compactHintEntriesRoundTripWithAnyOffsets() throws {
         var random = SplitMix64(seed: testSeed("compact hint entries", default: 0xE17))
         for _ in 0..<200 {
-            var writer = HintWriter(segmentNumber: 9, segmentSize: 1 << 30, format: .v2)
+            var writer = HintWriter(segmentNumber: 9, segmentSize: 1 << 30, format: .v2(baseSequence: 0))
             var entries: [HintFile.Entry] = []
             var offset: UInt32 = 48
             for _ in 0..<Int(random.next() % 50) {
@@ -417,7 +428,7 @@ import Testing
     @Test func randomBytesNeverCrashTheHintReader() {
         var random = SplitMix64(seed: testSeed("hint fuzz", default: 0x4F22))
         for _ in 0..<5_000 {
-            var writer = HintWriter(segmentNumber: 1, segmentSize: 1 << 20, format: .v2)
+            var writer = HintWriter(segmentNumber: 1, segmentSize: 1 << 20, format: .v2(baseSequence: 0))
             let body = (0..<Int(random.next() % 120)).map { _ in UInt8.random(in: 0...255, using: &random) }
             _ = writer.entryCount
             var bytes = writer.finish().dropLast(8) + body
