@@ -9,7 +9,7 @@
 /// let bytes = writer.finish()
 /// ```
 package struct HintWriter {
-    private var bytes: [UInt8]
+    private let buffer: WriteBuffer
     /// Entries appended so far.
     package private(set) var entryCount = 0
     /// The layout of the entries: the segment's.
@@ -24,18 +24,15 @@ package struct HintWriter {
     ///   touched until used).
     package init(segmentNumber: UInt32, segmentSize: UInt64, format: FrameFormat = .v1, reservingCapacity: Int = 0) {
         self.format = format
-        bytes = []
-        bytes.reserveCapacity(max(reservingCapacity, HintFile.headerSize + LogFormat.frameChecksumSize))
-        bytes.append(contentsOf: HintFile.magic)
-        bytes.append(contentsOf: repeatElement(0, count: HintFile.headerSize - HintFile.magic.count))
-        let version = format.isCompact ? HintFile.compactVersion : HintFile.version
-        bytes.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            base.writeLE(version, at: 8)
-            base.writeLE(UInt16(HintFile.headerSize), at: 10)
-            base.writeLE(UInt64(segmentNumber), at: 16)
-            base.writeLE(segmentSize, at: 24)
-        }
+        buffer = WriteBuffer(capacity: max(reservingCapacity, HintFile.headerSize + LogFormat.frameChecksumSize))
+        let base = buffer.reserve(HintFile.headerSize)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: HintFile.headerSize)
+        for (index, byte) in HintFile.magic.enumerated() { base.storeBytes(of: byte, toByteOffset: index, as: UInt8.self) }
+        base.writeLE(format.isCompact ? HintFile.compactVersion : HintFile.version, at: 8)
+        base.writeLE(UInt16(HintFile.headerSize), at: 10)
+        base.writeLE(UInt64(segmentNumber), at: 16)
+        base.writeLE(segmentSize, at: 24)
+        buffer.commit(HintFile.headerSize)
     }
 
     /// A frame's reference list as it is stored.
@@ -69,82 +66,90 @@ package struct HintWriter {
         kind: FrameKind, flags: FrameFlags, sequence: UInt64, id: UInt64, typeTag: UInt32, offset: UInt32,
         length: UInt32, references: StoredReferences, name: UnsafeRawBufferPointer
     ) {
-        let at = bytes.count
         let count: Int
         switch references {
         case .fixed64(let raw): count = raw.count / LogFormat.referenceSize
         case .compact(_, let number): count = number
         }
-        bytes.append(contentsOf: repeatElement(0, count: HintFile.entrySize))
-        bytes.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            base.storeBytes(of: kind.rawValue, toByteOffset: at, as: UInt8.self)
-            base.storeBytes(of: flags.rawValue, toByteOffset: at + 1, as: UInt8.self)
-            base.writeLE(UInt32(count), at: at + 4)
-            base.writeLE(sequence, at: at + 8)
-            base.writeLE(id, at: at + 16)
-            base.writeLE(typeTag, at: at + 24)
-            base.writeLE(offset, at: at + 28)
-            base.writeLE(length, at: at + 32)
-            base.writeLE(UInt32(name.count), at: at + 36)
-        }
+        let size = HintFile.entrySize + count * LogFormat.referenceSize + name.count
+        let base = buffer.reserve(size)
+        base.storeBytes(of: kind.rawValue, as: UInt8.self)
+        base.storeBytes(of: flags.rawValue, toByteOffset: 1, as: UInt8.self)
+        base.writeLE(UInt16(0), at: 2)
+        base.writeLE(UInt32(count), at: 4)
+        base.writeLE(sequence, at: 8)
+        base.writeLE(id, at: 16)
+        base.writeLE(typeTag, at: 24)
+        base.writeLE(offset, at: 28)
+        base.writeLE(length, at: 32)
+        base.writeLE(UInt32(name.count), at: 36)
+        var cursor = HintFile.entrySize
         switch references {
-        case .fixed64(let raw): bytes.append(contentsOf: raw)
+        case .fixed64(let raw):
+            if let source = raw.baseAddress { (base + cursor).copyMemory(from: source, byteCount: raw.count) }
+            cursor += raw.count
         case .compact(let raw, let number):
-            var cursor = 0
+            var position = 0
             var reference = id
             for _ in 0..<number {
-                guard let base = raw.baseAddress, let delta = VarInt.read(base, at: &cursor, end: raw.count) else {
-                    break
+                if let source = raw.baseAddress, let delta = VarInt.read(source, at: &position, end: raw.count) {
+                    reference = VarInt.applying(delta, to: reference)
                 }
-                reference = VarInt.applying(delta, to: reference)
-                withUnsafeBytes(of: reference.littleEndian) { bytes.append(contentsOf: $0) }
+                base.writeLE(reference, at: cursor)
+                cursor += LogFormat.referenceSize
             }
         }
-        bytes.append(contentsOf: name)
+        if let source = name.baseAddress { (base + cursor).copyMemory(from: source, byteCount: name.count) }
+        buffer.commit(size)
     }
 
     private mutating func appendCompact(
         kind: FrameKind, flags: FrameFlags, sequence: UInt64, id: UInt64, typeTag: UInt32, offset: UInt32,
         length: UInt32, references: StoredReferences, name: UnsafeRawBufferPointer
     ) {
+        let isRoot = kind == .setRoot || kind == .removeRoot
+        let referenceCount: Int
+        let referenceRoom: Int
+        switch references {
+        case .compact(let raw, let count):
+            referenceCount = count
+            referenceRoom = raw.count
+        case .fixed64(let raw):
+            referenceCount = raw.count / LogFormat.referenceSize
+            referenceRoom = referenceCount * VarInt.maximumSize
+        }
+        let base = buffer.reserve(1 + 6 * VarInt.maximumSize + referenceRoom + VarInt.maximumSize + name.count)
         let explicitOffset = UInt64(offset) != previous.frameEnd
         var head = kind.rawValue | (flags.rawValue & 0x0F) << CompactFrame.flagsShift
         if explicitOffset { head |= 0x80 }
-        bytes.append(head)
-        appendVarInt(VarInt.delta(sequence, from: previous.sequence))
-        appendVarInt(VarInt.delta(id, from: previous.id))
-        appendVarInt(UInt64(typeTag))
-        appendVarInt(UInt64(length))
-        if explicitOffset { appendVarInt(UInt64(offset)) }
+        base.storeBytes(of: head, as: UInt8.self)
+        var cursor = 1
+        cursor += VarInt.write(VarInt.delta(sequence, from: previous.sequence), to: base + cursor)
+        cursor += VarInt.write(VarInt.delta(id, from: previous.id), to: base + cursor)
+        cursor += VarInt.write(UInt64(typeTag), to: base + cursor)
+        cursor += VarInt.write(UInt64(length), to: base + cursor)
+        if explicitOffset { cursor += VarInt.write(UInt64(offset), to: base + cursor) }
+        cursor += VarInt.write(UInt64(referenceCount), to: base + cursor)
         switch references {
-        case .compact(let raw, let count):
-            appendVarInt(UInt64(count))
-            bytes.append(contentsOf: raw)
+        case .compact(let raw, _):
+            if let source = raw.baseAddress { (base + cursor).copyMemory(from: source, byteCount: raw.count) }
+            cursor += raw.count
         case .fixed64(let raw):
-            let count = raw.count / LogFormat.referenceSize
-            appendVarInt(UInt64(count))
             var previousReference = id
-            for index in 0..<count {
-                guard let base = raw.baseAddress else { break }
-                let reference = base.readLE(UInt64.self, at: index * LogFormat.referenceSize)
-                appendVarInt(VarInt.delta(reference, from: previousReference))
+            for index in 0..<referenceCount {
+                guard let source = raw.baseAddress else { break }
+                let reference = source.readLE(UInt64.self, at: index * LogFormat.referenceSize)
+                cursor += VarInt.write(VarInt.delta(reference, from: previousReference), to: base + cursor)
                 previousReference = reference
             }
         }
-        if kind == .setRoot || kind == .removeRoot {
-            appendVarInt(UInt64(name.count))
-            bytes.append(contentsOf: name)
+        if isRoot {
+            cursor += VarInt.write(UInt64(name.count), to: base + cursor)
+            if let source = name.baseAddress { (base + cursor).copyMemory(from: source, byteCount: name.count) }
+            cursor += name.count
         }
+        buffer.commit(cursor)
         previous = (sequence, id, UInt64(offset) + UInt64(length))
-    }
-
-    private mutating func appendVarInt(_ value: UInt64) {
-        var scratch: (UInt64, UInt64) = (0, 0)
-        let count = withUnsafeMutableBytes(of: &scratch) { raw in
-            raw.baseAddress.map { VarInt.write(value, to: $0) } ?? 0
-        }
-        withUnsafeBytes(of: &scratch) { bytes.append(contentsOf: $0.prefix(count)) }
     }
 
     /// Appends `entry`.
@@ -196,13 +201,11 @@ package struct HintWriter {
 
     /// The file's bytes: the entry count and the checksum written in.
     package consuming func finish() -> [UInt8] {
-        let count = UInt64(entryCount)
-        bytes.withUnsafeMutableBytes { raw in raw.baseAddress?.writeLE(count, at: 32) }
-        let checksum = bytes.withUnsafeBytes { raw in
-            raw.baseAddress.map { Checksum.xxh3(UnsafeRawPointer($0), count: raw.count) } ?? 0
-        }
-        withUnsafeBytes(of: checksum.littleEndian) { bytes.append(contentsOf: $0) }
-        return bytes
+        buffer.base.writeLE(UInt64(entryCount), at: 32)
+        let checksum = Checksum.xxh3(UnsafeRawPointer(buffer.base), count: buffer.count)
+        buffer.reserve(LogFormat.frameChecksumSize).writeLE(checksum, at: 0)
+        buffer.commit(LogFormat.frameChecksumSize)
+        return Array(buffer.bytes)
     }
 
     /// The hint file of a sealed segment (`bytes`, the whole file), from one scan of its frames, which

@@ -2,39 +2,49 @@
 ///
 /// A class over a raw allocation rather than `[UInt8]`, so the encoder can write headers, references
 /// and compressed payloads in place without zero-filling or bounds-checked appends.
+///
+/// The stored properties are private, read through `package` getters: a stored property that other
+/// modules could reach directly gets a dynamic exclusivity check at every access (the compiler cannot see
+/// them all), which cost compaction about a tenth of its time in a profile.
 package final class WriteBuffer {
-    package private(set) var base: UnsafeMutableRawPointer
-    package private(set) var capacity: Int
+    private var start: UnsafeMutableRawPointer
+    private var allocated: Int
+    private var used: Int = 0
+
+    /// Start of the buffer's memory (it moves when the buffer grows).
+    package var base: UnsafeMutableRawPointer { start }
+    /// Bytes the buffer holds before it must grow.
+    package var capacity: Int { allocated }
     /// Bytes written so far.
-    package private(set) var count: Int = 0
+    package var count: Int { used }
 
     package init(capacity: Int = 64 << 10) {
-        self.capacity = max(capacity, 64)
-        self.base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
+        self.allocated = max(capacity, 64)
+        self.start = UnsafeMutableRawPointer.allocate(byteCount: self.allocated, alignment: 16)
     }
 
-    deinit { base.deallocate() }
+    deinit { start.deallocate() }
 
     /// The bytes written so far.
-    package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+    package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: start, count: used) }
 
     /// Makes room for `extra` more bytes and returns where they start; call ``commit(_:)`` after.
     package func reserve(_ extra: Int) -> UnsafeMutableRawPointer {
-        if count + extra > capacity {
-            var newCapacity = capacity * 2
-            while newCapacity < count + extra { newCapacity *= 2 }
+        if used + extra > allocated {
+            var newCapacity = allocated * 2
+            while newCapacity < used + extra { newCapacity *= 2 }
             let newBase = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
-            newBase.copyMemory(from: base, byteCount: count)
-            base.deallocate()
-            base = newBase
-            capacity = newCapacity
+            newBase.copyMemory(from: start, byteCount: used)
+            start.deallocate()
+            start = newBase
+            allocated = newCapacity
         }
-        return base + count
+        return start + used
     }
 
     /// Marks `written` bytes after the end as part of the buffer.
-    package func commit(_ written: Int) { count += written }
+    package func commit(_ written: Int) { used += written }
 
     /// Empties the buffer, keeping its memory.
-    package func removeAll() { count = 0 }
+    package func removeAll() { used = 0 }
 }
