@@ -290,8 +290,16 @@ package enum FrameDecoder {
     /// Calls `body` with each reference of the frame at `offset`, reading only the header and the
     /// reference list (no checksum: for frames that were checked when the store was opened).
     package static func forEachStoredReference(
-        in bytes: UnsafeRawBufferPointer, at offset: Int, _ body: (UInt64) -> Void
+        in bytes: UnsafeRawBufferPointer, at offset: Int, format: FrameFormat, _ body: (UInt64) -> Void
     ) {
+        if case .v2(let base) = format {
+            guard
+                case .success(let frame) = CompactFrameDecoder.decode(
+                    bytes, at: offset, baseSequence: base, verifyChecksum: false)
+            else { return }
+            CompactFrameDecoder.forEachReference(of: frame, in: bytes, body)
+            return
+        }
         guard let base = bytes.baseAddress, offset >= 0, offset + LogFormat.frameHeaderSize <= bytes.count else {
             return
         }

@@ -27,7 +27,9 @@ package struct HintWriter {
         buffer = WriteBuffer(capacity: max(reservingCapacity, HintFile.headerSize + LogFormat.frameChecksumSize))
         let base = buffer.reserve(HintFile.headerSize)
         base.initializeMemory(as: UInt8.self, repeating: 0, count: HintFile.headerSize)
-        for (index, byte) in HintFile.magic.enumerated() { base.storeBytes(of: byte, toByteOffset: index, as: UInt8.self) }
+        for (index, byte) in HintFile.magic.enumerated() {
+            base.storeBytes(of: byte, toByteOffset: index, as: UInt8.self)
+        }
         base.writeLE(format.isCompact ? HintFile.compactVersion : HintFile.version, at: 8)
         base.writeLE(UInt16(HintFile.headerSize), at: 10)
         base.writeLE(UInt64(segmentNumber), at: 16)

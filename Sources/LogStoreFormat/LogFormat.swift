@@ -5,8 +5,8 @@
 package enum LogFormat {
     /// The 8 bytes every segment file starts with: `LOGSTSEG`.
     package static let segmentMagic: [UInt8] = Array("LOGSTSEG".utf8)
-    /// The segment format version this code writes and the highest it reads.
-    package static let formatVersion: UInt16 = 1
+    /// The segment format version this code writes and the highest it reads (it reads 1 too).
+    package static let formatVersion: UInt16 = 2
     /// Size of the segment header, including its trailing checksum.
     package static let segmentHeaderSize = 48
     /// Size of the fixed part of a frame, before the reference list.

@@ -30,13 +30,19 @@ package final class SegmentFile: @unchecked Sendable {
     package let base: UnsafeRawPointer
     /// Length of the mapping.
     package let mappedLength: Int
+    /// The layout of the segment's frames, from its header when the file was mapped (version 1 when the
+    /// file was shorter than a header: such a segment is never read).
+    package let format: FrameFormat
 
-    private init(number: UInt32, path: String, fd: Int32, base: UnsafeRawPointer, mappedLength: Int) {
+    private init(
+        number: UInt32, path: String, fd: Int32, base: UnsafeRawPointer, mappedLength: Int, format: FrameFormat
+    ) {
         self.number = number
         self.path = path
         self.fd = fd
         self.base = base
         self.mappedLength = mappedLength
+        self.format = format
     }
 
     deinit {
@@ -80,7 +86,13 @@ package final class SegmentFile: @unchecked Sendable {
             io.close(fd)
             throw SystemError(call: "mmap", errno: code, path: path)
         }
-        return SegmentFile(number: number, path: path, fd: fd, base: UnsafeRawPointer(mapping), mappedLength: length)
+        // Only bytes inside the file are read through the mapping (past its end a read faults).
+        var format = FrameFormat.v1
+        if let size = try? io.size(fd, path: path), size >= UInt64(LogFormat.segmentHeaderSize) {
+            format = FrameFormat(segment: UnsafeRawBufferPointer(start: mapping, count: LogFormat.segmentHeaderSize))
+        }
+        return SegmentFile(
+            number: number, path: path, fd: fd, base: UnsafeRawPointer(mapping), mappedLength: length, format: format)
     }
 
     /// The first `count` bytes of the segment (never more than are mapped).

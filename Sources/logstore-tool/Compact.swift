@@ -35,6 +35,13 @@ struct Compact: ParsableCommand {
     @Option(help: "Size of compaction's segments, and at which the newest one is full (default: the engine's).")
     var segmentSize: Int?
 
+    @Flag(
+        help: """
+            Rewrite every segment, garbage or not, in the current format version (converts a store written by an \
+            older version as a whole; the segment being written is sealed first).
+            """)
+    var rewriteAll = false
+
     func validate() throws {
         if let segmentSize, !(LogStoreLimits.minSegmentSize...LogStoreLimits.maxSegmentSize).contains(segmentSize) {
             throw ValidationError(
@@ -60,9 +67,10 @@ struct Compact: ParsableCommand {
 
         let display =
             json ? ProgressDisplay(fd: STDERR_FILENO, onlyOnTerminal: true) : ProgressDisplay(fd: STDOUT_FILENO)
-        let compaction = try opened.compact { progress in
+        let report: (CompactionProgress) -> Void = { progress in
             display.update(done: progress.bytesDone, total: progress.bytesTotal)
         }
+        let compaction = try rewriteAll ? opened.rewriteAllSegments(progress: report) : opened.compact(progress: report)
         display.finish()
         try opened.writeHints()
         let after = try opened.statistics()

@@ -64,7 +64,9 @@ import Testing
             let after = try store.statistics()
             #expect(report.segmentsCompacted > 0, "round \(round)")
             #expect(after.totalBytes < before.totalBytes, "round \(round)")
-            #expect(after.liveBytes == before.liveBytes, "round \(round)")
+            // The same live records (compared one by one below); their frames are written anew, and one that
+            // ends a batch of the output carries the batch checksum, so their bytes may differ a little.
+            #expect(after.liveObjects == before.liveObjects, "round \(round)")
             // Outputs are extended ahead of the copy (a hole the page cache is filled in): each file is cut
             // back to exactly its frames before it is synced and renamed.
             for segment in after.segments where segment.isCompactionOutput {

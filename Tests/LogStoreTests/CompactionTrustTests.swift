@@ -41,12 +41,13 @@ import Testing
     ) throws {
         let path = directory.path + "/" + HintFile.fileName(1)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        let (number, size, entries) = try bytes.withUnsafeBytes { raw in
+        let (number, size, entries, isCompact) = try bytes.withUnsafeBytes { raw in
             let reader = try HintReader.open(raw).get()
-            return (reader.segmentNumber, reader.segmentSize, reader.entries)
+            return (reader.segmentNumber, reader.segmentSize, reader.entries, reader.isCompact)
         }
         let position = try #require(entries.firstIndex { $0.kind == .put && $0.id == id })
-        var writer = HintWriter(segmentNumber: number, segmentSize: size)
+        var writer = HintWriter(
+            segmentNumber: number, segmentSize: size, format: isCompact ? .v2(baseSequence: 0) : .v1)
         for (index, var entry) in entries.enumerated() {
             if index == position { change(&entry, entries, size) }
             writer.append(entry)

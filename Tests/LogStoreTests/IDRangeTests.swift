@@ -70,14 +70,7 @@ import Testing
         try forgetCleanClose(directory.path)  // as a crash would leave it: the frame is judged on its own
         let path = try #require(directory.segmentFiles().last)
         let offset = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? UInt64)
-        let buffer = WriteBuffer(capacity: 64)
-        FrameEncoder(compressionMinimumSize: 0).append(
-            kind: .put, flags: .commit, sequence: sequence, id: id, typeTag: 1, references: [],
-            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        handle.seekToEndOfFile()
-        handle.write(Data(buffer.bytes))
-        try handle.close()
+        try appendFrame(to: path, kind: .put, sequence: sequence, id: id, typeTag: 1)
         return (directory, path, offset)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import LogStoreFormat
 import TestSupport
 import Testing
 
@@ -90,8 +91,13 @@ import Testing
         #expect(stats.segments.count == 1)
         #expect(stats.garbageBytes > 1000)
         #expect(stats.liveBytes > 1000)
-        // The rest is the header and the id reservation frame, which must stay.
-        #expect(stats.totalBytes == stats.liveBytes + stats.garbageBytes + 48 + 44)
+        // The rest is the header and the id reservation frame (the segment's first), which must stay.
+        let segment = try [UInt8](Data(contentsOf: URL(fileURLWithPath: try #require(directory.segmentFiles().first))))
+        let reservation = try segment.withUnsafeBytes { raw in
+            try FrameDecoder.decode(raw, at: 48, format: FrameFormat(segment: raw)).get()
+        }
+        #expect(reservation.kind == .reserveIDs)
+        #expect(stats.totalBytes == stats.liveBytes + stats.garbageBytes + 48 + UInt64(reservation.length))
         try store.close()
     }
 }

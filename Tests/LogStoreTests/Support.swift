@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 @_spi(Engine) import LogStoreFormat
+import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
@@ -24,17 +25,55 @@ func testOptions(
     return options
 }
 
+/// The committed store written by the format-version-1 engine (`Tests/Fixtures/StoreV1`, see the README
+/// there), and the export of its objects and roots that engine printed.
+enum VersionOneFixture {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/StoreV1").path
+    static let export = directory + "-export.jsonl"
+
+    /// Copies the fixture's files into `store`'s (empty) directory.
+    static func copy(into store: TemporaryStore) throws {
+        try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            try FileManager.default.copyItem(atPath: directory + "/" + name, toPath: store.path + "/" + name)
+        }
+    }
+}
+
 /// Appends a seal frame to a segment file, as the writer does when the segment is full.
 func sealSegmentFile(_ path: String) throws {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    let size = try Data(contentsOf: URL(fileURLWithPath: path)).count
+    try appendFrame(to: path, kind: .seal, sequence: 1, id: UInt64(size))
+}
+
+/// Appends one frame, a batch of its own (commit flag set), to a segment file, in the layout of the
+/// version in the file's header; returns the frame's offset.
+@discardableResult
+func appendFrame(
+    to path: String, kind: FrameKind, flags: FrameFlags = [], sequence: UInt64, id: UInt64, typeTag: UInt32 = 0,
+    payload: [UInt8] = []
+) throws -> Int {
+    let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    let format = data.withUnsafeBytes { FrameFormat(segment: $0) }
     let buffer = WriteBuffer(capacity: 64)
-    FrameEncoder(compressionMinimumSize: 0).append(
-        kind: .seal, flags: .commit, sequence: 1, id: UInt64(data.count), typeTag: 0, references: [],
-        payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+    payload.withUnsafeBytes { raw in
+        switch format {
+        case .v1:
+            FrameEncoder(compressionMinimumSize: 0).append(
+                kind: kind, flags: flags.union(.commit), sequence: sequence, id: id, typeTag: typeTag,
+                references: [], payload: raw, to: buffer)
+        case .v2(let base):
+            CompactFrameEncoder(compressionMinimumSize: 0).append(
+                kind: kind, flags: flags, sequence: sequence, baseSequence: base, id: id, typeTag: typeTag,
+                references: .ids([]), payload: .raw(raw), batchStart: 0, to: buffer)
+        }
+    }
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     handle.seekToEndOfFile()
     handle.write(Data(buffer.bytes))
     try handle.close()
+    return data.count
 }
 
 /// Removes the clean-close record from the store's manifest: the files as a crash, rather than `close()`,

@@ -6,10 +6,13 @@ import Testing
 /// One test per shape of a segment's end (``TailClassifier``), built in memory frame by frame, and the
 /// action ``RecoveryPolicy`` takes for each in each context.
 @Suite struct TailClassifierTests {
-    /// A segment being built in memory: header, then frames.
+    /// A segment being built in memory: header, then frames (in the layout this code writes).
     final class SegmentBytes {
         let buffer = WriteBuffer()
         private(set) var sequence: UInt64 = 0
+        /// Where the open batch (frames after the last commit frame) starts.
+        private var batchStart: Int
+        private let encoder = CompactFrameEncoder(compressionMinimumSize: 0)
 
         init(number: UInt32 = 1) {
             let header = SegmentHeader(segmentNumber: number, createdAtMilliseconds: 1).encoded()
@@ -18,6 +21,7 @@ import Testing
                 if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: $0.count) }
             }
             buffer.commit(header.count)
+            batchStart = header.count
         }
 
         var count: Int { buffer.count }
@@ -28,18 +32,28 @@ import Testing
             sequence = fixed ?? sequence + 1
             let offset = buffer.count
             payload.withUnsafeBytes { raw in
-                FrameEncoder(compressionMinimumSize: 0).append(
-                    kind: .put, flags: commit ? .commit : [], sequence: sequence, id: sequence, typeTag: 1,
-                    references: [], payload: raw, to: buffer)
+                encoder.append(
+                    kind: .put, flags: [], sequence: sequence, baseSequence: 0, id: sequence, typeTag: 1,
+                    references: .ids([]), payload: .raw(raw), batchStart: commit ? batchStart : nil, to: buffer)
             }
+            if commit { batchStart = buffer.count }
             return offset
         }
 
         /// Appends the seal frame.
         func seal() {
-            FrameEncoder(compressionMinimumSize: 0).append(
-                kind: .seal, flags: .commit, sequence: sequence, id: UInt64(buffer.count), typeTag: 0,
-                references: [], payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+            encoder.append(
+                kind: .seal, flags: [], sequence: sequence, baseSequence: 0, id: UInt64(buffer.count), typeTag: 0,
+                references: .ids([]), payload: .raw(UnsafeRawBufferPointer(start: nil, count: 0)),
+                batchStart: buffer.count, to: buffer)
+        }
+
+        /// Offset of the first payload byte of the frame at `offset`.
+        func payloadOffset(of offset: Int) -> Int {
+            let frame = try? buffer.bytes.withUnsafeBytes {
+                try CompactFrameDecoder.decode($0, at: offset, baseSequence: 0, verifyChecksum: false).get()
+            }
+            return frame?.payloadOffset ?? offset
         }
 
         var bytes: [UInt8] { Array(buffer.bytes) }
@@ -136,7 +150,7 @@ import Testing
         let second = segment.put()
         segment.put()
         var bytes = segment.bytes
-        bytes[first + LogFormat.frameHeaderSize] ^= 0xFF
+        bytes[segment.payloadOffset(of: first)] ^= 0xFF
         let (result, frames) = classify(bytes, role: .appendAfterCrash)
         #expect(frames == 0)
         guard case .corrupt(let damage) = result.tail else {
@@ -147,7 +161,7 @@ import Testing
         #expect(result.earlierCorruption.isEmpty)
 
         // Listing every damage goes on after it: two corruptions, the last of them the tail.
-        bytes[second + LogFormat.frameHeaderSize] ^= 0xFF
+        bytes[segment.payloadOffset(of: second)] ^= 0xFF
         let (listed, listedFrames) = classify(bytes, role: .appendAfterCrash, listEveryDamage: true)
         #expect(listed.earlierCorruption.map(\.offset) == [first])
         #expect(listedFrames == 2)
@@ -164,12 +178,12 @@ import Testing
         #expect(torn.tail.validEnd == second)
     }
 
-    /// A group of two frames whose first sector the disk lost while it kept the second frame.
+    /// A group of two batches whose first sector the disk lost while it kept the second batch.
     @Test func aGroupTornOutOfOrderIsCutOnlyInTheAppendSegmentAfterACrash() {
         let segment = SegmentBytes()
         segment.put()
         let end = segment.count
-        let first = segment.put(commit: false, payload: [UInt8](repeating: 0, count: 600))
+        let first = segment.put(payload: [UInt8](repeating: 0, count: 600))
         #expect(first == end && first + 600 > 512)
         segment.put()
         var bytes = segment.bytes
@@ -190,12 +204,31 @@ import Testing
         #expect(classify(bytes, role: .sealed).0.tail == .corrupt(cause))
     }
 
+    /// When the lost sector held the start of the batch whose commit frame survived, nothing valid
+    /// follows the damage (the commit frame's batch checksum names the bytes that were lost): a torn tail.
+    @Test func aBatchWhoseStartWasLostIsATornTail() {
+        let segment = SegmentBytes()
+        segment.put()
+        let end = segment.count
+        segment.put(commit: false, payload: [UInt8](repeating: 0, count: 600))
+        segment.put()
+        var bytes = segment.bytes
+        for index in end..<512 { bytes[index] = 0 }
+        let (result, frames) = classify(bytes, role: .appendAfterCrash)
+        #expect(frames == 1)
+        guard case .tornTail(end, let damage) = result.tail else {
+            Issue.record("\(result.tail)")
+            return
+        }
+        #expect(damage.offset == end && damage.nextValidFrame == nil)
+    }
+
     /// The same shape, but the frame after the damage is older than the last commit: corruption.
     @Test func damageFollowedByAnOlderFrameIsCorruption() {
         let segment = SegmentBytes()
         segment.put(sequence: 5)
         let end = segment.count
-        segment.put(commit: false, payload: [UInt8](repeating: 0, count: 600), sequence: 6)
+        segment.put(payload: [UInt8](repeating: 0, count: 600), sequence: 6)
         segment.put(sequence: 3)
         var bytes = segment.bytes
         for index in end..<512 { bytes[index] = 0 }

@@ -53,7 +53,8 @@ struct GraphSnapshot: Sendable {
         let entry = entries[position]
         guard let file = segments[entry.segment] else { return }
         FrameDecoder.forEachStoredReference(
-            in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset), body)
+            in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset), format: file.format,
+            body)
     }
 
     /// Position of `id` in `ids`.

@@ -9,19 +9,35 @@
 
 /// A new segment being written by the compactor: under a temporary name until it is complete and
 /// synced, then renamed into place (and the directory synced), so a crash never leaves half of one.
+///
+/// Frames are written in the layout of version 2 whatever their source's. Consecutive copies of one
+/// sequence number (frames of one batch of the source) form one batch of the output, of at most
+/// ``batchLimit`` bytes, so that the output pays one batch checksum per such run rather than per frame:
+/// each copy is encoded when the next one arrives, which tells whether it ends its batch.
 final class CompactionOutput {
     let number: UInt32
     let path: String
     let temporaryPath: String
     private let fd: Int32
     private let io: SystemIO
-    /// Bytes gathered before each write.
+    /// Bytes gathered before each write (written once a batch ends past it).
     static let chunkSize = 1 << 20
-    private let buffer = WriteBuffer(capacity: chunkSize)
+    /// The most bytes one batch of the output takes before a new one starts.
+    static let batchLimit = 1 << 20
+    private let buffer = WriteBuffer(capacity: chunkSize + batchLimit)
     /// Bytes gathered and not yet written.
     var bufferedBytes: Int { buffer.count }
+    /// Bytes in the file, header included, plus what is buffered, plus at most the copy not yet encoded.
+    var size: UInt64 { encodedSize + UInt64(held?.frame.length ?? 0) }
     /// Bytes in the file, header included, plus what is buffered.
-    private(set) var size = UInt64(LogFormat.segmentHeaderSize)
+    private var encodedSize = UInt64(LogFormat.segmentHeaderSize)
+    /// The frames' sequence numbers are deltas from this (the header's base sequence).
+    private let baseSequence: UInt64
+    private let encoder = CompactFrameEncoder(compressionMinimumSize: 0)
+    /// Where the output's open batch starts in `buffer`.
+    private var batchStart = 0
+    /// The last copy, encoded when the next arrives (or at the end).
+    private var held: (frame: DecodedFrame, bytes: UnsafeRawBufferPointer, move: (id: UInt64, from: IndexEntry)?)?
     private var written = UInt64(LogFormat.segmentHeaderSize)
     /// Lowest sequence number of a frame in it.
     private(set) var minSequence: UInt64 = .max
@@ -39,8 +55,12 @@ final class CompactionOutput {
 
     /// - parameter expectedSize: at most how many bytes the output will hold (0: unknown). The page cache
     ///   for them is made ahead of the writes, on another thread (``PageCacheFiller``).
-    init(number: UInt32, directory: String, io: SystemIO, expectedSize: UInt64 = 0) throws(SystemError) {
+    /// - parameter baseSequence: the sequence number the frames' are written against (near them is smaller).
+    init(number: UInt32, directory: String, io: SystemIO, expectedSize: UInt64 = 0, baseSequence: UInt64)
+        throws(SystemError)
+    {
         self.number = number
+        self.baseSequence = baseSequence
         self.io = io
         path = directory + "/" + LogFormat.segmentFileName(number)
         temporaryPath = path + LogFormat.compactingSuffix
@@ -57,13 +77,14 @@ final class CompactionOutput {
         }
         let header = SegmentHeader(
             segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds(),
-            flags: LogFormat.compactedSegmentFlag
+            flags: LogFormat.compactedSegmentFlag, baseSequence: baseSequence
         ).encoded()
         let start = buffer.reserve(header.count)
         header.withUnsafeBytes { if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: $0.count) } }
         buffer.commit(header.count)
         written = 0
-        size = UInt64(header.count)
+        encodedSize = UInt64(header.count)
+        batchStart = buffer.count
     }
 
     deinit {
@@ -71,32 +92,61 @@ final class CompactionOutput {
         io.close(fd)
     }
 
-    /// Appends a copy of `frame` (from `bytes`) as a batch of its own: commit flag set, checksum redone.
-    /// - returns: the copy's offset in this segment.
-    @discardableResult
+    /// Appends a copy of `frame` (from `bytes`, a segment of either version, mapped until the output is
+    /// finished); `move` names the live record it is, nil for a tombstone or root frame.
     func append(_ frame: DecodedFrame, from bytes: UnsafeRawBufferPointer, move: (id: UInt64, from: IndexEntry)?)
-        throws(SystemError) -> UInt64
+        throws(SystemError)
     {
-        let offset = size
-        let target = buffer.reserve(frame.length)
-        guard let source = bytes.baseAddress else { return offset }
-        target.copyMemory(from: source + frame.offset, byteCount: frame.length)
-        buffer.commit(frame.length)
-        FrameEncoder.markCommit(in: buffer, frameStart: buffer.count - frame.length, length: frame.length)
-        size += UInt64(frame.length)
+        if let held {
+            let endsBatch = held.frame.sequence != frame.sequence || buffer.count - batchStart >= Self.batchLimit
+            try encode(held, endsBatch: endsBatch)
+        }
+        held = (frame, bytes, move)
         minSequence = min(minSequence, frame.sequence)
         maxSequence = max(maxSequence, frame.sequence)
-        if move == nil {
-            retainedBytes += UInt64(frame.length)
+    }
+
+    /// Encodes a held copy: references and payload as stored (recompressed never), the flags it had.
+    private func encode(
+        _ copy: (frame: DecodedFrame, bytes: UnsafeRawBufferPointer, move: (id: UInt64, from: IndexEntry)?),
+        endsBatch: Bool
+    ) throws(SystemError) {
+        let frame = copy.frame
+        guard let source = copy.bytes.baseAddress else { return }
+        let offset = encodedSize
+        let referenceBytes = UnsafeRawBufferPointer(
+            start: source + frame.referencesOffset, count: frame.referencesLength)
+        let stored = UnsafeRawBufferPointer(start: source + frame.payloadOffset, count: frame.storedLength)
+        let references: CompactFrameEncoder.References =
+            frame.format.isCompact
+            ? .encoded(referenceBytes, count: frame.referenceCount) : .fixed64(referenceBytes)
+        let payload: CompactFrameEncoder.Payload =
+            frame.flags.contains(.compressed)
+            ? .compressed(stored, originalLength: frame.originalLength, dictionary: frame.dictionary) : .raw(stored)
+        let length = encoder.append(
+            kind: frame.kind, flags: frame.flags, sequence: frame.sequence, baseSequence: baseSequence, id: frame.id,
+            typeTag: frame.typeTag, references: references, payload: payload,
+            batchStart: endsBatch ? batchStart : nil, to: buffer)
+        encodedSize += UInt64(length)
+        if let move = copy.move {
+            let entry = IndexEntry(
+                segment: number, offset: UInt32(offset), length: UInt32(length), typeTag: move.from.typeTag)
+            moves.append((move.id, move.from, entry))
+        } else {
+            retainedBytes += UInt64(length)
             controlFrames += 1
         }
-        if let move {
-            let entry = IndexEntry(
-                segment: number, offset: UInt32(offset), length: UInt32(frame.length), typeTag: move.from.typeTag)
-            moves.append((move.id, move.from, entry))
+        if endsBatch {
+            if buffer.count >= Self.chunkSize { try flushBuffer() }
+            batchStart = buffer.count
         }
-        if buffer.count >= Self.chunkSize { try flushBuffer() }
-        return offset
+    }
+
+    /// Encodes the held copy as the end of its batch.
+    private func endBatch() throws(SystemError) {
+        guard let last = held else { return }
+        held = nil
+        try encode(last, endsBatch: true)
     }
 
     /// Makes room for `count` moves at once (a growing array touches fresh memory at every doubling).
@@ -104,11 +154,13 @@ final class CompactionOutput {
 
     /// Appends a `reserveIDs` frame, so the id reservation survives the segments it came from.
     func appendReservation(through id: UInt64, sequence: UInt64) throws(SystemError) {
-        let encoder = FrameEncoder(compressionMinimumSize: 0)
+        try endBatch()
         let length = encoder.append(
-            kind: .reserveIDs, flags: .commit, sequence: sequence, id: id, typeTag: 0, references: [],
-            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
-        size += UInt64(length)
+            kind: .reserveIDs, flags: [], sequence: sequence, baseSequence: baseSequence, id: id, typeTag: 0,
+            references: .ids([]), payload: .raw(UnsafeRawBufferPointer(start: nil, count: 0)),
+            batchStart: batchStart, to: buffer)
+        batchStart = buffer.count
+        encodedSize += UInt64(length)
         retainedBytes += UInt64(length)
         minSequence = min(minSequence, sequence)
         maxSequence = max(maxSequence, sequence)
@@ -125,12 +177,12 @@ final class CompactionOutput {
 
     /// Writes what is buffered, syncs, renames into place, syncs the directory, and maps the segment.
     func finish(directory: String) throws(SystemError) -> SegmentFile {
-        let encoder = FrameEncoder(compressionMinimumSize: 0)
-        let sequence = maxSequence
+        try endBatch()
         let sealLength = encoder.append(
-            kind: .seal, flags: .commit, sequence: sequence, id: size, typeTag: 0, references: [],
-            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
-        size += UInt64(sealLength)
+            kind: .seal, flags: [], sequence: maxSequence, baseSequence: baseSequence, id: encodedSize, typeTag: 0,
+            references: .ids([]), payload: .raw(UnsafeRawBufferPointer(start: nil, count: 0)),
+            batchStart: batchStart, to: buffer)
+        encodedSize += UInt64(sealLength)
         retainedBytes += UInt64(sealLength)
         try flushBuffer()
         if let filler {

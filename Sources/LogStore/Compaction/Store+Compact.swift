@@ -35,11 +35,32 @@ extension Store {
         return try compactSegments(garbageRatio: 0, progress: progress)
     }
 
+    /// Rewrites every segment into segments of the format this version writes (version 2), dropping
+    /// garbage on the way: the segment being written is sealed first, and every sealed segment is
+    /// compacted whether it holds garbage or not. A store written by an older version is converted as a
+    /// whole (it is also read as it is, and compaction converts what it rewrites).
+    ///
+    /// - throws: as ``compact(progress:)``.
+    @discardableResult
+    public func rewriteAllSegments(progress: ((CompactionProgress) -> Void)? = nil) throws(LogStoreError)
+        -> CompactionReport
+    {
+        guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
+        try sealActiveSegment { _ in true }
+        return try compactSegments(garbageRatio: 0, rewritingAll: true, progress: progress)
+    }
+
     /// Seals the segment being written when it holds garbage, so an on-demand pass reclaims that too;
     /// the next batch starts a new segment.
     func sealActiveSegmentIfItHoldsGarbage() throws(LogStoreError) {
+        try sealActiveSegment { number in state.withLock { $0.segments.garbageBytes(of: number) } > 0 }
+    }
+
+    /// Seals the segment being written when `shouldSeal` says so (given its number); the next batch starts
+    /// a new segment.
+    private func sealActiveSegment(when shouldSeal: (UInt32) -> Bool) throws(LogStoreError) {
         // From the hand-over on, new batches go to a new segment; no leader writes until the seal is done.
-        let taken = pipeline.handOverTail { number in state.withLock { $0.segments.garbageBytes(of: number) } > 0 }
+        let taken = pipeline.handOverTail(if: shouldSeal)
         guard let (file, size, sequence) = taken else { return }
         var failure: LogStoreError?
         do throws(LogStoreError) {
@@ -53,22 +74,24 @@ extension Store {
 
     /// One pass over the sealed segments whose garbage share is at least `garbageRatio` (any garbage
     /// at all when 0).
-    func compactSegments(garbageRatio: Double, progress: ((CompactionProgress) -> Void)?) throws(LogStoreError)
-        -> CompactionReport
-    {
+    ///
+    /// - parameter rewritingAll: every sealed segment, garbage or not.
+    func compactSegments(
+        garbageRatio: Double, rewritingAll: Bool = false, progress: ((CompactionProgress) -> Void)?
+    ) throws(LogStoreError) -> CompactionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkOpen()
         return try compactionLock.withLock { _ throws(LogStoreError) -> CompactionReport in
-            try compactionPass(garbageRatio: garbageRatio, progress: progress)
+            try compactionPass(garbageRatio: garbageRatio, rewritingAll: rewritingAll, progress: progress)
         }
     }
 
-    private func compactionPass(garbageRatio: Double, progress: ((CompactionProgress) -> Void)?)
-        throws(LogStoreError) -> CompactionReport
-    {
+    private func compactionPass(
+        garbageRatio: Double, rewritingAll: Bool, progress: ((CompactionProgress) -> Void)?
+    ) throws(LogStoreError) -> CompactionReport {
         let started = ContinuousClock.now
         var report = CompactionReport()
-        var chosen = chooseSegments(garbageRatio: garbageRatio, report: &report)
+        var chosen = chooseSegments(garbageRatio: garbageRatio, rewritingAll: rewritingAll, report: &report)
         guard !chosen.isEmpty else {
             report.segmentsAfter = report.segmentsBefore
             report.bytesAfter = report.bytesBefore
@@ -91,6 +114,10 @@ extension Store {
         // reading their dead records.
         let indexOnly = state.withLock { state in chosenNumbers.filter { state.segments[$0]?.controlFrames ?? 0 == 0 } }
         let indexOnlyRecords = indexOnly.reduce(0) { $0 + (live[$1]?.count ?? 0) }
+        // The outputs' frames are written against the oldest sequence number they may hold.
+        let outputBase = state.withLock { state in
+            chosenNumbers.compactMap { state.segments[$0]?.minSequence }.filter { $0 != .max }.min() ?? reservation.1
+        }
 
         do throws(LogStoreError) {
             for (file, size) in chosen {
@@ -101,7 +128,8 @@ extension Store {
                         if let full = outputs.last { finished.append((full, try finish(full))) }
                         let remaining = liveTotal > report.bytesCopied ? liveTotal - report.bytesCopied : 0
                         let output = try startOutput(
-                            expectedSize: min(UInt64(options.segmentSize), remaining + (1 << 20)))
+                            expectedSize: min(UInt64(options.segmentSize), remaining + (1 << 20)),
+                            baseSequence: outputBase)
                         output.reserveMoves(min(indexOnlyRecords, options.segmentSize / LogFormat.minimumFrameSize))
                         try step(output.temporaryPath) { () throws(SystemError) in
                             try output.appendReservation(through: reservation.0, sequence: reservation.1)
@@ -126,12 +154,12 @@ extension Store {
                 }
                 // Taken out of the table, so it is sorted in place rather than copied.
                 var records = live.removeValue(forKey: file.number) ?? []
-                if indexOnly.contains(file.number), sortAndCheck(&records, in: bytes) {
+                if indexOnly.contains(file.number), sortAndCheck(&records, in: bytes, format: file.format) {
                     // Streamed: a list of the decoded frames would be ~130 bytes per record of fresh memory.
                     for (id, entry) in records {
                         guard
                             case .success(let frame) = FrameDecoder.decode(
-                                bytes, at: Int(entry.offset), verifyChecksum: false)
+                                bytes, at: Int(entry.offset), format: file.format, verifyChecksum: false)
                         else {
                             // sortAndCheck decoded it a moment ago, and segments do not change: never skip one.
                             throw LogStoreError(
@@ -175,7 +203,7 @@ extension Store {
     }
 
     /// The sealed segments to compact, with their sizes; fills the "before" figures of `report`.
-    private func chooseSegments(garbageRatio: Double, report: inout CompactionReport) -> [(
+    private func chooseSegments(garbageRatio: Double, rewritingAll: Bool, report: inout CompactionReport) -> [(
         file: SegmentFile, size: UInt64
     )] {
         // Under the queue lock, so no segment the writer may still append to can be chosen.
@@ -187,8 +215,10 @@ extension Store {
                     guard !busy.contains(number), let info = state.segments[number] else { return nil }
                     let garbage = info.garbageBytes
                     let qualifies =
-                        garbageRatio <= 0
-                        ? (garbage > 0 || info.liveBytes == 0) : Double(garbage) >= garbageRatio * Double(info.size)
+                        rewritingAll
+                        || (garbageRatio <= 0
+                            ? (garbage > 0 || info.liveBytes == 0)
+                            : Double(garbage) >= garbageRatio * Double(info.size))
                     return qualifies ? (info.file, info.size) : nil
                 }
             }
@@ -253,11 +283,15 @@ extension Store {
 
     /// Sorts `records` (the live records of one segment) by offset and checks that each names a `put`
     /// frame of its object and length; false when one does not (the segment is then scanned instead).
-    private func sortAndCheck(_ records: inout [(UInt64, IndexEntry)], in bytes: UnsafeRawBufferPointer) -> Bool {
+    private func sortAndCheck(
+        _ records: inout [(UInt64, IndexEntry)], in bytes: UnsafeRawBufferPointer, format: FrameFormat
+    ) -> Bool {
         records.sort { $0.1.offset < $1.1.offset }
         for (id, entry) in records {
             // The checksum is checked as the frame is copied.
-            guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset), verifyChecksum: false),
+            guard
+                case .success(let frame) = FrameDecoder.decode(
+                    bytes, at: Int(entry.offset), format: format, verifyChecksum: false),
                 frame.kind == .put, frame.id == id, frame.length == Int(entry.length)
             else { return false }
         }
@@ -344,10 +378,11 @@ extension Store {
         }
     }
 
-    private func startOutput(expectedSize: UInt64) throws(LogStoreError) -> CompactionOutput {
+    private func startOutput(expectedSize: UInt64, baseSequence: UInt64) throws(LogStoreError) -> CompactionOutput {
         let number = pipeline.newSegmentNumber()
         do {
-            return try CompactionOutput(number: number, directory: directory, io: io, expectedSize: expectedSize)
+            return try CompactionOutput(
+                number: number, directory: directory, io: io, expectedSize: expectedSize, baseSequence: baseSequence)
         } catch {
             throw LogStoreError(.ioError, "cannot create a compaction output", file: directory, underlying: error)
         }

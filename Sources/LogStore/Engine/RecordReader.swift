@@ -9,7 +9,7 @@ enum RecordReader {
     /// - throws: ``LogStoreError`` `corruptFrame` naming file and offset.
     static func frame(_ id: ObjectID, _ entry: IndexEntry, in file: SegmentFile) throws(LogStoreError) -> DecodedFrame {
         let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
-        switch FrameDecoder.decode(bytes, at: Int(entry.offset)) {
+        switch FrameDecoder.decode(bytes, at: Int(entry.offset), format: file.format) {
         case .success(let frame) where frame.kind == .put && frame.id == id.rawValue && frame.length == entry.length:
             return frame
         case .success(let frame):
@@ -65,6 +65,18 @@ enum RecordReader {
         let frame = try frame(id, entry, in: file)
         let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
         return (frame.typeTag, FrameDecoder.references(of: frame, in: bytes))
+    }
+
+    /// The sequence number of the batch that wrote the frame `entry` points at (its version), read without
+    /// checking the frame's checksum; nil when the bytes there are not a frame.
+    static func sequence(of entry: IndexEntry, in file: SegmentFile) -> UInt64? {
+        guard Int(entry.offset) + Int(entry.length) <= file.mappedLength else { return nil }
+        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
+        guard
+            case .success(let frame) = FrameDecoder.decode(
+                bytes, at: Int(entry.offset), format: file.format, verifyChecksum: false)
+        else { return nil }
+        return frame.sequence
     }
 
     /// The ids of the live objects of a durable view, in increasing order; only those of `typeTag` when it

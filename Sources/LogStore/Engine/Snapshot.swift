@@ -71,10 +71,8 @@ public final class Snapshot: Sendable {
     /// Save it with what you read, and pass it to ``WriteBatch/expect(_:version:)`` to write only if
     /// nobody changed the object since.
     public func version(of id: ObjectID) -> UInt64? {
-        guard let entry = view.entry(id.rawValue), let file = view.segments[entry.segment],
-            Int(entry.offset) + LogFormat.frameHeaderSize <= file.mappedLength
-        else { return nil }
-        return file.base.readLE(UInt64.self, at: Int(entry.offset) + 8)
+        guard let entry = view.entry(id.rawValue), let file = view.segments[entry.segment] else { return nil }
+        return RecordReader.sequence(of: entry, in: file)
     }
 
     /// Whether `id` has the same record (or is absent in both) in this snapshot and in `other`, a snapshot of

@@ -65,13 +65,25 @@ extension StoreLoader {
     }
 
     private static func endsWithSeal(_ fd: Int32, path: String, io: SystemIO) -> Bool {
-        let sealSize = UInt64(LogFormat.minimumFrameSize)
-        guard let size = try? io.size(fd, path: path), size >= UInt64(LogFormat.segmentHeaderSize) + sealSize,
-            let tail = try? io.read(fd, count: Int(sealSize), at: size - sealSize, path: path)
+        let header = UInt64(LogFormat.segmentHeaderSize)
+        guard let size = try? io.size(fd, path: path), size > header,
+            let head = try? io.read(fd, count: Int(header), at: 0, path: path)
         else { return false }
+        let format = head.withUnsafeBytes { FrameFormat(segment: $0) }
+        // A seal frame is at most this long (exactly this long in version 1).
+        let longest = min(UInt64(LogFormat.minimumFrameSize), size - header)
+        guard let tail = try? io.read(fd, count: Int(longest), at: size - longest, path: path) else { return false }
         return tail.withUnsafeBytes { raw in
-            guard case .success(let frame) = FrameDecoder.decode(raw, at: 0) else { return false }
-            return frame.kind == .seal && frame.flags.contains(.commit) && frame.id == size - sealSize
+            for start in 0..<raw.count {
+                guard case .success(let frame) = FrameDecoder.decode(raw, at: start, format: format),
+                    frame.length == raw.count - start
+                else { continue }
+                let offset = size - UInt64(frame.length)
+                let batchHolds =
+                    !format.isCompact || CompactFrameDecoder.batchChecksumMatches(frame, batchStart: start, in: raw)
+                return frame.kind == .seal && frame.flags.contains(.commit) && frame.id == offset && batchHolds
+            }
+            return false
         }
     }
 }

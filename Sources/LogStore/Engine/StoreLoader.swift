@@ -329,7 +329,7 @@ struct StoreLoader {
         // What a segment holds besides live records and reclaimable frames (dead records; tombstones of
         // writer segments, which may become droppable) must stay: header, seal, reservations, roots,
         // and the tombstones a compaction output kept.
-        let sealBytes = outcome.sealedAt == nil ? 0 : UInt64(LogFormat.minimumFrameSize)
+        let sealBytes = outcome.sealedAt.map { UInt64(outcome.committedEnd - $0) } ?? 0
         loaded.state.segments.update(number) { $0.retainedBytes = retained + sealBytes }
         if isNewest { loaded.newestIsSealed = outcome.sealedAt != nil }
         loaded.frames += outcome.frames
@@ -384,10 +384,13 @@ struct StoreLoader {
     ) {
         let number = file.number
         loaded.state.segments.register(file)
-        var retained = UInt64(LogFormat.segmentHeaderSize + LogFormat.minimumFrameSize)
+        var retained = UInt64(LogFormat.segmentHeaderSize)
         var minimum = UInt64.max
         var maximum: UInt64 = 0
+        // The seal frame, which has no entry, is what follows the last frame.
+        var framesEnd = UInt64(LogFormat.segmentHeaderSize)
         hint.reader.forEachEntry { entry in
+            framesEnd = max(framesEnd, UInt64(entry.offset) + UInt64(entry.length))
             let kind = entry.kind
             if kind != .put && (isOutput || kind != .delete) { retained += UInt64(entry.length) }
             let sequence = entry.sequence
@@ -408,6 +411,7 @@ struct StoreLoader {
             }
             loaded.replay(kind, id: entry.id, sequence: sequence, effect: effect, segment: number)
         }
+        retained += size > framesEnd ? size - framesEnd : 0
         loaded.maxSequence = max(loaded.maxSequence, maximum)
         loaded.state.segments.update(number) { $0.minSequence = minimum }
         loaded.state.segments.update(number) { $0.retainedBytes = retained }

@@ -45,7 +45,9 @@ extension IndexState {
         if entry.isPending, let references = PendingChunk.references(of: entry, in: pending) { return references }
         guard let file = segments.file(entry.segment) else { return [] }
         let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
-        guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset)) else { return [] }
+        guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset), format: file.format) else {
+            return []
+        }
         return FrameDecoder.references(of: frame, in: bytes)
     }
 
@@ -74,7 +76,7 @@ extension IndexState {
             }
             guard let file = lastFile else { return }
             FrameDecoder.forEachStoredReference(
-                in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset)
+                in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset), format: file.format
             ) { targets.append($0) }
         }
         targets.append(contentsOf: roots.values.map(\.rawValue))
@@ -83,8 +85,8 @@ extension IndexState {
 
     /// The sequence number of the frame an index entry points at.
     func sequence(of entry: IndexEntry) -> UInt64? {
-        guard let file = segments.file(entry.segment), Int(entry.offset) + 16 <= file.mappedLength else { return nil }
-        return file.base.readLE(UInt64.self, at: Int(entry.offset) + 8)
+        guard let file = segments.file(entry.segment) else { return nil }
+        return RecordReader.sequence(of: entry, in: file)
     }
 
     /// The objects among `expectations` whose expectation does not hold in the writer's view (which

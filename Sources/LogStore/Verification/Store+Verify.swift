@@ -58,7 +58,7 @@ extension Store {
                 return
             }
             let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
-            switch FrameDecoder.decode(bytes, at: Int(entry.offset)) {
+            switch FrameDecoder.decode(bytes, at: Int(entry.offset), format: file.format) {
             case .success(let frame):
                 if FrameDecoder.payload(of: frame, in: bytes) == nil {
                     report.problems.append(

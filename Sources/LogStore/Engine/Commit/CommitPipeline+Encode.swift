@@ -33,9 +33,10 @@ extension CommitPipeline {
         let reserveThrough: UInt64? =
             allocated > queue.reservedIDs
             ? min(allocated + LogFormat.idReservationBlock, LogFormat.maxObjectID + 1) : nil
-        var bound = (reserveThrough == nil ? 0 : 1) * LogFormat.minimumFrameSize
+        let emptyFrameBound = CompactFrame.bound(referenceCount: 0, payloadRoom: 0)
+        var bound = (reserveThrough == nil ? 0 : 1) * emptyFrameBound
         for operation in operations { bound += frameBound(operation) }
-        bound += collected.count * LogFormat.minimumFrameSize
+        bound += collected.count * emptyFrameBound
         guard bound <= LogStoreLimits.maxSegmentSize - LogFormat.segmentHeaderSize else {
             index.withLock { tracker.undoAccepted(&$0) }
             throw LogStoreError(.invalidArgument, "a batch of about \(bound) bytes is over the 2 GiB batch limit")
@@ -45,16 +46,25 @@ extension CommitPipeline {
         let sequence = queue.nextSequence
         queue.nextSequence += 1
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-        var lastFrame = (start: chunk.buffer.count, length: 0)
-        func frame(_ length: Int, startingAt start: Int) { lastFrame = (start, length) }
+        // The batch's last frame is its commit frame: it carries the checksum of the whole batch.
+        let batchStart = chunk.buffer.count
+        let frameCount = (reserveThrough == nil ? 0 : 1) + operations.count + collected.count
+        var encoded = 0
+        /// Appends one frame of the batch and returns its length.
+        func append(
+            _ kind: FrameKind, flags: FrameFlags = [], id: UInt64, typeTag: UInt32 = 0,
+            references: [ObjectID] = [], payload: UnsafeRawBufferPointer
+        ) -> Int {
+            encoded += 1
+            return encoder.append(
+                kind: kind, flags: flags, sequence: sequence, baseSequence: chunk.baseSequence, id: id,
+                typeTag: typeTag, references: .ids(references), payload: .raw(payload),
+                batchStart: encoded == frameCount ? batchStart : nil, to: chunk.buffer)
+        }
         if let reserveThrough {
-            let start = chunk.buffer.count
-            frame(
-                encoder.append(
-                    kind: .reserveIDs, flags: [], sequence: sequence, id: reserveThrough, typeTag: 0, references: [],
-                    payload: empty, to: chunk.buffer), startingAt: start)
+            let length = append(.reserveIDs, id: reserveThrough, payload: empty)
             queue.reservedIDs = reserveThrough
-            queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
+            queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
         }
         var puts: [(id: UInt64, entry: IndexEntry)] = []
         puts.reserveCapacity(operations.count)
@@ -64,11 +74,10 @@ extension CommitPipeline {
             switch operation {
             case .put(let record):
                 let length = record.payload.withUnsafeBytes { payload in
-                    encoder.append(
-                        kind: .put, flags: record.isPinned ? .pinned : [], sequence: sequence, id: record.id.rawValue,
-                        typeTag: record.typeTag, references: record.references, payload: payload, to: chunk.buffer)
+                    append(
+                        .put, flags: record.isPinned ? .pinned : [], id: record.id.rawValue, typeTag: record.typeTag,
+                        references: record.references, payload: payload)
                 }
-                frame(length, startingAt: start)
                 let flags = IndexEntry.pendingFlag | (record.isPinned ? IndexEntry.pinnedFlag : 0)
                 let entry = IndexEntry(
                     segment: chunk.segment, offset: UInt32(offset), length: UInt32(length), typeTag: record.typeTag,
@@ -76,31 +85,22 @@ extension CommitPipeline {
                 puts.append((record.id.rawValue, entry))
                 queue.pendingEffects.append(.put(id: record.id.rawValue, entry: entry))
             case .delete(let id):
-                frame(
-                    encoder.append(
-                        kind: .delete, flags: [], sequence: sequence, id: id.rawValue, typeTag: 0, references: [],
-                        payload: empty, to: chunk.buffer), startingAt: start)
+                _ = append(.delete, id: id.rawValue, payload: empty)
                 queue.pendingEffects.append(.delete(id: id.rawValue))
             case .setRoot(let name, let id):
-                frame(
-                    appendRootFrame(.setRoot, name: name, id: id.rawValue, sequence: sequence, chunk.buffer),
-                    startingAt: start)
-                queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
+                var name = name
+                let length = name.withUTF8 { append(.setRoot, id: id.rawValue, payload: UnsafeRawBufferPointer($0)) }
+                queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
                 queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
             case .removeRoot(let name):
-                frame(
-                    appendRootFrame(.removeRoot, name: name, id: 0, sequence: sequence, chunk.buffer), startingAt: start
-                )
-                queue.pendingRetained[chunk.segment, default: 0] += UInt64(lastFrame.length)
+                var name = name
+                let length = name.withUTF8 { append(.removeRoot, id: 0, payload: UnsafeRawBufferPointer($0)) }
+                queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
                 queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
             }
         }
         for id in collected {
-            let start = chunk.buffer.count
-            frame(
-                encoder.append(
-                    kind: .delete, flags: .collected, sequence: sequence, id: id, typeTag: 0, references: [],
-                    payload: empty, to: chunk.buffer), startingAt: start)
+            _ = append(.delete, flags: .collected, id: id, payload: empty)
             queue.pendingEffects.append(.delete(id: id))
         }
         var control = collected.count
@@ -109,7 +109,6 @@ extension CommitPipeline {
             control += 1
         }
         if control > 0 { queue.pendingControlFrames[chunk.segment, default: 0] += control }
-        FrameEncoder.markCommit(in: chunk.buffer, frameStart: lastFrame.start, length: lastFrame.length)
         queue.tailOffset = chunk.endOffset
         queue.collectedByCount += collected.count - garbage.count
         if let newObjects {
@@ -136,29 +135,17 @@ extension CommitPipeline {
         return sequence
     }
 
-    /// Appends a frame that sets or removes root `name` to `buffer`; returns its length.
-    private func appendRootFrame(
-        _ kind: FrameKind, name: String, id: UInt64, sequence: UInt64, _ buffer: WriteBuffer
-    ) -> Int {
-        var name = name
-        return name.withUTF8 { bytes in
-            encoder.append(
-                kind: kind, flags: [], sequence: sequence, id: id, typeTag: 0, references: [],
-                payload: UnsafeRawBufferPointer(bytes), to: buffer)
-        }
-    }
-
     /// An upper bound of the encoded size of one operation.
     private func frameBound(_ operation: WriteBatch.Operation) -> Int {
-        let fixed = LogFormat.minimumFrameSize
         switch operation {
         case .put(let record):
             let payload = record.payload.count
             let room = encoder.compressionMinimumSize > 0 ? max(payload, Compression.bound(payload)) : payload
-            return fixed + record.references.count * LogFormat.referenceSize + room
-        case .delete: return fixed
+            return CompactFrame.bound(referenceCount: record.references.count, payloadRoom: room)
+        case .delete: return CompactFrame.bound(referenceCount: 0, payloadRoom: 0)
         case .setRoot(let name, _), .removeRoot(let name):
-            return fixed + max(name.utf8.count, Compression.bound(name.utf8.count))
+            return CompactFrame.bound(
+                referenceCount: 0, payloadRoom: max(name.utf8.count, Compression.bound(name.utf8.count)))
         }
     }
 }

@@ -127,7 +127,8 @@ extension CommitPipeline {
             for chunk in work.chunks {
                 if chunk.createsSegment {
                     if let sealed = active { try seal(sealed, at: size, sequence: work.lastSequence) }
-                    let created = try createSegment(chunk.segment, capacity: chunk.capacity)
+                    let created = try createSegment(
+                        chunk.segment, capacity: chunk.capacity, baseSequence: chunk.baseSequence)
                     active = created
                     size = UInt64(LogFormat.segmentHeaderSize)
                     index.withLock { state in

@@ -7,10 +7,18 @@ extension CommitPipeline {
     /// Ends a full segment with its seal frame and syncs it: it is never written again.
     func seal(_ file: SegmentFile, at size: UInt64, sequence: UInt64) throws(LogStoreError) {
         let buffer = WriteBuffer(capacity: 64)
-        let frame = FrameEncoder(compressionMinimumSize: 0)
-        frame.append(
-            kind: .seal, flags: .commit, sequence: sequence, id: size, typeTag: 0, references: [],
-            payload: UnsafeRawBufferPointer(start: nil, count: 0), to: buffer)
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        switch file.format {
+        case .v1:
+            // A version-1 segment (of a store written by an older version) ends in a version-1 seal.
+            FrameEncoder(compressionMinimumSize: 0).append(
+                kind: .seal, flags: .commit, sequence: sequence, id: size, typeTag: 0, references: [],
+                payload: empty, to: buffer)
+        case .v2(let base):
+            CompactFrameEncoder(compressionMinimumSize: 0).append(
+                kind: .seal, flags: [], sequence: sequence, baseSequence: base, id: size, typeTag: 0,
+                references: .ids([]), payload: .raw(empty), batchStart: 0, to: buffer)
+        }
         // A segment extended ahead of its writes is cut back to its frames before the sync makes it final.
         let extended = prefill.end(of: file)
         try ioStep(file.path, size) { () throws(SystemError) in
@@ -34,10 +42,13 @@ extension CommitPipeline {
         }
     }
 
-    /// Creates segment `number` with its header, durably (file and directory synced), and maps it.
-    func createSegment(_ number: UInt32, capacity: Int) throws(LogStoreError) -> SegmentFile {
+    /// Creates segment `number` with its header (frames' sequence numbers written against
+    /// `baseSequence`), durably (file and directory synced), and maps it.
+    func createSegment(_ number: UInt32, capacity: Int, baseSequence: UInt64) throws(LogStoreError) -> SegmentFile {
         let path = directory + "/" + LogFormat.segmentFileName(number)
-        let header = SegmentHeader(segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds()).encoded()
+        let header = SegmentHeader(
+            segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds(), baseSequence: baseSequence
+        ).encoded()
         do {
             try io.writeNewFile(path, header)
             try io.syncDirectory(directory)

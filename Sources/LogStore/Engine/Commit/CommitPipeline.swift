@@ -22,7 +22,7 @@ final class CommitPipeline: Sendable {
     let queue: ConditionLock<CommitQueue>
     /// Lets committers spin while they wait for a group commit.
     let signals: CommitSignals
-    let encoder: FrameEncoder
+    let encoder: CompactFrameEncoder
     let prefill: SegmentPrefill
     private let flushTimer: FlushTimer?
 
@@ -36,11 +36,16 @@ final class CommitPipeline: Sendable {
         self.index = index
         self.nextID = nextID
         self.manifest = manifest
-        self.encoder = FrameEncoder(compressionMinimumSize: options.effectiveCompressionMinimum)
+        self.encoder = CompactFrameEncoder(compressionMinimumSize: options.effectiveCompressionMinimum)
         let newest = loaded.newest
-        // Continue in the newest segment while it has room (and it was not removed as torn);
-        // otherwise the first write creates the next one.
-        let continues = !loaded.newestIsSealed && (newest.map { Int($0.size) < options.segmentSize } ?? false)
+        // Continue in the newest segment while it has room (and it was not removed as torn) and is of the
+        // format this code writes; otherwise the first write creates the next one (a version-1 segment is
+        // sealed at open).
+        var continues = !loaded.newestIsSealed && (newest.map { Int($0.size) < options.segmentSize } ?? false)
+        var tailBase: UInt64 = 0
+        if continues, let file = newest?.file {
+            if case .v2(let base) = file.format { tailBase = base } else { continues = false }
+        }
         let queue = ConditionLock(
             CommitQueue(
                 nextSequence: loaded.maxSequence + 1,
@@ -49,6 +54,7 @@ final class CommitPipeline: Sendable {
                 tailSegment: continues ? (newest?.file.number ?? 0) : 0,
                 tailOffset: continues ? (newest?.size ?? 0) : UInt64(LogFormat.segmentHeaderSize),
                 tailCapacity: continues ? options.segmentSize : 0,
+                tailBaseSequence: tailBase,
                 active: continues ? newest?.file : nil,
                 activeSize: continues ? (newest?.size ?? 0) : 0,
                 reservedIDs: nextID.withLock { $0 }

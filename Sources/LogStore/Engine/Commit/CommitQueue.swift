@@ -24,6 +24,8 @@ struct CommitQueue: Sendable {
     var tailSegment: UInt32
     var tailOffset: UInt64
     var tailCapacity: Int
+    /// The base sequence number of the tail segment (its header's).
+    var tailBaseSequence: UInt64
     /// The segment being written and its written size; changed only by the leader.
     var active: SegmentFile?
     var activeSize: UInt64
@@ -180,18 +182,19 @@ struct CommitQueue: Sendable {
         if tailCapacity == 0 || tailOffset + room > UInt64(tailCapacity) {
             tailSegment = nextSegmentNumber
             nextSegmentNumber += 1
+            tailBaseSequence = nextSequence
             let capacity = max(segmentSize, LogFormat.segmentHeaderSize + Int(room))
             pending.append(
                 PendingChunk(
                     segment: tailSegment, startOffset: header, createsSegment: true, capacity: capacity,
-                    buffer: buffer(), firstSequence: nextSequence))
+                    buffer: buffer(), firstSequence: nextSequence, baseSequence: tailBaseSequence))
             tailOffset = header
             tailCapacity = capacity
         } else if pending.last?.segment != tailSegment {
             pending.append(
                 PendingChunk(
                     segment: tailSegment, startOffset: tailOffset, createsSegment: false, capacity: tailCapacity,
-                    buffer: buffer(), firstSequence: nextSequence))
+                    buffer: buffer(), firstSequence: nextSequence, baseSequence: tailBaseSequence))
         }
         // Both branches leave a chunk for the tail segment last.
         return pending[pending.count - 1]

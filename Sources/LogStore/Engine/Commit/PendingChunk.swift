@@ -22,12 +22,15 @@ final class PendingChunk: @unchecked Sendable {
     let buffer: WriteBuffer
     /// Sequence number of the first batch in the chunk.
     let firstSequence: UInt64
+    /// The base sequence number of the chunk's segment (its header's): frames are encoded against it.
+    let baseSequence: UInt64
 
     init(
         segment: UInt32, startOffset: UInt64, createsSegment: Bool, capacity: Int, buffer: WriteBuffer,
-        firstSequence: UInt64
+        firstSequence: UInt64, baseSequence: UInt64
     ) {
         self.firstSequence = firstSequence
+        self.baseSequence = baseSequence
         self.segment = segment
         self.startOffset = startOffset
         self.createsSegment = createsSegment
@@ -48,7 +51,8 @@ final class PendingChunk: @unchecked Sendable {
         else { return nil }
         let bytes = chunk.buffer.bytes
         let start = Int(offset - chunk.startOffset)
-        guard case .success(let frame) = FrameDecoder.decode(bytes, at: start) else { return [] }
+        let format = FrameFormat.v2(baseSequence: chunk.baseSequence)
+        guard case .success(let frame) = FrameDecoder.decode(bytes, at: start, format: format) else { return [] }
         return FrameDecoder.references(of: frame, in: bytes)
     }
 }
