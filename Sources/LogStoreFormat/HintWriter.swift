@@ -171,9 +171,8 @@ package struct HintWriter {
         }
     }
 
-    /// Appends the entry of `frame`, a committed frame of `segment` (the segment's bytes from its first)
-    /// whose sequence number is known (the scanner gives it to every committed frame). A root frame's
-    /// name is its payload, decompressed when it was stored compressed (empty when it does not
+    /// Appends the entry of `frame`, a committed frame of `segment` (the segment's bytes from its first).
+    /// A root frame's name is its payload, decompressed when it was stored compressed (empty when it does not
     /// decompress, section 8.4).
     package mutating func append(_ frame: DecodedFrame, of segment: UnsafeRawBufferPointer) {
         guard let source = segment.baseAddress else { return }

@@ -92,7 +92,8 @@ struct Compact: ParsableCommand {
 
     private func printText(_ summary: CompactSummary) {
         if summary.segmentsCompacted == 0 {
-            print("compaction: no sealed segment holds garbage")
+            print(
+                rewriteAll ? "compaction: no sealed segment to rewrite" : "compaction: no sealed segment holds garbage")
         }
         if summary.activeSegmentGarbageBytes > 0 {
             print(

@@ -451,3 +451,46 @@ import Testing
         }
     }
 }
+
+extension CompactFormatTests {
+    /// The worked example of Format.md section 11.6: a version-2 segment header and one batch of two puts.
+    static func workedExample() -> [UInt8] {
+        let buffer = WriteBuffer()
+        let header = SegmentHeader(segmentNumber: 1, createdAtMilliseconds: 0, baseSequence: 7).encoded()
+        header.withUnsafeBytes { buffer.reserve($0.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        buffer.commit(header.count)
+        let encoder = CompactFrameEncoder(compressionMinimumSize: 0)
+        Array("hello".utf8).withUnsafeBytes { payload in
+            encoder.append(
+                kind: .put, flags: .pinned, sequence: 7, baseSequence: 7, id: 2, typeTag: 1,
+                references: .ids([ObjectID(1)]), payload: .raw(payload), batchStart: nil, to: buffer)
+        }
+        Array("hi".utf8).withUnsafeBytes { payload in
+            encoder.append(
+                kind: .put, flags: [], sequence: 7, baseSequence: 7, id: 300, typeTag: 1, references: .ids([]),
+                payload: .raw(payload), batchStart: 48, to: buffer)
+        }
+        return Array(buffer.bytes)
+    }
+
+    @Test func theWorkedExampleHasItsDocumentedBytes() throws {
+        let bytes = Self.workedExample()
+        let documented = """
+            4c 4f 47 53 54 53 45 47 02 00 30 00 00 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 \
+            07 00 00 00 00 00 00 00 9c f9 bc 2a 93 b6 ea 40 21 00 02 01 01 05 01 68 65 6c 6c 6f e6 b4 d0 fb \
+            11 00 ac 02 01 00 02 68 69 0f 3b 66 f9 a1 db 5f f2 76 31 f7 3c
+            """
+        #expect(bytes == documented.split(separator: " ").compactMap { UInt8($0, radix: 16) })
+        // And it reads back as the example says.
+        var frames: [DecodedFrame] = []
+        let outcome = bytes.withUnsafeBytes { raw in SegmentScanner(bytes: raw).scan { frames.append($0) } }
+        #expect(outcome.damages.isEmpty && frames.map(\.id) == [2, 300] && frames.allSatisfy { $0.sequence == 7 })
+        #expect(frames.map(\.offset) == [0x30, 0x40] && frames.map(\.length) == [16, 21])
+        // Their hint entries.
+        var writer = HintWriter(segmentNumber: 1, segmentSize: UInt64(bytes.count), format: .v2(baseSequence: 7))
+        bytes.withUnsafeBytes { raw in for frame in frames { writer.append(frame, of: raw) } }
+        let hint = writer.finish()
+        let entries: [UInt8] = [0x21, 0x0e, 0x04, 0x01, 0x10, 0x01, 0x01, 0x11, 0x00, 0xd4, 0x04, 0x01, 0x15, 0x00]
+        #expect(Array(hint.dropFirst(HintFile.headerSize).dropLast(8)) == entries)
+    }
+}

@@ -27,8 +27,15 @@ final class CompactionOutput {
     private let buffer = WriteBuffer(capacity: chunkSize + batchLimit)
     /// Bytes gathered and not yet written.
     var bufferedBytes: Int { buffer.count }
-    /// Bytes in the file, header included, plus what is buffered, plus at most the copy not yet encoded.
-    var size: UInt64 { encodedSize + UInt64(held?.frame.length ?? 0) }
+    /// Bytes in the file, header included, plus what is buffered, plus at most what the copy not yet
+    /// encoded takes.
+    var size: UInt64 { encodedSize + UInt64(held.map { Self.bound(of: $0.frame) } ?? 0) }
+
+    /// The most bytes the copy of `frame` takes here (re-encoded, its references may take more bytes than
+    /// in a version-1 source, and it may end a batch).
+    static func bound(of frame: DecodedFrame) -> Int {
+        CompactFrame.bound(referenceCount: frame.referenceCount, payloadRoom: frame.storedLength)
+    }
     /// Bytes in the file, header included, plus what is buffered.
     private var encodedSize = UInt64(LogFormat.segmentHeaderSize)
     /// The frames' sequence numbers are deltas from this (the header's base sequence).
@@ -98,7 +105,9 @@ final class CompactionOutput {
         throws(SystemError)
     {
         if let held {
-            let endsBatch = held.frame.sequence != frame.sequence || buffer.count - batchStart >= Self.batchLimit
+            let endsBatch =
+                held.frame.sequence != frame.sequence
+                || buffer.count - batchStart + held.frame.length + frame.length > Self.batchLimit
             try encode(held, endsBatch: endsBatch)
         }
         held = (frame, bytes, move)

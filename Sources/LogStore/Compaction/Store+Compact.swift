@@ -124,7 +124,8 @@ extension Store {
                 let bytes = file.bytes(count: Int(size))
                 /// Copies one frame into the current output (starting one when needed).
                 func copy(_ frame: DecodedFrame, _ move: (id: UInt64, from: IndexEntry)?) throws(LogStoreError) {
-                    if outputs.last.map({ $0.size + UInt64(frame.length) > UInt64(options.segmentSize) }) ?? true {
+                    let room = UInt64(CompactionOutput.bound(of: frame))
+                    if outputs.last.map({ $0.size + room > UInt64(options.segmentSize) }) ?? true {
                         if let full = outputs.last { finished.append((full, try finish(full))) }
                         let remaining = liveTotal > report.bytesCopied ? liveTotal - report.bytesCopied : 0
                         let output = try startOutput(

@@ -308,7 +308,7 @@ struct StoreLoader {
         case .success(let header):
             isOutput = header.isCompactionOutput
         }
-        if !isNewest, !collectsProblems, let hint = usableHint(number, size: size, into: &loaded) {
+        if !isNewest, !collectsProblems, let hint = usableHint(number, size: size, format: file.format, into: &loaded) {
             replay(hint, file: file, size: size, isOutput: isOutput, into: &loaded)
             return
         }
@@ -350,7 +350,9 @@ struct StoreLoader {
     }
 
     /// The valid hint of sealed segment `number`, mapped, or nil (with a note saying why, when there is one).
-    private func usableHint(_ number: UInt32, size: UInt64, into loaded: inout Loaded) -> (SegmentFile, HintReader)? {
+    private func usableHint(_ number: UInt32, size: UInt64, format: FrameFormat, into loaded: inout Loaded) -> (
+        SegmentFile, HintReader
+    )? {
         let name = HintFile.fileName(number)
         guard hintNames.contains(name) else { return nil }
         let path = directory + "/" + name
@@ -361,10 +363,13 @@ struct StoreLoader {
             io.close(fd)
             mapping = try SegmentFile.open(number: number, path: path, writable: false, capacity: Int(length), io: io)
             switch HintReader.open(mapping.bytes(count: Int(length))) {
-            case .success(let reader) where reader.segmentNumber == number && reader.segmentSize == size:
+            case .success(let reader)
+            where reader.segmentNumber == number && reader.segmentSize == size
+                && reader.isCompact == format.isCompact:
                 return (mapping, reader)
             case .success:
-                loaded.notes.append("\(path): stale hint (another segment or size); scanned the segment instead")
+                loaded.notes.append(
+                    "\(path): stale hint (another segment, size or format version); scanned the segment instead")
             case .failure(let problem):
                 loaded.notes.append("\(path): \(problem.reason); scanned the segment instead")
             }
@@ -429,7 +434,10 @@ struct StoreLoader {
         let path = directory + "/" + HintFile.fileName(number)
         var notes: [String] = []
         var scratch = Loaded()
-        guard let (mapping, reader) = usableHint(number, size: UInt64(bytes.count), into: &scratch) else {
+        guard
+            let (mapping, reader) = usableHint(
+                number, size: UInt64(bytes.count), format: FrameFormat(segment: bytes), into: &scratch)
+        else {
             notes = scratch.notes
             for note in notes { loaded.problems.append(Problem(file: path, offset: nil, message: note)) }
             return

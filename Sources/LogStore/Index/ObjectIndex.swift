@@ -4,7 +4,7 @@
 /// Where the newest record of a live object is (segment, offset, length), its type tag, how many
 /// references (from live objects and named roots) point at it, and its flags.
 ///
-/// 24 bytes. `length == 0` marks an empty slot (no frame is shorter than 44 bytes).
+/// 24 bytes. `length == 0` marks an empty slot (no frame is shorter than 10 bytes).
 struct IndexEntry: Equatable, Sendable {
     var segment: UInt32
     var offset: UInt32
