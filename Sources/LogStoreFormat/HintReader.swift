@@ -127,15 +127,51 @@ package struct HintProblem: Error, Equatable {
                 referencesLength: referencesLength, nameLength: nameLength, isCompact: true)
         }
 
+        /// The version-2 entry at `at`, read without any check: only for bytes that
+        /// ``compact(base:at:end:previous:)`` read as a valid entry before (``HintReader/open(_:)`` checks
+        /// every entry of the file once, and the hint's mapping never changes). Open reads ten million
+        /// entries twice with it.
+        @inlinable @inline(__always) static func trusted(
+            base: UnsafeRawPointer, at: Int, previous: (sequence: UInt64, id: UInt64, frameEnd: UInt64)
+        ) -> EntryView {
+            let head = base.load(fromByteOffset: at, as: UInt8.self)
+            var cursor = at + 1
+            let sequenceDelta = VarInt.readTrusted(base, at: &cursor)
+            let idDelta = VarInt.readTrusted(base, at: &cursor)
+            let typeTag = VarInt.readTrusted(base, at: &cursor)
+            let length = VarInt.readTrusted(base, at: &cursor)
+            let offset = head & 0x80 != 0 ? VarInt.readTrusted(base, at: &cursor) : previous.frameEnd
+            let count = Int(truncatingIfNeeded: VarInt.readTrusted(base, at: &cursor))
+            let referencesAt = cursor
+            for _ in 0..<count {
+                while base.load(fromByteOffset: cursor, as: UInt8.self) >= 0x80 { cursor += 1 }
+                cursor += 1
+            }
+            let referencesLength = cursor - referencesAt
+            let kindByte = head & 0x07
+            var nameLength = 0
+            if kindByte == 3 || kindByte == 4 {
+                nameLength = Int(truncatingIfNeeded: VarInt.readTrusted(base, at: &cursor))
+                cursor += nameLength
+            }
+            return EntryView(
+                base: base, at: at, size: cursor - at, kind: FrameKind(byte: kindByte) ?? .put,
+                flags: FrameFlags(rawValue: (head >> 3) & 0x0F),
+                sequence: VarInt.applying(sequenceDelta, to: previous.sequence),
+                id: VarInt.applying(idDelta, to: previous.id), typeTag: UInt32(truncatingIfNeeded: typeTag),
+                offset: UInt32(truncatingIfNeeded: offset), length: UInt32(truncatingIfNeeded: length),
+                referenceCount: count, referencesAt: referencesAt, referencesLength: referencesLength,
+                nameLength: nameLength, isCompact: true)
+        }
+
         /// Calls `body` with every reference, in order.
         @inlinable public func forEachReference(_ body: (UInt64) -> Void) {
             if isCompact {
+                // Checked by ``HintReader/open(_:)``, like the rest of the entry.
                 var cursor = referencesAt
-                let end = referencesAt + referencesLength
                 var previous = id
                 for _ in 0..<referenceCount {
-                    guard let delta = VarInt.read(base, at: &cursor, end: end) else { return }
-                    previous = VarInt.applying(delta, to: previous)
+                    previous = VarInt.applying(VarInt.readTrusted(base, at: &cursor), to: previous)
                     body(previous)
                 }
             } else {
@@ -284,12 +320,9 @@ package struct HintProblem: Error, Equatable {
         guard let base = bytes.baseAddress else { return }
         var cursor = Self.headerSize
         if isCompact {
-            let end = bytes.count - 8
             var previous = (sequence: UInt64(0), id: UInt64(0), frameEnd: Self.firstFrameOffset)
             for _ in 0..<entryCount {
-                guard let entry = EntryView.compact(base: base, at: cursor, end: end, previous: previous) else {
-                    return
-                }
+                let entry = EntryView.trusted(base: base, at: cursor, previous: previous)
                 body(entry)
                 previous = (entry.sequence, entry.id, UInt64(entry.offset) + UInt64(entry.length))
                 cursor += entry.size

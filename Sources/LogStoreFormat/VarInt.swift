@@ -70,6 +70,24 @@
         return value
     }
 
+    /// Reads the value at `cursor` of `base` and moves `cursor` past it, without any check: only for
+    /// bytes that ``read(_:at:end:)`` read as a valid value before.
+    @inlinable @inline(__always)
+    public static func readTrusted(_ base: UnsafeRawPointer, at cursor: inout Int) -> UInt64 {
+        var byte = base.load(fromByteOffset: cursor, as: UInt8.self)
+        cursor += 1
+        if byte < 0x80 { return UInt64(byte) }
+        var value = UInt64(byte & 0x7F)
+        var shift: UInt64 = 7
+        repeat {
+            byte = base.load(fromByteOffset: cursor, as: UInt8.self)
+            cursor += 1
+            value |= UInt64(byte & 0x7F) << (shift & 63)
+            shift += 7
+        } while byte >= 0x80 && shift < 70
+        return value
+    }
+
     /// `value` mapped so that small magnitudes of either sign are small: 0, −1, 1, −2 … → 0, 1, 2, 3 ….
     @inlinable @inline(__always)
     public static func zigzag(_ value: Int64) -> UInt64 {
