@@ -153,15 +153,10 @@ package struct CompactFrameEncoder {
         var frameFlags = flags.intersection([.pinned, .collected])
         switch payload {
         case .raw(let bytes):
-            storedLength = bytes.count
-            if wantsCompression,
-                let compressed = Compression.compress(bytes, into: start + cursor, capacity: payloadRoom)
-            {
-                storedLength = compressed
-                frameFlags.insert(.compressed)
-            } else if bytes.count > 0, let source = bytes.baseAddress {
-                (start + cursor).copyMemory(from: source, byteCount: bytes.count)
-            }
+            let stored = Compression.store(
+                bytes, attempt: wantsCompression, into: start + cursor, capacity: payloadRoom)
+            storedLength = stored.length
+            if stored.compressed { frameFlags.insert(.compressed) }
         case .compressed(let bytes, _, _):
             frameFlags.insert(.compressed)
             if let source = bytes.baseAddress { (start + cursor).copyMemory(from: source, byteCount: bytes.count) }

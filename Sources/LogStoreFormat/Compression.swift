@@ -27,6 +27,21 @@ package enum Compression {
         return Int(written)
     }
 
+    /// Writes `payload` at `destination` (room for `capacity` bytes), compressed when `attempt` and that
+    /// makes it smaller, else as it is.
+    /// - returns: the stored length and whether it is compressed.
+    package static func store(
+        _ payload: UnsafeRawBufferPointer, attempt: Bool, into destination: UnsafeMutableRawPointer, capacity: Int
+    ) -> (length: Int, compressed: Bool) {
+        if attempt, let compressed = compress(payload, into: destination, capacity: capacity) {
+            return (compressed, true)
+        }
+        if payload.count > 0, let source = payload.baseAddress {
+            destination.copyMemory(from: source, byteCount: payload.count)
+        }
+        return (payload.count, false)
+    }
+
     /// Decompresses an LZ4 block that must expand to exactly `originalLength` bytes.
     ///
     /// `LZ4_decompress_safe` never reads or writes outside the given buffers, whatever the input.

@@ -32,15 +32,9 @@ package struct FrameEncoder {
         }
         var frameFlags = flags
         frameFlags.remove(.compressed)
-        var storedLength = payload.count
-        if wantsCompression,
-            let compressed = Compression.compress(payload, into: start + cursor, capacity: payloadRoom)
-        {
-            storedLength = compressed
-            frameFlags.insert(.compressed)
-        } else if payload.count > 0, let source = payload.baseAddress {
-            (start + cursor).copyMemory(from: source, byteCount: payload.count)
-        }
+        let stored = Compression.store(payload, attempt: wantsCompression, into: start + cursor, capacity: payloadRoom)
+        let storedLength = stored.length
+        if stored.compressed { frameFlags.insert(.compressed) }
         cursor += storedLength
 
         start.storeBytes(of: kind.rawValue, toByteOffset: 0, as: UInt8.self)
