@@ -134,3 +134,34 @@ import Testing
         }
     }
 }
+
+extension FormatMigrationTests {
+    /// A writer that continues a version-2 segment after a reopen writes against that segment's base
+    /// sequence number (from its header), not the one it would give a new segment.
+    @Test func aContinuedSegmentKeepsItsBaseSequence() throws {
+        let directory = TemporaryStore("v2-continue")
+        var written: [ObjectID: UInt64] = [:]
+        for round in 0..<3 {
+            let store = try directory.open(options: testOptions())
+            for index in 0..<5 {
+                let id = try store.put(typeTag: 1, payload: [UInt8(round), UInt8(index)])
+                written[id] = try store.snapshot().version(of: id)
+            }
+            try store.close()
+        }
+        let segments = directory.segmentFiles()
+        #expect(segments.count == 1)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try #require(segments.first))))
+        let header = try bytes.withUnsafeBytes { try SegmentHeader.decode($0).get() }
+        #expect(header.formatVersion == 2 && header.baseSequence == 1)
+        var sequences: [UInt64: UInt64] = [:]
+        let outcome = bytes.withUnsafeBytes { raw in
+            SegmentScanner(bytes: raw).scan { frame in
+                if frame.kind == .put { sequences[frame.id] = frame.sequence }
+            }
+        }
+        #expect(outcome.damages.isEmpty)
+        #expect(sequences == Dictionary(uniqueKeysWithValues: written.map { ($0.key.rawValue, $0.value ?? 0) }))
+        #expect(Set(sequences.values).count == 15)
+    }
+}
