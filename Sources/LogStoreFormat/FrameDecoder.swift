@@ -210,7 +210,11 @@ package enum FrameDecoder {
     ///
     /// In version 2 a frame's CRC-32C alone would let about one offset in 2^32 of random bytes pass, so
     /// there a valid frame must begin a run of valid frames that ends in a commit frame whose batch
-    /// checksum (XXH3-64) holds.
+    /// checksum (XXH3-64) holds. The run's fields are read first (cheap: most offsets of random bytes
+    /// fail there), then the batch checksum, and the frames' CRCs last. The frame starts of a run of
+    /// checked frames whose batch checksum failed are not tried again: none of them can begin a batch
+    /// that ends at that commit frame (the run holds no other commit frame), so a large batch whose start
+    /// was damaged costs one walk, not one per frame.
     package static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int, format: FrameFormat)
         -> Int?
     {
@@ -218,8 +222,11 @@ package enum FrameDecoder {
         var candidate = offset + 1
         let last = bytes.count - CompactFrame.minimumSize
         guard bytes.baseAddress != nil else { return nil }
+        var notBatchStarts = Set<Int>()
         while candidate <= last {
-            if bytes[candidate] != 0, beginsCommittedBatch(bytes, at: candidate, baseSequence: base) {
+            if bytes[candidate] != 0, !notBatchStarts.contains(candidate),
+                beginsCommittedBatch(bytes, at: candidate, baseSequence: base, notBatchStarts: &notBatchStarts)
+            {
                 return candidate
             }
             candidate += 1
@@ -228,14 +235,25 @@ package enum FrameDecoder {
     }
 
     /// Whether the version-2 frames from `offset` on are valid up to a commit frame whose batch checksum
-    /// holds.
-    private static func beginsCommittedBatch(_ bytes: UnsafeRawBufferPointer, at offset: Int, baseSequence: UInt64)
-        -> Bool
-    {
+    /// holds; adds to `notBatchStarts` the frame starts of a run of valid frames whose batch checksum
+    /// did not hold.
+    private static func beginsCommittedBatch(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, baseSequence: UInt64, notBatchStarts: inout Set<Int>
+    ) -> Bool {
         var cursor = offset
-        while case .success(let frame) = CompactFrameDecoder.decode(bytes, at: cursor, baseSequence: baseSequence) {
+        var run: [DecodedFrame] = []
+        while case .success(let frame) = CompactFrameDecoder.decode(
+            bytes, at: cursor, baseSequence: baseSequence, verifyChecksum: false)
+        {
+            run.append(frame)
             if frame.flags.contains(.commit) {
-                return CompactFrameDecoder.batchChecksumMatches(frame, batchStart: offset, in: bytes)
+                guard CompactFrameDecoder.batchChecksumMatches(frame, batchStart: offset, in: bytes) else {
+                    if run.allSatisfy({ CompactFrameDecoder.checksumMatches($0, in: bytes) }) {
+                        for frame in run { notBatchStarts.insert(frame.offset) }
+                    }
+                    return false
+                }
+                return run.allSatisfy { CompactFrameDecoder.checksumMatches($0, in: bytes) }
             }
             cursor += frame.length
         }

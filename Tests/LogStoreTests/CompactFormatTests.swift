@@ -494,3 +494,26 @@ extension CompactFormatTests {
         #expect(Array(hint.dropFirst(HintFile.headerSize).dropLast(8)) == entries)
     }
 }
+
+extension CompactFormatTests {
+    /// After damage to the first frame of a large batch, the search for a valid frame finds the next
+    /// whole batch (not a frame inside the damaged one, whose batch checksum names the lost bytes), or
+    /// nothing when there is none.
+    @Test func theSearchAfterDamageSkipsTheRestOfADamagedBatch() {
+        let frames = (0..<2_000).map { index in
+            ModelFrame(
+                kind: .put, flags: [], id: UInt64(index + 1), typeTag: 1, references: [],
+                payload: [UInt8(index & 0xFF)],
+                sequence: 5)
+        }
+        let next = ModelFrame(kind: .put, flags: [], id: 9_999, typeTag: 1, references: [], payload: [9], sequence: 6)
+        for followed in [false, true] {
+            var (bytes, offsets) = Self.segment(followed ? [frames, [next]] : [frames], sealed: false)
+            bytes[offsets[0] + 1] ^= 0x01
+            let found = bytes.withUnsafeBytes { raw in
+                FrameDecoder.nextValidFrame(in: raw, after: offsets[0], format: FrameFormat(segment: raw))
+            }
+            #expect(found == (followed ? offsets.last : nil), "followed: \(followed)")
+        }
+    }
+}
