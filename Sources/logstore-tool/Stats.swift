@@ -7,7 +7,10 @@ import LogStoreObjects
 /// reachable objects, types, bytes, roots and index memory of a store.
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a store's segments, objects, reachable objects, types, bytes, roots and index memory.",
+        abstract: """
+            Print a store's segments, objects, reachable objects, types, bytes (per type also bytes on disk \
+            per payload byte), roots and index memory.
+            """,
         discussion: """
             Opens the store read-only, without the write lock, so it works beside a writer. Per segment: its \
             bytes, the bytes of live records and the garbage that compaction could reclaim, and whether it is \
@@ -32,10 +35,19 @@ struct Stats: ParsableCommand {
         let reachable = try opened.reachableObjectCount()
         let recovery = opened.recovery
         let typeNames = (try? ObjectInspector(opened))?.typeNames ?? [:]
+        let space = try opened.snapshot().spaceByType()
         try opened.close()
-        let report = StatsReport(
+        var report = StatsReport(
             directory: store.directory, statistics: statistics, reachable: reachable, roots: roots, recovery: recovery,
             typeNames: typeNames)
+        report.spaceByType = Dictionary(
+            uniqueKeysWithValues: space.map { tag, space in
+                (
+                    String(tag),
+                    StatsReport.TypeSpace(
+                        records: space.records, frameBytes: space.frameBytes, payloadBytes: space.payloadBytes)
+                )
+            })
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -88,6 +100,16 @@ struct Stats: ParsableCommand {
         if report.roots.count > Self.rootsListed {
             print("  ... and \(report.roots.count - Self.rootsListed) more")
         }
+        if !report.spaceByType.isEmpty {
+            print("space of live records (frame bytes ÷ payload bytes):")
+            for (tag, space) in report.spaceByType.sorted(by: { (UInt32($0.key) ?? 0) < (UInt32($1.key) ?? 0) }) {
+                let ratio = space.payloadBytes == 0 ? 0 : Double(space.frameBytes) / Double(space.payloadBytes)
+                let name = report.typeNames[tag].map { " \($0)" } ?? ""
+                print(
+                    "  type \(tag)\(name): \(space.records) records, \(formatBytes(space.frameBytes)) for "
+                        + "\(formatBytes(space.payloadBytes)) of payload, \(String(format: "%.3f", ratio))")
+            }
+        }
         print("index memory: \(formatBytes(UInt64(report.indexMemoryBytes)))")
         print("next id: \(report.nextID)")
         if let recovery = report.recovery {
@@ -128,6 +150,14 @@ private struct StatsReport: Encodable {
     var nextID: UInt64
     /// A torn tail that a read-only open saw and left in place.
     var recovery: String?
+    /// Per type tag, the live records' frame bytes and payload bytes.
+    var spaceByType: [String: TypeSpace] = [:]
+
+    struct TypeSpace: Encodable {
+        var records: Int
+        var frameBytes: UInt64
+        var payloadBytes: UInt64
+    }
 
     init(
         directory: String, statistics: StoreStatistics, reachable: Int, roots: [String: ObjectID],

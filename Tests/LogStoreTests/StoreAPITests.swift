@@ -80,6 +80,29 @@ import Testing
         try store.close()
     }
 
+    @Test func spaceByTypeCountsFrameAndPayloadBytesOfLiveRecords() throws {
+        let directory = TemporaryStore("space-by-type")
+        let store = try directory.open()
+        var payloads: [UInt32: UInt64] = [:]
+        for index in 0..<50 {
+            let tag = UInt32(index % 3)
+            // Type 2 is long enough to be compressed and compresses well: its frames are smaller than
+            // its payloads.
+            let size = 100 + index * 7 + (tag == 2 ? 600 : 0)
+            let payload = tag == 2 ? [UInt8](repeating: 7, count: size) : payloadBytes(size, seed: UInt64(index))
+            try store.put(typeTag: tag, payload: payload)
+            payloads[tag, default: 0] += UInt64(size)
+        }
+        let dead = try store.put(typeTag: 0, payload: payloadBytes(500, seed: 99))
+        try store.delete(dead)
+        let space = try store.snapshot().spaceByType()
+        #expect(space.mapValues(\.records) == [0: 17, 1: 17, 2: 16])
+        #expect(space.mapValues(\.payloadBytes) == payloads)
+        #expect(space.values.reduce(0) { $0 + $1.frameBytes } == (try store.statistics()).liveBytes)
+        #expect(try #require(space[2]).ratio < 1 && (try #require(space[1]).ratio) > 1)
+        try store.close()
+    }
+
     @Test func statisticsCountLiveAndGarbageBytes() throws {
         let directory = TemporaryStore("stats")
         let store = try directory.open()

@@ -117,6 +117,37 @@ public final class Snapshot: Sendable {
     public func countsByType() -> [UInt32: Int] {
         view.typeCounts
     }
+
+    /// What the live records of one type tag take on disk.
+    public struct TypeSpace: Sendable, Equatable {
+        /// Live records of the type.
+        public var records = 0
+        /// Bytes of their frames in the segments (fields, references, stored payload, checksums).
+        public var frameBytes: UInt64 = 0
+        /// Bytes of their payloads as the application gave them (before compression).
+        public var payloadBytes: UInt64 = 0
+
+        /// Frame bytes per payload byte (0 without payload).
+        public var ratio: Double { payloadBytes == 0 ? 0 : Double(frameBytes) / Double(payloadBytes) }
+    }
+
+    /// The bytes on disk and the raw payload bytes of the live records, per type tag. Reads the header
+    /// of every live record's frame (not the payloads); a frame that does not decode is left out.
+    public func spaceByType() -> [UInt32: TypeSpace] {
+        var space: [UInt32: TypeSpace] = [:]
+        func count(_: UInt64, _ entry: IndexEntry) {
+            guard let file = view.segments[entry.segment], Int(entry.offset) + Int(entry.length) <= file.mappedLength,
+                case .success(let frame) = FrameDecoder.decode(
+                    file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset),
+                    format: file.format, verifyChecksum: false)
+            else { return }
+            space[entry.typeTag, default: TypeSpace()].records += 1
+            space[entry.typeTag, default: TypeSpace()].frameBytes += UInt64(entry.length)
+            space[entry.typeTag, default: TypeSpace()].payloadBytes += UInt64(frame.originalLength)
+        }
+        view.forEach(count)
+        return space
+    }
 }
 
 extension Store {
