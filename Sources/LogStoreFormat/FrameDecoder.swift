@@ -104,14 +104,14 @@ package enum FrameDecoder {
         _ bytes: UnsafeRawBufferPointer, at offset: Int, format: FrameFormat, verifyChecksum: Bool = true
     ) -> Result<DecodedFrame, FrameProblem> {
         switch format {
-        case .v1: return decode(bytes, at: offset, verifyChecksum: verifyChecksum)
+        case .v1: return decodeVersion1(bytes, at: offset, verifyChecksum: verifyChecksum)
         case .v2(let base):
             return CompactFrameDecoder.decode(bytes, at: offset, baseSequence: base, verifyChecksum: verifyChecksum)
         }
     }
 
     /// Decodes the version-1 frame at `offset` of `bytes` (the segment from its first byte to its end).
-    package static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int, verifyChecksum: Bool = true)
+    private static func decodeVersion1(_ bytes: UnsafeRawBufferPointer, at offset: Int, verifyChecksum: Bool)
         -> Result<DecodedFrame, FrameProblem>
     {
         let available = bytes.count - offset
@@ -218,7 +218,7 @@ package enum FrameDecoder {
     package static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int, format: FrameFormat)
         -> Int?
     {
-        guard case .v2(let base) = format else { return nextValidFrame(in: bytes, after: offset) }
+        guard case .v2(let base) = format else { return nextValidVersion1Frame(in: bytes, after: offset) }
         var candidate = offset + 1
         let last = bytes.count - CompactFrame.minimumSize
         guard bytes.baseAddress != nil else { return nil }
@@ -261,14 +261,14 @@ package enum FrameDecoder {
     }
 
     /// ``nextValidFrame(in:after:format:)`` for version 1.
-    package static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
+    private static func nextValidVersion1Frame(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
         var candidate = offset + 1
         let last = bytes.count - LogFormat.minimumFrameSize
         guard let base = bytes.baseAddress, candidate <= last else { return nil }
         while candidate <= last {
             let kind = base.load(fromByteOffset: candidate, as: UInt8.self)
             if kind >= FrameKind.put.rawValue, kind <= FrameKind.seal.rawValue,
-                case .success = decode(bytes, at: candidate)
+                case .success = decodeVersion1(bytes, at: candidate, verifyChecksum: true)
             {
                 return candidate
             }

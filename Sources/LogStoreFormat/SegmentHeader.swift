@@ -20,9 +20,6 @@ package struct SegmentHeader: Equatable, Sendable {
         self.baseSequence = formatVersion >= 2 ? baseSequence : 0
     }
 
-    /// The layout of the segment's frames.
-    package var frameFormat: FrameFormat { formatVersion >= 2 ? .v2(baseSequence: baseSequence) : .v1 }
-
     /// Whether the compactor wrote this segment (complete before it was named; never appended to).
     package var isCompactionOutput: Bool { flags & LogFormat.compactedSegmentFlag != 0 }
 
