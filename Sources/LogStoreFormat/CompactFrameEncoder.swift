@@ -48,8 +48,23 @@ package enum CompactFrame {
 package struct CompactFrameEncoder {
     /// Compress raw payloads at least this long; 0 turns compression off.
     package var compressionMinimumSize: Int
+    /// The shared dictionary raw put payloads are compressed against (whatever their length, from
+    /// ``dictionaryMinimumSize`` on), and the working stream to do it with; nil: none.
+    package var dictionary: (dictionary: CompressionDictionary, work: Compression.WorkStream)?
+    /// Shorter payloads are not worth compressing even against a dictionary.
+    package static let dictionaryMinimumSize = 16
 
     package init(compressionMinimumSize: Int) { self.compressionMinimumSize = compressionMinimumSize }
+
+    /// How a raw payload of `count` bytes of a `kind` frame is compressed: against the dictionary (puts
+    /// only, so control frames read without dictionaries), or alone from the minimum size, or not.
+    private func method(_ kind: FrameKind, _ count: Int) -> Compression.Method {
+        guard compressionMinimumSize > 0 else { return .none }
+        if kind == .put, let dictionary, count >= Self.dictionaryMinimumSize {
+            return .dictionary(dictionary.dictionary, dictionary.work)
+        }
+        return count >= compressionMinimumSize ? .plain : .none
+    }
 
     /// Where a frame's references come from.
     package enum References {
@@ -89,9 +104,11 @@ package struct CompactFrameEncoder {
         }
         var payloadRoom: Int
         var wantsCompression = false
+        var compression = Compression.Method.none
         switch payload {
         case .raw(let bytes):
-            wantsCompression = compressionMinimumSize > 0 && bytes.count >= compressionMinimumSize
+            compression = method(kind, bytes.count)
+            if case .none = compression {} else { wantsCompression = true }
             payloadRoom = wantsCompression ? max(bytes.count, Compression.bound(bytes.count)) : bytes.count
         case .compressed(let bytes, _, _): payloadRoom = bytes.count
         }
@@ -118,8 +135,9 @@ package struct CompactFrameEncoder {
         case .raw(let bytes):
             predictedSize = fixedFieldsSize + VarInt.size(of: UInt64(bytes.count))
             if wantsCompression {
-                // Room for the extra length (no dictionary).
+                // Room for the extra length, and the dictionary id.
                 predictedSize += VarInt.size(of: UInt64(bytes.count))
+                if case .dictionary(let shared, _) = compression { predictedSize += VarInt.size(of: UInt64(shared.id)) }
             }
         case .compressed(let bytes, let original, _):
             storedLength = bytes.count
@@ -153,9 +171,9 @@ package struct CompactFrameEncoder {
         var frameFlags = flags.intersection([.pinned, .collected])
         switch payload {
         case .raw(let bytes):
-            let stored = Compression.store(
-                bytes, attempt: wantsCompression, into: start + cursor, capacity: payloadRoom)
+            let stored = Compression.store(bytes, method: compression, into: start + cursor, capacity: payloadRoom)
             storedLength = stored.length
+            dictionary = stored.dictionary
             if stored.compressed { frameFlags.insert(.compressed) }
         case .compressed(let bytes, _, _):
             frameFlags.insert(.compressed)

@@ -292,9 +292,45 @@ package enum FrameDecoder {
         }
     }
 
-    /// The payload of a decoded frame, decompressed when it was stored compressed.
+    /// Why a frame's payload cannot be read.
+    package enum PayloadProblem: Error, Equatable {
+        /// The frame names a dictionary the store does not have.
+        case missingDictionary(UInt32)
+        /// The compressed bytes do not decompress to the recorded length.
+        case malformed
+
+        /// For an error message.
+        package var reason: String {
+            switch self {
+            case .missingDictionary(let id):
+                return "the payload is compressed against dictionary \(id), which the store does not have"
+            case .malformed: return "the payload does not decompress to its recorded length"
+            }
+        }
+    }
+
+    /// The payload of a decoded frame, decompressed (against the dictionary it names, from `dictionaries`)
+    /// when it was stored compressed.
+    package static func payload(
+        of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer, dictionaries: CompressionDictionaries
+    ) -> Result<[UInt8], PayloadProblem> {
+        guard frame.dictionary != 0 else {
+            return payload(of: frame, in: bytes).map { .success($0) } ?? .failure(.malformed)
+        }
+        guard let dictionary = dictionaries[frame.dictionary] else {
+            return .failure(.missingDictionary(frame.dictionary))
+        }
+        guard let base = bytes.baseAddress, frame.flags.contains(.compressed) else { return .failure(.malformed) }
+        let stored = UnsafeRawBufferPointer(start: base + frame.payloadOffset, count: frame.storedLength)
+        return dictionary.decompress(stored, originalLength: frame.originalLength).map { .success($0) }
+            ?? .failure(.malformed)
+    }
+
+    /// The payload of a decoded frame that names no dictionary (control frames never do), decompressed
+    /// when it was stored compressed.
     ///
-    /// - returns: nil when a compressed payload does not decompress to its recorded length.
+    /// - returns: nil when a compressed payload does not decompress to its recorded length, or the frame
+    ///   names a dictionary.
     package static func payload(of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         guard frame.dictionary == 0 else { return nil }
         guard let base = bytes.baseAddress else { return frame.storedLength == 0 ? [] : nil }

@@ -32,7 +32,8 @@ package struct FrameEncoder {
         }
         var frameFlags = flags
         frameFlags.remove(.compressed)
-        let stored = Compression.store(payload, attempt: wantsCompression, into: start + cursor, capacity: payloadRoom)
+        let stored = Compression.store(
+            payload, method: wantsCompression ? .plain : .none, into: start + cursor, capacity: payloadRoom)
         let storedLength = stored.length
         if stored.compressed { frameFlags.insert(.compressed) }
         cursor += storedLength

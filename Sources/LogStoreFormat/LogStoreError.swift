@@ -32,6 +32,10 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptFrame = Code("corruptFrame")
         /// A segment file's header is damaged (wrong magic, bad checksum, impossible field).
         public static let corruptSegmentHeader = Code("corruptSegmentHeader")
+        /// A compression dictionary file is damaged (its checksum, length or fields are wrong).
+        public static let corruptDictionary = Code("corruptDictionary")
+        /// A frame names a compression dictionary the store does not have.
+        public static let missingDictionary = Code("missingDictionary")
         /// A segment that the store's manifest lists is missing from the directory.
         public static let missingSegment = Code("missingSegment")
         /// A segment header names a newer, unknown format version.

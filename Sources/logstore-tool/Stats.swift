@@ -35,7 +35,10 @@ struct Stats: ParsableCommand {
         let reachable = try opened.reachableObjectCount()
         let recovery = opened.recovery
         let typeNames = (try? ObjectInspector(opened))?.typeNames ?? [:]
-        let space = try opened.snapshot().spaceByType()
+        let view = try opened.snapshot()
+        let space = view.spaceByType()
+        let byDictionary = view.spaceByDictionary()
+        let dictionaries = view.dictionaries()
         try opened.close()
         var report = StatsReport(
             directory: store.directory, statistics: statistics, reachable: reachable, roots: roots, recovery: recovery,
@@ -44,10 +47,20 @@ struct Stats: ParsableCommand {
             uniqueKeysWithValues: space.map { tag, space in
                 (
                     String(tag),
-                    StatsReport.TypeSpace(
+                    StatsReport.RecordSpace(
                         records: space.records, frameBytes: space.frameBytes, payloadBytes: space.payloadBytes)
                 )
             })
+        report.dictionaries = dictionaries.map { dictionary in
+            let space = byDictionary[dictionary.id]
+            return StatsReport.DictionarySpace(
+                id: dictionary.id, bytes: dictionary.bytes, records: space?.records ?? 0,
+                frameBytes: space?.frameBytes ?? 0, payloadBytes: space?.payloadBytes ?? 0)
+        }
+        if let none = byDictionary[0] {
+            report.withoutDictionary = StatsReport.RecordSpace(
+                records: none.records, frameBytes: none.frameBytes, payloadBytes: none.payloadBytes)
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -110,6 +123,23 @@ struct Stats: ParsableCommand {
                         + "\(formatBytes(space.payloadBytes)) of payload, \(String(format: "%.3f", ratio))")
             }
         }
+        if !report.dictionaries.isEmpty || report.withoutDictionary != nil {
+            print("space of live records by compression dictionary (frame bytes ÷ payload bytes):")
+            for dictionary in report.dictionaries {
+                let ratio =
+                    dictionary.payloadBytes == 0 ? 0 : Double(dictionary.frameBytes) / Double(dictionary.payloadBytes)
+                print(
+                    "  dictionary \(dictionary.id) (\(formatBytes(UInt64(dictionary.bytes)))): \(dictionary.records) records, "
+                        + "\(formatBytes(dictionary.frameBytes)) for \(formatBytes(dictionary.payloadBytes)) of payload, "
+                        + String(format: "%.3f", ratio))
+            }
+            if let none = report.withoutDictionary {
+                let ratio = none.payloadBytes == 0 ? 0 : Double(none.frameBytes) / Double(none.payloadBytes)
+                print(
+                    "  no dictionary: \(none.records) records, \(formatBytes(none.frameBytes)) for "
+                        + "\(formatBytes(none.payloadBytes)) of payload, \(String(format: "%.3f", ratio))")
+            }
+        }
         print("index memory: \(formatBytes(UInt64(report.indexMemoryBytes)))")
         print("next id: \(report.nextID)")
         if let recovery = report.recovery {
@@ -151,9 +181,22 @@ private struct StatsReport: Encodable {
     /// A torn tail that a read-only open saw and left in place.
     var recovery: String?
     /// Per type tag, the live records' frame bytes and payload bytes.
-    var spaceByType: [String: TypeSpace] = [:]
+    var spaceByType: [String: RecordSpace] = [:]
+    /// The store's compression dictionaries, with the live records compressed against each.
+    var dictionaries: [DictionarySpace] = []
+    /// The live records compressed against no dictionary.
+    var withoutDictionary: RecordSpace?
 
-    struct TypeSpace: Encodable {
+    struct DictionarySpace: Encodable {
+        var id: UInt32
+        /// Size of the dictionary's content.
+        var bytes: Int
+        var records: Int
+        var frameBytes: UInt64
+        var payloadBytes: UInt64
+    }
+
+    struct RecordSpace: Encodable {
         var records: Int
         var frameBytes: UInt64
         var payloadBytes: UInt64

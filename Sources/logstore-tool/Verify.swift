@@ -19,7 +19,9 @@ struct Verify: ParsableCommand {
     func run() throws {
         let report = try Store.verify(at: store.directory)
         print("store: \(store.directory)")
-        print("segments: \(report.segments), frames: \(report.frames), live objects checked: \(report.liveObjects)")
+        print(
+            "segments: \(report.segments), frames: \(report.frames), dictionaries: \(report.dictionaries), "
+                + "live objects checked: \(report.liveObjects)")
         for note in report.notes {
             print("note: \(note)")
         }

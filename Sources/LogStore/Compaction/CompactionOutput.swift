@@ -14,7 +14,30 @@
 /// sequence number (frames of one batch of the source) form one batch of the output, of at most
 /// ``batchLimit`` bytes, so that the output pays one batch checksum per such run rather than per frame:
 /// each copy is encoded when the next one arrives, which tells whether it ends its batch.
+///
+/// Payloads are copied as they are stored, but for puts that ``Recompression`` names: those compressed
+/// against an older dictionary than the store's newest, and small ones stored raw before the store had a
+/// dictionary. Those are decompressed and compressed against the newest (or copied as they are when that
+/// fails: compaction never changes what a record reads as).
 final class CompactionOutput {
+    /// What compaction recompresses, and with what.
+    struct Recompression {
+        /// The dictionary copies are recompressed against.
+        let newest: CompressionDictionary
+        /// What the sources were compressed against.
+        let dictionaries: CompressionDictionaries
+        /// Raw payloads from this length on were already offered to LZ4 alone (0: compression is off).
+        let compressionMinimumSize: Int
+
+        /// Whether the copy of `frame` is recompressed.
+        func applies(to frame: DecodedFrame) -> Bool {
+            guard frame.kind == .put, frame.dictionary != newest.id else { return false }
+            if frame.dictionary != 0 { return true }
+            return !frame.flags.contains(.compressed) && frame.storedLength >= CompactFrameEncoder.dictionaryMinimumSize
+                && frame.storedLength < compressionMinimumSize
+        }
+    }
+
     let number: UInt32
     let path: String
     let temporaryPath: String
@@ -29,13 +52,20 @@ final class CompactionOutput {
     var bufferedBytes: Int { buffer.count }
     /// Bytes in the file, header included, plus what is buffered, plus at most what the copy not yet
     /// encoded takes.
-    var size: UInt64 { encodedSize + UInt64(held.map { Self.bound(of: $0.frame) } ?? 0) }
+    var size: UInt64 { encodedSize + UInt64(held.map { Self.bound(of: $0.frame, recompression) } ?? 0) }
 
-    /// The most bytes the copy of `frame` takes here (re-encoded, its references may take more bytes than
-    /// in a version-1 source, and it may end a batch).
-    static func bound(of frame: DecodedFrame) -> Int {
-        CompactFrame.bound(referenceCount: frame.referenceCount, payloadRoom: frame.storedLength)
+    /// The most bytes the copy of `frame` takes in an output recompressing with `recompression` (re-encoded,
+    /// its references may take more bytes than in a version-1 source, and it may end a batch).
+    static func bound(of frame: DecodedFrame, _ recompression: Recompression?) -> Int {
+        let room =
+            recompression?.applies(to: frame) == true
+            ? max(frame.originalLength, Compression.bound(frame.originalLength)) : frame.storedLength
+        return CompactFrame.bound(referenceCount: frame.referenceCount, payloadRoom: room)
     }
+    /// What is recompressed (nil: nothing).
+    private let recompression: Recompression?
+    /// The working stream of recompression.
+    private let work: Compression.WorkStream?
     /// Bytes in the file, header included, plus what is buffered.
     private var encodedSize = UInt64(LogFormat.segmentHeaderSize)
     /// The frames' sequence numbers are deltas from this (the header's base sequence).
@@ -63,10 +93,13 @@ final class CompactionOutput {
     /// - parameter expectedSize: at most how many bytes the output will hold (0: unknown). The page cache
     ///   for them is made ahead of the writes, on another thread (``PageCacheFiller``).
     /// - parameter baseSequence: the sequence number the frames' are written against (near them is smaller).
-    init(number: UInt32, directory: String, io: SystemIO, expectedSize: UInt64 = 0, baseSequence: UInt64)
-        throws(SystemError)
-    {
+    init(
+        number: UInt32, directory: String, io: SystemIO, expectedSize: UInt64 = 0, baseSequence: UInt64,
+        recompression: Recompression? = nil
+    ) throws(SystemError) {
         self.number = number
+        self.recompression = recompression
+        self.work = recompression == nil ? nil : Compression.WorkStream()
         self.baseSequence = baseSequence
         self.io = io
         path = directory + "/" + LogFormat.segmentFileName(number)
@@ -132,10 +165,23 @@ final class CompactionOutput {
         let payload: CompactFrameEncoder.Payload =
             frame.flags.contains(.compressed)
             ? .compressed(stored, originalLength: frame.originalLength, dictionary: frame.dictionary) : .raw(stored)
-        let length = encoder.append(
-            kind: frame.kind, flags: frame.flags, sequence: frame.sequence, baseSequence: baseSequence, id: frame.id,
-            typeTag: frame.typeTag, references: references, payload: payload,
-            batchStart: endsBatch ? batchStart : nil, to: buffer)
+        var encoder = self.encoder
+        var recompressed: [UInt8]?
+        if let recompression, let work, recompression.applies(to: frame),
+            case .success(let original) = FrameDecoder.payload(
+                of: frame, in: copy.bytes, dictionaries: recompression.dictionaries)
+        {
+            encoder.compressionMinimumSize = recompression.compressionMinimumSize
+            encoder.dictionary = (recompression.newest, work)
+            recompressed = original
+        }
+        let length = recompressed.withUnsafeBytesIfPresent { original in
+            encoder.append(
+                kind: frame.kind, flags: frame.flags, sequence: frame.sequence, baseSequence: baseSequence,
+                id: frame.id, typeTag: frame.typeTag, references: references,
+                payload: original.map { .raw($0) } ?? payload,
+                batchStart: endsBatch ? batchStart : nil, to: buffer)
+        }
         encodedSize += UInt64(length)
         if let move = copy.move {
             let entry = IndexEntry(
@@ -213,5 +259,15 @@ final class CompactionOutput {
         filler?.stop()
         filler = nil
         try? io.unlink(temporaryPath)
+    }
+}
+
+extension Optional where Wrapped == [UInt8] {
+    /// Calls `body` with the array's bytes, or with nil.
+    fileprivate func withUnsafeBytesIfPresent<Result>(_ body: (UnsafeRawBufferPointer?) -> Result) -> Result {
+        switch self {
+        case .some(let bytes): return bytes.withUnsafeBytes { body($0) }
+        case .none: return body(nil)
+        }
     }
 }

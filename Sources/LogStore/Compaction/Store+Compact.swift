@@ -46,8 +46,13 @@ extension Store {
         -> CompactionReport
     {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
+        // A dictionary of today's records, before the seal: what is written from here on uses it, and the
+        // rewrite recompresses every older record against it.
+        if options.compression && options.sharedDictionary { _ = try buildDictionaryFromLiveRecords() }
         try sealActiveSegment { _ in true }
-        return try compactSegments(garbageRatio: 0, rewritingAll: true, progress: progress)
+        let report = try compactSegments(garbageRatio: 0, rewritingAll: true, progress: progress)
+        try removeUnusedDictionaries()
+        return report
     }
 
     /// Seals the segment being written when it holds garbage, so an on-demand pass reclaims that too;
@@ -119,18 +124,27 @@ extension Store {
             chosenNumbers.compactMap { state.segments[$0]?.minSequence }.filter { $0 != .max }.min() ?? reservation.1
         }
 
+        // Copies whose payloads predate the newest dictionary are compressed against it.
+        let dictionaries = state.withLock { $0.dictionaries }
+        let recompression = dictionaries.newest.flatMap { newest in
+            options.compression && options.sharedDictionary && !options.readOnly
+                ? CompactionOutput.Recompression(
+                    newest: newest, dictionaries: dictionaries,
+                    compressionMinimumSize: options.effectiveCompressionMinimum) : nil
+        }
+
         do throws(LogStoreError) {
             for (file, size) in chosen {
                 let bytes = file.bytes(count: Int(size))
                 /// Copies one frame into the current output (starting one when needed).
                 func copy(_ frame: DecodedFrame, _ move: (id: UInt64, from: IndexEntry)?) throws(LogStoreError) {
-                    let room = UInt64(CompactionOutput.bound(of: frame))
+                    let room = UInt64(CompactionOutput.bound(of: frame, recompression))
                     if outputs.last.map({ $0.size + room > UInt64(options.segmentSize) }) ?? true {
                         if let full = outputs.last { finished.append((full, try finish(full))) }
                         let remaining = liveTotal > report.bytesCopied ? liveTotal - report.bytesCopied : 0
                         let output = try startOutput(
                             expectedSize: min(UInt64(options.segmentSize), remaining + (1 << 20)),
-                            baseSequence: outputBase)
+                            baseSequence: outputBase, recompression: recompression)
                         output.reserveMoves(min(indexOnlyRecords, options.segmentSize / LogFormat.minimumFrameSize))
                         try step(output.temporaryPath) { () throws(SystemError) in
                             try output.appendReservation(through: reservation.0, sequence: reservation.1)
@@ -379,11 +393,14 @@ extension Store {
         }
     }
 
-    private func startOutput(expectedSize: UInt64, baseSequence: UInt64) throws(LogStoreError) -> CompactionOutput {
+    private func startOutput(
+        expectedSize: UInt64, baseSequence: UInt64, recompression: CompactionOutput.Recompression?
+    ) throws(LogStoreError) -> CompactionOutput {
         let number = pipeline.newSegmentNumber()
         do {
             return try CompactionOutput(
-                number: number, directory: directory, io: io, expectedSize: expectedSize, baseSequence: baseSequence)
+                number: number, directory: directory, io: io, expectedSize: expectedSize, baseSequence: baseSequence,
+                recompression: recompression)
         } catch {
             throw LogStoreError(.ioError, "cannot create a compaction output", file: directory, underlying: error)
         }

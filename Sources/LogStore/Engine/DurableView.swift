@@ -25,6 +25,7 @@ struct DurableView: Sendable {
     var liveCount: Int
     /// The newest batch whose effects the view includes.
     var sequence: UInt64
+    var dictionaries: CompressionDictionaries
 
     /// The durable entry of `id`: the index's entry unless a batch that is not yet durable changed it,
     /// in which case `undo` holds the durable one (`.empty`: none).
@@ -68,6 +69,6 @@ extension IndexState {
     func durableView() -> DurableView {
         DurableView(
             index: index, durableUndo: durableUndo, segments: segments.files, roots: roots, typeCounts: typeCounts,
-            liveCount: liveCount, sequence: publishedSequence)
+            liveCount: liveCount, sequence: publishedSequence, dictionaries: dictionaries)
     }
 }

@@ -23,16 +23,12 @@ enum RecordReader {
     }
 
     /// The record and the sequence number of the batch that wrote it.
-    static func record(_ id: ObjectID, _ entry: IndexEntry, in file: SegmentFile) throws(LogStoreError) -> (
-        record: Record, version: UInt64
-    ) {
+    static func record(
+        _ id: ObjectID, _ entry: IndexEntry, in file: SegmentFile, dictionaries: CompressionDictionaries
+    ) throws(LogStoreError) -> (record: Record, version: UInt64) {
         let frame = try frame(id, entry, in: file)
         let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
-        guard let payload = FrameDecoder.payload(of: frame, in: bytes) else {
-            throw LogStoreError(
-                .corruptFrame, "payload of object \(id) does not decompress", file: file.path,
-                offset: UInt64(entry.offset))
-        }
+        let payload = try payload(of: frame, id, entry, in: file, bytes: bytes, dictionaries: dictionaries)
         let record = Record(
             id: id, typeTag: frame.typeTag, references: FrameDecoder.references(of: frame, in: bytes),
             payload: payload, isPinned: frame.flags.contains(.pinned))
@@ -41,21 +37,33 @@ enum RecordReader {
 
     /// Calls `body` with the stored payload bytes, without a copy when they are stored uncompressed.
     static func withPayload<Result>(
-        of id: ObjectID, _ entry: IndexEntry, in file: SegmentFile,
+        of id: ObjectID, _ entry: IndexEntry, in file: SegmentFile, dictionaries: CompressionDictionaries,
         _ body: (_ typeTag: UInt32, UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result {
         let frame = try frame(id, entry, in: file)
         let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
         if frame.flags.contains(.compressed) {
-            guard let payload = FrameDecoder.payload(of: frame, in: bytes) else {
-                throw LogStoreError(
-                    .corruptFrame, "payload of object \(id) does not decompress", file: file.path,
-                    offset: UInt64(entry.offset))
-            }
+            let payload = try payload(of: frame, id, entry, in: file, bytes: bytes, dictionaries: dictionaries)
             return try payload.withUnsafeBytes { try body(frame.typeTag, $0) }
         }
         let start = bytes.baseAddress.map { $0 + frame.payloadOffset }
         return try body(frame.typeTag, UnsafeRawBufferPointer(start: start, count: frame.storedLength))
+    }
+
+    /// The payload of a checked frame, decompressed.
+    /// - throws: ``LogStoreError`` `corruptFrame` when it does not decompress, `missingDictionary` when it
+    ///   names a dictionary the store does not have; both naming file and offset.
+    private static func payload(
+        of frame: DecodedFrame, _ id: ObjectID, _ entry: IndexEntry, in file: SegmentFile,
+        bytes: UnsafeRawBufferPointer, dictionaries: CompressionDictionaries
+    ) throws(LogStoreError) -> [UInt8] {
+        switch FrameDecoder.payload(of: frame, in: bytes, dictionaries: dictionaries) {
+        case .success(let payload): return payload
+        case .failure(let problem):
+            let code: LogStoreError.Code = problem == .malformed ? .corruptFrame : .missingDictionary
+            throw LogStoreError(
+                code, "object \(id): \(problem.reason)", file: file.path, offset: UInt64(entry.offset))
+        }
     }
 
     /// The type tag and references of the record, without its payload.

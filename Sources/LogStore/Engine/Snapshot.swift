@@ -37,7 +37,7 @@ public final class Snapshot: Sendable {
     ///   match their checksum.
     public func get(_ id: ObjectID) throws(LogStoreError) -> Record? {
         guard let entry = view.entry(id.rawValue), let file = view.segments[entry.segment] else { return nil }
-        return try RecordReader.record(id, entry, in: file).record
+        return try RecordReader.record(id, entry, in: file, dictionaries: view.dictionaries).record
     }
 
     /// The record of `id` and its version (the sequence number of the batch that wrote it), as of this
@@ -45,7 +45,7 @@ public final class Snapshot: Sendable {
     /// - throws: what ``get(_:)`` throws.
     public func versionedGet(_ id: ObjectID) throws(LogStoreError) -> (record: Record, version: UInt64)? {
         guard let entry = view.entry(id.rawValue), let file = view.segments[entry.segment] else { return nil }
-        return try RecordReader.record(id, entry, in: file)
+        return try RecordReader.record(id, entry, in: file, dictionaries: view.dictionaries)
     }
 
     /// Calls `body` with the stored bytes of `id`'s payload as of this snapshot, without copying them when
@@ -55,7 +55,7 @@ public final class Snapshot: Sendable {
         of id: ObjectID, _ body: (_ typeTag: UInt32, UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result? {
         guard let entry = view.entry(id.rawValue), let file = view.segments[entry.segment] else { return nil }
-        return try RecordReader.withPayload(of: id, entry, in: file, body)
+        return try RecordReader.withPayload(of: id, entry, in: file, dictionaries: view.dictionaries, body)
     }
 
     /// The type tag and references of `id` as of this snapshot, without its payload.
@@ -118,9 +118,9 @@ public final class Snapshot: Sendable {
         view.typeCounts
     }
 
-    /// What the live records of one type tag take on disk.
-    public struct TypeSpace: Sendable, Equatable {
-        /// Live records of the type.
+    /// What a group of live records (of one type tag, or compressed against one dictionary) takes on disk.
+    public struct RecordSpace: Sendable, Equatable {
+        /// Live records in the group.
         public var records = 0
         /// Bytes of their frames in the segments (fields, references, stored payload, checksums).
         public var frameBytes: UInt64 = 0
@@ -133,17 +133,33 @@ public final class Snapshot: Sendable {
 
     /// The bytes on disk and the raw payload bytes of the live records, per type tag. Reads the header
     /// of every live record's frame (not the payloads); a frame that does not decode is left out.
-    public func spaceByType() -> [UInt32: TypeSpace] {
-        var space: [UInt32: TypeSpace] = [:]
+    public func spaceByType() -> [UInt32: RecordSpace] {
+        space { frame, entry in entry.typeTag }
+    }
+
+    /// The bytes on disk and the raw payload bytes of the live records, per compression dictionary their
+    /// payload is compressed against (0: none: stored raw or compressed alone). Reads as ``spaceByType()``.
+    public func spaceByDictionary() -> [UInt32: RecordSpace] {
+        space { frame, _ in frame.dictionary }
+    }
+
+    /// The ids and sizes in bytes of the store's compression dictionaries as of this snapshot.
+    public func dictionaries() -> [(id: UInt32, bytes: Int)] {
+        view.dictionaries.all.map { ($0.id, $0.content.count) }
+    }
+
+    private func space(by key: (DecodedFrame, IndexEntry) -> UInt32) -> [UInt32: RecordSpace] {
+        var space: [UInt32: RecordSpace] = [:]
         func count(_: UInt64, _ entry: IndexEntry) {
             guard let file = view.segments[entry.segment], Int(entry.offset) + Int(entry.length) <= file.mappedLength,
                 case .success(let frame) = FrameDecoder.decode(
                     file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset),
                     format: file.format, verifyChecksum: false)
             else { return }
-            space[entry.typeTag, default: TypeSpace()].records += 1
-            space[entry.typeTag, default: TypeSpace()].frameBytes += UInt64(entry.length)
-            space[entry.typeTag, default: TypeSpace()].payloadBytes += UInt64(frame.originalLength)
+            let key = key(frame, entry)
+            space[key, default: RecordSpace()].records += 1
+            space[key, default: RecordSpace()].frameBytes += UInt64(entry.length)
+            space[key, default: RecordSpace()].payloadBytes += UInt64(frame.originalLength)
         }
         view.forEach(count)
         return space

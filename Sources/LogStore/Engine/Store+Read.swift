@@ -10,8 +10,8 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`, or `corruptFrame` (naming file and offset) when
     ///   the bytes on disk no longer match their checksum.
     public func get(_ id: ObjectID) throws(LogStoreError) -> Record? {
-        guard let (entry, file) = try locate(id) else { return nil }
-        return try RecordReader.record(id, entry, in: file).record
+        guard let (entry, file, dictionaries) = try locate(id) else { return nil }
+        return try RecordReader.record(id, entry, in: file, dictionaries: dictionaries).record
     }
 
     /// Calls `body` with the stored bytes of `id`'s payload, without copying them when they are stored
@@ -22,14 +22,14 @@ extension Store {
     public func withPayload<Result>(
         of id: ObjectID, _ body: (_ typeTag: UInt32, UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result? {
-        guard let (entry, file) = try locate(id) else { return nil }
-        return try RecordReader.withPayload(of: id, entry, in: file, body)
+        guard let (entry, file, dictionaries) = try locate(id) else { return nil }
+        return try RecordReader.withPayload(of: id, entry, in: file, dictionaries: dictionaries, body)
     }
 
     /// The type tag and references of `id`, without reading its payload; nil when it is not live.
     /// - throws: what ``get(_:)`` throws.
     public func header(of id: ObjectID) throws(LogStoreError) -> (typeTag: UInt32, references: [ObjectID])? {
-        guard let (entry, file) = try locate(id) else { return nil }
+        guard let (entry, file, _) = try locate(id) else { return nil }
         return try RecordReader.header(of: id, entry, in: file)
     }
 
@@ -84,23 +84,23 @@ extension Store {
     }
 
     /// The index entry of `id` and the segment holding it, or nil when it is not live.
-    func locate(_ id: ObjectID) throws(LogStoreError) -> (IndexEntry, SegmentFile)? {
+    func locate(_ id: ObjectID) throws(LogStoreError) -> (IndexEntry, SegmentFile, CompressionDictionaries)? {
         enum Found {
             case closed
             case missing
-            case found(IndexEntry, SegmentFile)
+            case found(IndexEntry, SegmentFile, CompressionDictionaries)
         }
         let found = state.withLock { state -> Found in
             guard state.isOpen else { return .closed }
             guard let entry = state.durableEntry(id.rawValue), let file = state.segments.file(entry.segment) else {
                 return .missing
             }
-            return .found(entry, file)
+            return .found(entry, file, state.dictionaries)
         }
         switch found {
         case .closed: throw LogStoreError(.closed, "the store is closed", file: directory)
         case .missing: return nil
-        case .found(let entry, let file): return (entry, file)
+        case .found(let entry, let file, let dictionaries): return (entry, file, dictionaries)
         }
     }
 }

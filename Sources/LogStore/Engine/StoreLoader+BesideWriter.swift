@@ -131,7 +131,34 @@ extension StoreLoader {
                 return .changed(change)
             }
         }
-        return .loaded(try loader.loadListed(numbers, into: loaded))
+        var result = try loader.loadListed(numbers, into: loaded)
+        let namesAfter = try loader.loadDictionaries(into: &result)
+        if tracksChanges, let gone = numbers.first(where: { !namesAfter.contains(LogFormat.segmentFileName($0)) }) {
+            // A full rewrite beside us deletes the dictionaries of the segments it replaced: the listing of
+            // the dictionaries must be of the same store as the segments.
+            let path = directory + "/" + LogFormat.segmentFileName(gone)
+            return .changed(StoreChange("segment \(path) was deleted while the store was read", file: path))
+        }
+        return .loaded(result)
+    }
+
+    /// Loads the dictionary files, listed after the segments were read: a frame is written only after the
+    /// dictionary it names is durable, so every dictionary a loaded frame names is in this listing.
+    /// - throws: ``LogStoreError`` `corruptDictionary` for a damaged one (unless verifying, which lists it).
+    /// - returns: the directory listing the dictionaries were taken from.
+    private func loadDictionaries(into loaded: inout Loaded) throws(LogStoreError) -> Set<String> {
+        let names: [String]
+        do {
+            names = try io.listDirectory(directory)
+        } catch {
+            throw LogStoreError(.ioError, "cannot list the store directory", file: directory, underlying: error)
+        }
+        let found = StoreDictionaries.load(directory, names: names, io: io)
+        loaded.state.dictionaries = found.dictionaries
+        for damage in found.damage {
+            try fail(damage.path, damage.offset, damage.message, .corruptDictionary, &loaded)
+        }
+        return Set(names)
     }
 
     /// When the listing holds segments the manifest does not list (made after the manifest was read, or

@@ -28,8 +28,16 @@ public struct StoreOptions: Sendable {
     public var fsyncPolicy: FsyncPolicy = .always
     /// Whether payloads are LZ4-compressed (when that makes them smaller). Default on.
     public var compression: Bool = true
-    /// Payloads shorter than this are stored raw: LZ4 rarely shrinks small records. Default 512 bytes.
+    /// Payloads shorter than this are compressed only against the shared dictionary (LZ4 alone rarely
+    /// shrinks small records). Default 512 bytes.
     public var compressionMinimumSize: Int = 512
+    /// Whether the store builds a shared compression dictionary from its first 256 KiB of put payloads
+    /// (up to 4 KiB each) and compresses every put payload of 16 bytes or more against it, when that makes
+    /// it smaller (only with ``compression``). Small JSON-like records then take about 40% of their size
+    /// instead of all of it, for about 0.4 µs more per put and 0.2 µs more per read of such a record.
+    /// Compaction recompresses with the newest dictionary the records written before it existed; a full
+    /// rewrite (``Store/rewriteAllSegments()``) builds a new one from the live records. Default on.
+    public var sharedDictionary: Bool = true
     /// Create the directory and an empty store when missing. Default on.
     public var createIfMissing: Bool = true
     /// Open without the write lock and without repairing anything; every write throws

@@ -28,6 +28,8 @@ struct IndexState: Sendable {
     /// The newest batch whose effects readers see (set when a group is published).
     var publishedSequence: UInt64 = 0
     var isOpen = true
+    /// The shared compression dictionaries, by id (readers decompress with them).
+    var dictionaries = CompressionDictionaries()
 
     // MARK: - Replay (open) and publishing (the leader, after a batch is durable)
 

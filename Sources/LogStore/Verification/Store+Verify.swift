@@ -38,6 +38,7 @@ extension Store {
         var report = VerificationReport()
         report.segments = loaded.segmentNumbers.count
         report.frames = loaded.frames
+        report.dictionaries = loaded.state.dictionaries.all.count
         report.notes = loaded.notes
         if recognized.kind == .legacy {
             report.notes.append(
@@ -60,11 +61,12 @@ extension Store {
             let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
             switch FrameDecoder.decode(bytes, at: Int(entry.offset), format: file.format) {
             case .success(let frame):
-                if FrameDecoder.payload(of: frame, in: bytes) == nil {
+                if case .failure(let problem) = FrameDecoder.payload(
+                    of: frame, in: bytes, dictionaries: state.dictionaries)
+                {
                     report.problems.append(
-                        .init(
-                            file: file.path, offset: UInt64(entry.offset),
-                            message: "object \(id): payload does not decompress"))
+                        .init(file: file.path, offset: UInt64(entry.offset), message: "object \(id): \(problem.reason)")
+                    )
                 }
             case .failure(let problem):
                 report.problems.append(

@@ -26,6 +26,8 @@ public struct VerificationReport: Sendable {
     public var segments = 0
     /// Number of committed frames read.
     public var frames = 0
+    /// Number of compression dictionaries whose files were read and checked (a damaged one is a problem).
+    public var dictionaries = 0
     /// Number of live objects whose records were read back and checked.
     public var liveObjects = 0
 

@@ -41,6 +41,11 @@ extension CommitPipeline {
             index.withLock { tracker.undoAccepted(&$0) }
             throw LogStoreError(.invalidArgument, "a batch of about \(bound) bytes is over the 2 GiB batch limit")
         }
+        if queue.dictionarySampler != nil { sampleForDictionary(operations, into: &queue) }
+        var encoder = CompactFrameEncoder(compressionMinimumSize: compressionMinimumSize)
+        if let dictionary = queue.dictionary, let work = dictionaryWork.stream {
+            encoder.dictionary = (dictionary, work)
+        }
         let chunk = queue.chunk(for: bound, segmentSize: options.segmentSize)
 
         let sequence = queue.nextSequence
@@ -135,12 +140,45 @@ extension CommitPipeline {
         return sequence
     }
 
+    /// Offers the batch's put payloads to the dictionary sampler and, once it has enough, builds the
+    /// store's dictionary and writes it durably, before any frame names it (once per store, under the
+    /// queue lock: a few milliseconds). When it cannot be written, sampling starts over.
+    private func sampleForDictionary(_ operations: [WriteBatch.Operation], into queue: inout CommitQueue) {
+        for operation in operations {
+            if case .put(let record) = operation { queue.dictionarySampler?.offer(record.payload) }
+        }
+        guard let sampler = queue.dictionarySampler, sampler.isReady else { return }
+        let content = sampler.content()
+        guard !content.isEmpty, (try? installDictionary(content, into: &queue)) != nil else {
+            queue.dictionarySampler?.reset()
+            return
+        }
+    }
+
+    /// Writes a new dictionary of `content` durably, publishes it to readers and makes it the one new
+    /// puts are compressed against.
+    func installDictionary(_ content: [UInt8], into queue: inout CommitQueue) throws(LogStoreError)
+        -> CompressionDictionary
+    {
+        let id = index.withLock { ($0.dictionaries.all.last?.id ?? 0) + 1 }
+        let dictionary = try StoreDictionaries.write(id: id, content: content, in: directory, io: io)
+        index.withLock { $0.dictionaries.add(dictionary) }
+        queue.dictionary = dictionary
+        queue.dictionarySampler = nil
+        return dictionary
+    }
+
+    /// ``installDictionary(_:into:)`` under the queue lock.
+    func installDictionary(_ content: [UInt8]) throws(LogStoreError) -> CompressionDictionary {
+        try queue.withLock { queue throws(LogStoreError) in try installDictionary(content, into: &queue) }
+    }
+
     /// An upper bound of the encoded size of one operation.
     private func frameBound(_ operation: WriteBatch.Operation) -> Int {
         switch operation {
         case .put(let record):
             let payload = record.payload.count
-            let room = encoder.compressionMinimumSize > 0 ? max(payload, Compression.bound(payload)) : payload
+            let room = compressionMinimumSize > 0 ? max(payload, Compression.bound(payload)) : payload
             return CompactFrame.bound(referenceCount: record.references.count, payloadRoom: room)
         case .delete: return CompactFrame.bound(referenceCount: 0, payloadRoom: 0)
         case .setRoot(let name, _), .removeRoot(let name):

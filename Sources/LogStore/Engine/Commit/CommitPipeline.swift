@@ -22,7 +22,10 @@ final class CommitPipeline: Sendable {
     let queue: ConditionLock<CommitQueue>
     /// Lets committers spin while they wait for a group commit.
     let signals: CommitSignals
-    let encoder: CompactFrameEncoder
+    /// Compress raw payloads at least this long (0: compression off).
+    let compressionMinimumSize: Int
+    /// The working stream of dictionary compression, used by ``enqueue(_:collecting:allocatedBelow:into:)``.
+    let dictionaryWork: DictionaryWorkStream
     let prefill: SegmentPrefill
     private let flushTimer: FlushTimer?
 
@@ -36,7 +39,8 @@ final class CommitPipeline: Sendable {
         self.index = index
         self.nextID = nextID
         self.manifest = manifest
-        self.encoder = CompactFrameEncoder(compressionMinimumSize: options.effectiveCompressionMinimum)
+        self.compressionMinimumSize = options.effectiveCompressionMinimum
+        self.dictionaryWork = DictionaryWorkStream()
         let newest = loaded.newest
         // Continue in the newest segment while it has room (and it was not removed as torn) and is of the
         // format this code writes; otherwise the first write creates the next one (a version-1 segment is
@@ -59,6 +63,12 @@ final class CommitPipeline: Sendable {
                 activeSize: continues ? (newest?.size ?? 0) : 0,
                 reservedIDs: nextID.withLock { $0 }
             ))
+        let dictionaries = index.withLock { $0.dictionaries }
+        let buildsDictionary = options.compression && options.sharedDictionary && !options.readOnly
+        queue.withLock { queue in
+            queue.dictionary = buildsDictionary ? dictionaries.newest : nil
+            queue.dictionarySampler = buildsDictionary && dictionaries.isEmpty ? DictionarySampler() : nil
+        }
         self.queue = queue
         self.signals = CommitSignals(limit: options.tuning.commitSpinLimit)
         self.prefill = SegmentPrefill(

@@ -26,6 +26,10 @@ struct CommitQueue: Sendable {
     var tailCapacity: Int
     /// The base sequence number of the tail segment (its header's).
     var tailBaseSequence: UInt64
+    /// The dictionary new put payloads are compressed against (the store's newest); nil: none yet.
+    var dictionary: CompressionDictionary?
+    /// Gathers payloads for the store's first dictionary; nil when the store has one or builds none.
+    var dictionarySampler: DictionarySampler?
     /// The segment being written and its written size; changed only by the leader.
     var active: SegmentFile?
     var activeSize: UInt64

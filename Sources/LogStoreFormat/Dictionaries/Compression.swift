@@ -27,19 +27,52 @@ package enum Compression {
         return Int(written)
     }
 
-    /// Writes `payload` at `destination` (room for `capacity` bytes), compressed when `attempt` and that
+    /// A working LZ4 stream for compressing against a dictionary: 16 KiB, made per batch or per
+    /// compaction pass and used by one thread at a time (each compression resets it cheaply).
+    package final class WorkStream {
+        let stream: UnsafeMutablePointer<LZ4_stream_t>
+
+        /// A new stream; nil when LZ4 cannot allocate it.
+        package init?() {
+            guard let stream = LZ4_createStream() else { return nil }
+            self.stream = stream
+        }
+
+        deinit { LZ4_freeStream(stream) }
+    }
+
+    /// How a payload is compressed when it is stored.
+    package enum Method {
+        /// Stored as it is.
+        case none
+        /// LZ4 alone.
+        case plain
+        /// LZ4 against a shared dictionary, using a working stream.
+        case dictionary(CompressionDictionary, WorkStream)
+    }
+
+    /// Writes `payload` at `destination` (room for `capacity` bytes), compressed with `method` when that
     /// makes it smaller, else as it is.
-    /// - returns: the stored length and whether it is compressed.
+    /// - returns: the stored length, whether it is compressed, and the dictionary it was compressed against
+    ///   (0: none).
     package static func store(
-        _ payload: UnsafeRawBufferPointer, attempt: Bool, into destination: UnsafeMutableRawPointer, capacity: Int
-    ) -> (length: Int, compressed: Bool) {
-        if attempt, let compressed = compress(payload, into: destination, capacity: capacity) {
-            return (compressed, true)
+        _ payload: UnsafeRawBufferPointer, method: Method, into destination: UnsafeMutableRawPointer, capacity: Int
+    ) -> (length: Int, compressed: Bool, dictionary: UInt32) {
+        switch method {
+        case .none: break
+        case .plain:
+            if let compressed = compress(payload, into: destination, capacity: capacity) {
+                return (compressed, true, 0)
+            }
+        case .dictionary(let dictionary, let work):
+            if let compressed = dictionary.compress(payload, into: destination, capacity: capacity, work: work) {
+                return (compressed, true, dictionary.id)
+            }
         }
         if payload.count > 0, let source = payload.baseAddress {
             destination.copyMemory(from: source, byteCount: payload.count)
         }
-        return (payload.count, false)
+        return (payload.count, false, 0)
     }
 
     /// Decompresses an LZ4 block that must expand to exactly `originalLength` bytes.

@@ -1,0 +1,90 @@
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The dictionary files of a store directory: loaded at open, one written when the store builds a
+/// dictionary, the unused ones removed after a full rewrite.
+enum StoreDictionaries {
+    /// A dictionary file that is not valid.
+    struct Damage: Sendable {
+        var path: String
+        var offset: UInt64
+        var message: String
+    }
+
+    /// Every dictionary file in `directory` (among `names`, its listing), checked.
+    static func load(_ directory: String, names: [String], io: SystemIO) -> (
+        dictionaries: CompressionDictionaries, damage: [Damage]
+    ) {
+        var dictionaries = CompressionDictionaries()
+        var damage: [Damage] = []
+        for name in names.sorted() {
+            guard let id = DictionaryFile.id(fromFileName: name) else { continue }
+            let path = directory + "/" + name
+            let bytes: [UInt8]
+            do {
+                let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+                defer { io.close(fd) }
+                let size = try io.size(fd, path: path)
+                let limit = DictionaryFile.headerSize + DictionaryFile.maximumContentSize + DictionaryFile.checksumSize
+                guard size <= UInt64(limit) else {
+                    damage.append(
+                        Damage(path: path, offset: UInt64(limit), message: "dictionary file is \(size) bytes"))
+                    continue
+                }
+                bytes = try io.read(fd, count: Int(size), at: 0, path: path)
+            } catch {
+                damage.append(Damage(path: path, offset: 0, message: "cannot read the dictionary file: \(error)"))
+                continue
+            }
+            switch bytes.withUnsafeBytes({ DictionaryFile.decode($0) }) {
+            case .failure(let problem):
+                damage.append(Damage(path: path, offset: problem.offset, message: problem.reason))
+            case .success(let decoded):
+                guard decoded.id == id else {
+                    damage.append(
+                        Damage(path: path, offset: 12, message: "the file holds dictionary \(decoded.id), not \(id)"))
+                    continue
+                }
+                guard let dictionary = CompressionDictionary(id: id, content: decoded.content) else {
+                    damage.append(Damage(path: path, offset: 0, message: "LZ4 could not allocate the dictionary"))
+                    continue
+                }
+                dictionaries.add(dictionary)
+            }
+        }
+        return (dictionaries, damage)
+    }
+
+    /// Writes dictionary `id` durably (temporary name, sync, rename, directory sync) and returns it ready
+    /// for use: a frame may name it as soon as this returns.
+    static func write(id: UInt32, content: [UInt8], in directory: String, io: SystemIO) throws(LogStoreError)
+        -> CompressionDictionary
+    {
+        let path = directory + "/" + DictionaryFile.fileName(id)
+        guard let dictionary = CompressionDictionary(id: id, content: content) else {
+            throw LogStoreError(.ioError, "LZ4 could not allocate a dictionary", file: path)
+        }
+        do {
+            try io.replaceFile(path, with: DictionaryFile.encode(id: id, content: content), directory: directory)
+        } catch {
+            throw LogStoreError(.ioError, "cannot write the dictionary file", file: path, underlying: error)
+        }
+        return dictionary
+    }
+
+    /// Deletes the file of dictionary `id` (the caller has made sure no frame names it).
+    static func remove(id: UInt32, in directory: String, io: SystemIO) throws(LogStoreError) {
+        let path = directory + "/" + DictionaryFile.fileName(id)
+        do {
+            try io.unlink(path)
+        } catch {
+            throw LogStoreError(.ioError, "cannot delete the dictionary file", file: path, underlying: error)
+        }
+    }
+}

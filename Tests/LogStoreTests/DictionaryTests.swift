@@ -1,0 +1,286 @@
+import Foundation
+@_spi(Engine) import LogStoreFormat
+import TestSupport
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+/// Shared compression dictionaries: the file codec, compression against a dictionary, frames naming one,
+/// and a store building, using, recompressing with and retiring them.
+@Suite struct DictionaryTests {
+    /// A JSON-like record of about 100–300 bytes, as the benchmarks write.
+    static func document(_ serial: Int, _ random: inout SplitMix64) -> [UInt8] {
+        let names = ["Ada", "Alan", "Grace", "Linus", "Barbara", "Edsger", "Margaret", "Dennis"]
+        let words = ["quiet", "river", "paper", "lantern", "orbit", "maple", "signal", "harbor", "cobalt", "meadow"]
+        let name = names[Int(random.next() % UInt64(names.count))]
+        var bio: [String] = []
+        for _ in 0..<(5 + Int(random.next() % 30)) { bio.append(words[Int(random.next() % UInt64(words.count))]) }
+        let text =
+            "{\"id\":\(serial),\"name\":\"\(name)\",\"email\":\"\(name.lowercased())@mail.example\","
+            + "\"age\":\(18 + random.next() % 70),\"active\":\(random.next() % 2 == 0),\"bio\":\"\(bio.joined(separator: " "))\"}"
+        return Array(text.utf8)
+    }
+
+    /// Options that build a dictionary early (small segments, no background compaction).
+    static var options: StoreOptions {
+        var options = StoreOptions(segmentSize: 1 << 20)
+        options.compaction.background = false
+        return options
+    }
+
+    /// Writes `count` documents in batches of 100 and returns them by id.
+    static func fill(_ store: Store, count: Int, seed: UInt64) throws -> [ObjectID: [UInt8]] {
+        var random = SplitMix64(seed: seed)
+        var written: [ObjectID: [UInt8]] = [:]
+        var serial = 0
+        while serial < count {
+            var batch = WriteBatch()
+            for _ in 0..<min(100, count - serial) {
+                serial += 1
+                let id = try store.newID()
+                let payload = document(serial, &random)
+                batch.put(id, typeTag: 1, payload: payload)
+                written[id] = payload
+            }
+            try store.write(batch)
+        }
+        return written
+    }
+
+    // MARK: - The file
+
+    @Test func aDictionaryFileRoundTrips() throws {
+        let content = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let bytes = DictionaryFile.encode(id: 3, content: content)
+        #expect(bytes.count == DictionaryFile.headerSize + content.count + DictionaryFile.checksumSize)
+        let decoded = try bytes.withUnsafeBytes { try DictionaryFile.decode($0).get() }
+        #expect(decoded.id == 3)
+        #expect(decoded.content == content)
+        #expect(DictionaryFile.fileName(3) == "0000000003.dict")
+        #expect(DictionaryFile.id(fromFileName: "0000000003.dict") == 3)
+        #expect(DictionaryFile.id(fromFileName: "3.dict") == nil)
+        #expect(DictionaryFile.id(fromFileName: "0000000003.seg") == nil)
+    }
+
+    @Test func everyChangedByteAndEveryTruncationOfADictionaryFileIsRefused() {
+        let content = Array("{\"name\":\"Ada\",\"bio\":\"river paper\"}".utf8)
+        let bytes = DictionaryFile.encode(id: 1, content: content)
+        for offset in bytes.indices {
+            for change: UInt8 in [0x01, 0x80, 0xFF] {
+                var damaged = bytes
+                damaged[offset] ^= change
+                let result = damaged.withUnsafeBytes { DictionaryFile.decode($0) }
+                guard case .failure = result else {
+                    Issue.record("a change of byte \(offset) by \(change) was accepted")
+                    return
+                }
+            }
+        }
+        for length in 0..<bytes.count {
+            let result = Array(bytes.prefix(length)).withUnsafeBytes { DictionaryFile.decode($0) }
+            guard case .failure = result else {
+                Issue.record("a truncation to \(length) bytes was accepted")
+                return
+            }
+        }
+    }
+
+    @Test func randomBytesNeverDecodeAsADictionaryFile() {
+        var random = SplitMix64(seed: testSeed("DictionaryTests.random", default: 0xD1C7))
+        for round in 0..<2_000 {
+            var bytes = (0..<Int(random.next() % 200)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            if round % 2 == 0 { bytes = DictionaryFile.magic + bytes }  // past the magic, into the fields
+            let result = bytes.withUnsafeBytes { DictionaryFile.decode($0) }
+            if case .success = result { Issue.record("round \(round): random bytes decoded") }
+        }
+    }
+
+    // MARK: - Compression
+
+    @Test func payloadsRoundTripThroughADictionaryAndShrink() throws {
+        var random = SplitMix64(seed: testSeed("DictionaryTests.compress", default: 0xC0DE))
+        let samples = (0..<1_000).map { Self.document($0, &random) }
+        let content = DictionarySampler.content(of: samples, total: samples.reduce(0) { $0 + $1.count })
+        let dictionary = try #require(CompressionDictionary(id: 1, content: content))
+        let work = try #require(Compression.WorkStream())
+        var raw = 0
+        var stored = 0
+        for serial in 1_000..<2_000 {
+            let payload = Self.document(serial, &random)
+            var output = [UInt8](repeating: 0, count: Compression.bound(payload.count))
+            let length = try #require(
+                payload.withUnsafeBytes { source in
+                    output.withUnsafeMutableBytes { target in
+                        dictionary.compress(source, into: target.baseAddress!, capacity: target.count, work: work)
+                    }
+                })
+            let back = output.prefix(length).withUnsafeBytes {
+                dictionary.decompress($0, originalLength: payload.count)
+            }
+            #expect(back == payload)
+            raw += payload.count
+            stored += length
+        }
+        #expect(Double(stored) / Double(raw) < 0.6, "compressed to \(stored) of \(raw) bytes")
+    }
+
+    @Test func malformedBlocksNeverDecompressAgainstADictionary() throws {
+        var random = SplitMix64(seed: testSeed("DictionaryTests.malformed", default: 0xBAD))
+        let content = (0..<4_096).map { _ in UInt8(truncatingIfNeeded: random.next() % 64 + 32) }
+        let dictionary = try #require(CompressionDictionary(id: 1, content: content))
+        for _ in 0..<5_000 {
+            let bytes = (0..<Int(1 + random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let length = Int(1 + random.next() % 512)
+            // LZ4 never reads or writes outside the buffers: the result is nil or exactly `length` bytes.
+            if let out = bytes.withUnsafeBytes({ dictionary.decompress($0, originalLength: length) }) {
+                #expect(out.count == length)
+            }
+        }
+    }
+
+    @Test func aFrameNamingADictionaryDecodesOnlyWithIt() throws {
+        var random = SplitMix64(seed: 7)
+        let samples = (0..<500).map { Self.document($0, &random) }
+        let content = DictionarySampler.content(of: samples, total: samples.reduce(0) { $0 + $1.count })
+        let dictionary = try #require(CompressionDictionary(id: 4, content: content))
+        let work = try #require(Compression.WorkStream())
+        var encoder = CompactFrameEncoder(compressionMinimumSize: 512)
+        encoder.dictionary = (dictionary, work)
+        let payload = Self.document(999, &random)
+        let buffer = WriteBuffer(capacity: 1 << 12)
+        let length = payload.withUnsafeBytes { bytes in
+            encoder.append(
+                kind: .put, flags: [], sequence: 10, baseSequence: 9, id: 77, typeTag: 2,
+                references: .ids([ObjectID(70)]),
+                payload: .raw(bytes), batchStart: 0, to: buffer)
+        }
+        #expect(length < payload.count)
+        let frame = try FrameDecoder.decode(buffer.bytes, at: 0, format: .v2(baseSequence: 9)).get()
+        #expect(frame.dictionary == 4)
+        #expect(frame.originalLength == payload.count)
+        var dictionaries = CompressionDictionaries()
+        let missing = FrameDecoder.payload(of: frame, in: buffer.bytes, dictionaries: dictionaries)
+        #expect(missing == .failure(.missingDictionary(4)))
+        #expect(FrameDecoder.payload(of: frame, in: buffer.bytes) == nil)
+        dictionaries.add(dictionary)
+        let found = FrameDecoder.payload(of: frame, in: buffer.bytes, dictionaries: dictionaries)
+        #expect(found == .success(payload))
+    }
+
+    // MARK: - A store
+
+    @Test func aStoreBuildsADictionaryAndItsSmallRecordsShrink() throws {
+        let directory = TemporaryStore("dictionary-build")
+        let store = try directory.open(options: Self.options)
+        let written = try Self.fill(store, count: 6_000, seed: 11)
+        #expect(directory.fileNames().contains("0000000001.dict"))
+        for (id, payload) in written { #expect(try store.get(id)?.payload == payload) }
+        let byDictionary = try store.snapshot().spaceByDictionary()
+        let compressed = try #require(byDictionary[1])
+        #expect(compressed.ratio < 0.6, "records against the dictionary take \(compressed.ratio) of their size")
+        // Records written before the dictionary existed are stored as they are.
+        #expect((byDictionary[0]?.records ?? 0) > 0)
+        try store.close()
+
+        let reopened = try directory.open(options: Self.options)
+        for (id, payload) in written { #expect(try reopened.get(id)?.payload == payload) }
+        #expect(try reopened.snapshot().dictionaries().map(\.id) == [1])
+        try reopened.close()
+        let report = try Store.verify(at: directory.path)
+        #expect(report.isSound, "\(report.problems)")
+        #expect(report.dictionaries == 1)
+    }
+
+    @Test func withoutTheOptionNoDictionaryIsBuilt() throws {
+        let directory = TemporaryStore("dictionary-off")
+        var options = Self.options
+        options.sharedDictionary = false
+        let store = try directory.open(options: options)
+        _ = try Self.fill(store, count: 3_000, seed: 12)
+        #expect(!directory.fileNames().contains { $0.hasSuffix(".dict") })
+        #expect(try store.snapshot().spaceByDictionary().keys.sorted() == [0])
+        try store.close()
+    }
+
+    @Test func compactionRecompressesWhatWasWrittenBeforeTheDictionary() throws {
+        let directory = TemporaryStore("dictionary-compact")
+        let store = try directory.open(options: Self.options)
+        var written = try Self.fill(store, count: 6_000, seed: 13)
+        let before = try #require(try store.snapshot().spaceByDictionary()[0]).records
+        // Garbage in every segment so that compaction copies the rest.
+        for id in written.keys.sorted().enumerated().filter({ $0.offset % 3 == 0 }).map(\.element) {
+            try store.delete(id)
+            written[id] = nil
+        }
+        try store.compact()
+        let after = try store.snapshot().spaceByDictionary()
+        #expect((after[0]?.records ?? 0) < before / 2, "\(after[0]?.records ?? 0) of \(before) still raw")
+        for (id, payload) in written { #expect(try store.get(id)?.payload == payload) }
+        try store.close()
+        let reopened = try directory.open(options: Self.options)
+        for (id, payload) in written { #expect(try reopened.get(id)?.payload == payload) }
+        try reopened.close()
+    }
+
+    @Test func aFullRewriteBuildsANewDictionaryAndRetiresTheOld() throws {
+        let directory = TemporaryStore("dictionary-rewrite")
+        let store = try directory.open(options: Self.options)
+        let written = try Self.fill(store, count: 6_000, seed: 14)
+        let old = try store.snapshot()
+        #expect(old.dictionaries().map(\.id) == [1])
+        try store.rewriteAllSegments()
+        let view = try store.snapshot()
+        #expect(view.dictionaries().map(\.id) == [2])
+        #expect(view.spaceByDictionary().keys.sorted() == [2])
+        #expect(directory.fileNames().filter { $0.hasSuffix(".dict") } == ["0000000002.dict"])
+        for (id, payload) in written {
+            #expect(try store.get(id)?.payload == payload)
+            // A snapshot of before the rewrite still reads the old frames against the old dictionary.
+            #expect(try old.get(id)?.payload == payload)
+        }
+        try store.close()
+        let reopened = try directory.open(options: Self.options)
+        for (id, payload) in written { #expect(try reopened.get(id)?.payload == payload) }
+        try reopened.close()
+    }
+
+    @Test func aMissingDictionaryIsATypedErrorWithFileAndOffset() throws {
+        let directory = TemporaryStore("dictionary-missing", unverifiedBecause: "its dictionary is deleted")
+        let store = try directory.open(options: Self.options)
+        let written = try Self.fill(store, count: 6_000, seed: 15)
+        try store.close()
+        try FileManager.default.removeItem(atPath: directory.path + "/0000000001.dict")
+        let reopened = try directory.open(options: Self.options)
+        let compressed = try #require(
+            written.keys.sorted().last { id in
+                (try? reopened.snapshot().versionedGet(id)) == nil
+            })
+        #expect {
+            _ = try reopened.get(compressed)
+        } throws: { error in
+            guard let error = error as? LogStoreError else { return false }
+            return error.code == .missingDictionary && error.file?.hasSuffix(".seg") == true && error.offset != nil
+        }
+        try reopened.close()
+        let report = try Store.verify(at: directory.path)
+        #expect(report.problems.contains { $0.message.contains("dictionary 1") && $0.offset != nil })
+    }
+
+    @Test func aDamagedDictionaryFileRefusesOpenAndVerifyNamesIt() throws {
+        let directory = TemporaryStore("dictionary-damaged", unverifiedBecause: "its dictionary is damaged")
+        let store = try directory.open(options: Self.options)
+        _ = try Self.fill(store, count: 6_000, seed: 16)
+        try store.close()
+        let path = directory.path + "/0000000001.dict"
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[100] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try directory.open(options: Self.options)
+        } throws: { error in
+            (error as? LogStoreError)?.code == .corruptDictionary && (error as? LogStoreError)?.file == path
+        }
+        let report = try Store.verify(at: directory.path)
+        #expect(report.problems.contains { $0.file == path && $0.message.contains("checksum") })
+    }
+}
