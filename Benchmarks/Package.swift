@@ -57,6 +57,15 @@ let package = Package(
             ],
             path: "Sources/LogStoreGCFigures"
         ),
+        // Bytes on disk against live bytes while a store is overwritten, and compaction's write amplification.
+        .executableTarget(
+            name: "ChurnFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "Sources/ChurnFigures"
+        ),
         // Durable single-record puts from one and from many writers (group commit).
         .executableTarget(
             name: "WriterFigures",

@@ -194,20 +194,35 @@ print(
     "on-disk bytes per object:      \(format(Double(everything.logical) / Double(objectCount), 1)) all files, \(format(Double(segments.logical) / Double(objectCount), 1)) segments only"
 )
 
-// The same objects with compression forced on for every payload (default threshold is 512 bytes,
-// so none of these 100-300 byte payloads is compressed by default).
+// The same objects without the shared dictionary (LZ4 only from 512 bytes: none of these payloads).
 do {
-    let compressedPath = scratch.child("store-lz4")
-    let compressed = try Store.open(
-        at: compressedPath, options: StoreOptions(fsyncPolicy: .never, compressionMinimumSize: 0))
-    try fillStore(compressed, count: objectCount)
-    try compressed.close()
-    let size = directorySize(compressedPath, suffix: ".seg")
-    let all = directorySize(compressedPath)
+    let plainPath = scratch.child("store-plain")
+    var options = StoreOptions(fsyncPolicy: .never)
+    options.sharedDictionary = false
+    let plain = try Store.open(at: plainPath, options: options)
+    try fillStore(plain, count: objectCount)
+    try plain.close()
+    let size = directorySize(plainPath, suffix: ".seg")
+    let all = directorySize(plainPath)
     print(
-        "with compressionMinimumSize 0: \(format(Double(all.logical) / payloadBytes, 3)) all files, \(format(Double(size.logical) / payloadBytes, 3)) segments only"
+        "without the shared dictionary: \(format(Double(all.logical) / payloadBytes, 3)) all files, \(format(Double(size.logical) / payloadBytes, 3)) segments only"
     )
-    removeTree(compressedPath)
+    removeTree(plainPath)
+}
+
+// A second, independent generator: four schemas, one per type tag.
+for sharedDictionary in [true, false] {
+    let otherPath = scratch.child("store-four-schemas")
+    var options = StoreOptions(fsyncPolicy: .never)
+    options.sharedDictionary = sharedDictionary
+    let other = try Store.open(at: otherPath, options: options)
+    let otherPayload = try fillStoreWithFourSchemas(other, count: objectCount)
+    try other.close()
+    let all = directorySize(otherPath)
+    print(
+        "four schemas (\(format(Double(otherPayload) / Double(objectCount), 1)) B/object), \(sharedDictionary ? "shared dictionary" : "no dictionary    "): \(format(Double(all.logical) / Double(otherPayload), 3)) all files"
+    )
+    removeTree(otherPath)
 }
 
 // 3. Index memory and reopen time, each in a fresh process.

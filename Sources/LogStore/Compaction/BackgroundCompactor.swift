@@ -5,9 +5,10 @@ import Foundation
 import Synchronization
 
 /// The background compaction thread: every ``CompactionOptions/minimumInterval`` it looks at
-/// the store's garbage share and, when it reaches ``CompactionOptions/startGarbageRatio``, runs a pass
-/// over the segments whose own share reaches ``CompactionOptions/segmentGarbageRatio``; every
-/// ``CompactionOptions/markSweepInterval`` it runs a mark-sweep pass first.
+/// the store's garbage share and, while it is at least ``CompactionOptions/startGarbageRatio``, compacts
+/// the segment with the largest garbage share, one per pass, when that share reaches
+/// ``CompactionOptions/segmentGarbageRatio``; every ``CompactionOptions/markSweepInterval`` it runs a
+/// mark-sweep pass first.
 ///
 /// It holds the store weakly, so a store that is dropped without `close()` still goes away.
 final class BackgroundCompactor: Sendable {
@@ -50,17 +51,30 @@ final class BackgroundCompactor: Sendable {
         thread.start()
     }
 
+    /// While the store's garbage share is at least the start ratio, compacts one segment at a time, the one
+    /// with the largest garbage share of those that qualify: each pass deletes its input at its end, so the
+    /// disk never holds more than one segment's live copies on top of the store (at most
+    /// ``maximumPassesPerWakeUp`` passes, then it sleeps again).
     private func runPass(_ store: Store, _ options: CompactionOptions) {
-        guard let statistics = try? store.statistics(), statistics.totalBytes > 0,
-            Double(statistics.garbageBytes) >= options.startGarbageRatio * Double(statistics.totalBytes)
-        else { return }
-        do throws(LogStoreError) {
-            let report = try store.compactSegments(garbageRatio: options.segmentGarbageRatio, progress: nil)
-            if report.segmentsCompacted > 0 { passes.add(1, ordering: .relaxed) }
-        } catch {
-            if error.code != .closed { lastError.withLock { $0 = error } }
+        for _ in 0..<Self.maximumPassesPerWakeUp {
+            guard !stopping.load(ordering: .acquiring), let statistics = try? store.statistics(),
+                statistics.totalBytes > 0,
+                Double(statistics.garbageBytes) >= options.startGarbageRatio * Double(statistics.totalBytes)
+            else { return }
+            do throws(LogStoreError) {
+                let report = try store.compactSegments(
+                    garbageRatio: options.segmentGarbageRatio, limit: 1, progress: nil)
+                guard report.segmentsCompacted > 0 else { return }
+                passes.add(1, ordering: .relaxed)
+            } catch {
+                if error.code != .closed { lastError.withLock { $0 = error } }
+                return
+            }
         }
     }
+
+    /// Passes of one segment run back to back at most this many times per wake-up.
+    static let maximumPassesPerWakeUp = 64
 
     /// Asks the thread to stop and, when `wait` is set, waits until it has (a pass in progress
     /// finishes first). The store's `deinit` does not wait: it may run on this very thread.

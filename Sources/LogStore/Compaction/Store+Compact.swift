@@ -81,22 +81,40 @@ extension Store {
     /// at all when 0).
     ///
     /// - parameter rewritingAll: every sealed segment, garbage or not.
+    /// - parameter limit: at most this many segments, those with the largest garbage share first (nil: every
+    ///   one that qualifies). The inputs of a pass are deleted at its end, so the disk holds them and their
+    ///   copies meanwhile: the background compactor takes one segment per pass to keep that extra small.
     func compactSegments(
-        garbageRatio: Double, rewritingAll: Bool = false, progress: ((CompactionProgress) -> Void)?
+        garbageRatio: Double, rewritingAll: Bool = false, limit: Int? = nil, progress: ((CompactionProgress) -> Void)?
     ) throws(LogStoreError) -> CompactionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkOpen()
         return try compactionLock.withLock { _ throws(LogStoreError) -> CompactionReport in
-            try compactionPass(garbageRatio: garbageRatio, rewritingAll: rewritingAll, progress: progress)
+            try compactionPass(garbageRatio: garbageRatio, rewritingAll: rewritingAll, limit: limit, progress: progress)
         }
     }
 
     private func compactionPass(
-        garbageRatio: Double, rewritingAll: Bool, progress: ((CompactionProgress) -> Void)?
+        garbageRatio: Double, rewritingAll: Bool, limit: Int?, progress: ((CompactionProgress) -> Void)?
     ) throws(LogStoreError) -> CompactionReport {
         let started = ContinuousClock.now
         var report = CompactionReport()
         var chosen = chooseSegments(garbageRatio: garbageRatio, rewritingAll: rewritingAll, report: &report)
+        if let limit, chosen.count > limit {
+            let shares = state.withLock { state in
+                Dictionary(
+                    uniqueKeysWithValues: chosen.map { segment in
+                        (
+                            segment.file.number,
+                            Double(state.segments[segment.file.number]?.garbageBytes ?? 0)
+                                / Double(max(segment.size, 1))
+                        )
+                    })
+            }
+            chosen = Array(
+                chosen.sorted { (shares[$0.file.number] ?? 0) > (shares[$1.file.number] ?? 0) }.prefix(max(1, limit))
+            ).sorted { $0.file.number < $1.file.number }
+        }
         guard !chosen.isEmpty else {
             report.segmentsAfter = report.segmentsBefore
             report.bytesAfter = report.bytesBefore

@@ -22,7 +22,9 @@ public enum FsyncPolicy: Sendable, Equatable {
 /// How a store is opened.
 public struct StoreOptions: Sendable {
     /// Size at which the segment being written is sealed and a new one started. Default 64 MiB;
-    /// between ``LogStoreLimits/minSegmentSize`` and ``LogStoreLimits/maxSegmentSize``.
+    /// between ``LogStoreLimits/minSegmentSize`` and ``LogStoreLimits/maxSegmentSize``. While the store's
+    /// live records take less than 16 segments of this size, new segments are made smaller (a sixteenth of
+    /// the live bytes, at least 4 MiB), so that compacting one segment needs little room next to the store.
     public var segmentSize: Int = 64 << 20
     /// When writes are made durable. Default ``FsyncPolicy/always``.
     public var fsyncPolicy: FsyncPolicy = .always

@@ -46,7 +46,7 @@ extension CommitPipeline {
         if let dictionary = queue.dictionary, let work = dictionaryWork.stream {
             encoder.dictionary = (dictionary, work)
         }
-        let chunk = queue.chunk(for: bound, segmentSize: options.segmentSize)
+        let chunk = queue.chunk(for: bound, segmentSize: newSegmentSize)
 
         let sequence = queue.nextSequence
         queue.nextSequence += 1
@@ -172,6 +172,19 @@ extension CommitPipeline {
     func installDictionary(_ content: [UInt8]) throws(LogStoreError) -> CompressionDictionary {
         try queue.withLock { queue throws(LogStoreError) in try installDictionary(content, into: &queue) }
     }
+
+    /// The capacity of the next new segment: ``StoreOptions/segmentSize``, or less while the store is small,
+    /// a sixteenth of its live bytes and at least 4 MiB. A compaction pass holds its input and the copies
+    /// of its live records until it ends, so the disk's extra during a pass is at most one segment: small
+    /// next to the store only when segments are.
+    func newSegmentSize() -> Int {
+        let live = index.withLock { state in state.segments.all.reduce(UInt64(0)) { $0 + $1.liveBytes } }
+        let proportional = Int(min(live / 16, UInt64(Int.max)))
+        return min(options.segmentSize, max(proportional, Self.smallestAdaptiveSegment))
+    }
+
+    /// The smallest capacity ``newSegmentSize()`` gives a new segment.
+    static let smallestAdaptiveSegment = 4 << 20
 
     /// An upper bound of the encoded size of one operation.
     private func frameBound(_ operation: WriteBatch.Operation) -> Int {

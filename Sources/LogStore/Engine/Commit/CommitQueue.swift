@@ -178,7 +178,8 @@ struct CommitQueue: Sendable {
     /// The pending chunk a batch of at most `bound` bytes goes into, starting a new segment (of
     /// `segmentSize` bytes, or larger for a larger batch) when the tail has no room: a batch never spans
     /// segments.
-    mutating func chunk(for bound: Int, segmentSize: Int) -> PendingChunk {
+    /// - parameter segmentSize: the capacity of a new segment (asked only when one is made).
+    mutating func chunk(for bound: Int, segmentSize: () -> Int) -> PendingChunk {
         let header = UInt64(LogFormat.segmentHeaderSize)
         // A batch that does not fit starts a new segment; an empty segment left behind is harmless.
         // Room for the seal frame that ends every full segment is kept free.
@@ -187,7 +188,7 @@ struct CommitQueue: Sendable {
             tailSegment = nextSegmentNumber
             nextSegmentNumber += 1
             tailBaseSequence = nextSequence
-            let capacity = max(segmentSize, LogFormat.segmentHeaderSize + Int(room))
+            let capacity = max(segmentSize(), LogFormat.segmentHeaderSize + Int(room))
             pending.append(
                 PendingChunk(
                     segment: tailSegment, startOffset: header, createsSegment: true, capacity: capacity,
