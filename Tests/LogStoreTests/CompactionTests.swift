@@ -1,5 +1,6 @@
 import Foundation
 import LogStoreExamples
+@_spi(Engine) import LogStoreFormat
 import Synchronization
 import TestSupport
 import Testing
@@ -314,5 +315,66 @@ extension CompactionTests {
         #expect(try reopened.get(keep)?.payload == payloadBytes(1000, seed: 19))
         try reopened.close()
         #expect(try Store.verify(at: directory.path).isSound)
+    }
+}
+
+/// The background compactor's policy under churn: one segment per pass, the one with the most garbage, and
+/// new segments sized to a small store.
+@Suite struct CompactionPolicyTests {
+    /// Writes `count` records of about 1 KiB (incompressible) in batches of 10; returns their ids.
+    func fill(_ store: Store, count: Int, seed: UInt64) throws -> [ObjectID] {
+        var ids: [ObjectID] = []
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<(count / 10) {
+            var batch = WriteBatch()
+            for _ in 0..<10 {
+                let id = store.newID()
+                ids.append(id)
+                batch.put(id, typeTag: 1, payload: (0..<1_000).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+            }
+            try store.write(batch)
+        }
+        return ids
+    }
+
+    @Test func aLimitedPassTakesTheSegmentWithTheLargestGarbageShare() throws {
+        let directory = TemporaryStore("policy-largest-share")
+        var options = testOptions(segmentSize: 1 << 16)
+        options.compaction.background = false
+        let store = try directory.open(options: options)
+        let ids = try fill(store, count: 400, seed: 1)
+        let bySegment = try store.statistics().segments.filter { !$0.isActive }
+        #expect(bySegment.count >= 4)
+        // Garbage in every sealed segment, most of all in the third.
+        var located: [UInt32: [ObjectID]] = [:]
+        for id in ids {
+            let segment = try store.readState { $0.durableEntry(id.rawValue)?.segment }
+            if let segment { located[segment, default: []].append(id) }
+        }
+        let sealed = bySegment.map(\.number).sorted()
+        let target = sealed[2]
+        for number in sealed {
+            let records = located[number] ?? []
+            let share = number == target ? 0.8 : 0.4
+            for id in records.prefix(Int(Double(records.count) * share)) { try store.delete(id) }
+        }
+        let report = try store.compactSegments(garbageRatio: 0.25, limit: 1, progress: nil)
+        #expect(report.segmentsCompacted == 1)
+        let remaining = Set(directory.segmentFiles().map { URL(fileURLWithPath: $0).lastPathComponent })
+        #expect(!remaining.contains(LogFormat.segmentFileName(target)))
+        for number in sealed where number != target { #expect(remaining.contains(LogFormat.segmentFileName(number))) }
+        try store.close()
+    }
+
+    @Test func newSegmentsOfASmallStoreAreSmallerThanTheSegmentSize() throws {
+        let directory = TemporaryStore("policy-adaptive-size")
+        var options = StoreOptions()
+        options.compaction.background = false
+        let store = try directory.open(options: options)
+        _ = try fill(store, count: 9_000, seed: 2)  // about 9 MiB, the default segment size being 64 MiB
+        let segments = try store.statistics().segments
+        #expect(segments.count >= 2, "\(segments.map(\.bytes))")
+        #expect(segments.allSatisfy { $0.bytes <= UInt64(4 << 20) + (64 << 10) })
+        try store.close()
     }
 }

@@ -115,6 +115,8 @@ struct StoreLoader {
     /// For a read-only open or `verify`: the listed segments, opened before any is read (nil for an open
     /// for writing, which opens each segment as it loads it: it holds the lock, nothing changes under it).
     var pinned: PinnedSegments?
+    /// Reads the hints ahead of the load, on another thread (an open without fault injection).
+    var prefetcher: HintPrefetcher?
 
     init(directory: String, mode: Mode, io: SystemIO, requiresManifest: Bool = false) {
         self.directory = directory
@@ -153,8 +155,19 @@ struct StoreLoader {
             }
         }
         try checkCleanClose(appendSegment: appendSegment, into: &loaded)
+        var loader = self
+        if !collectsProblems, io.faults == nil {
+            // The segments whose hints `loadSegment` will ask for, in its order.
+            let hinted = numbers.filter { number in
+                number != stray && number != appendSegment && hintNames.contains(HintFile.fileName(number))
+            }
+            if hinted.count > 1 {
+                loader.prefetcher = HintPrefetcher(
+                    hinted.map { ($0, directory + "/" + HintFile.fileName($0)) }, io: io)
+            }
+        }
         for number in numbers where number != stray {
-            try loadSegment(number, isNewest: number == appendSegment, into: &loaded)
+            try loader.loadSegment(number, isNewest: number == appendSegment, into: &loaded)
         }
         loaded.tombstones = [:]
         loaded.state.finishReplay()
@@ -356,27 +369,20 @@ struct StoreLoader {
         let name = HintFile.fileName(number)
         guard hintNames.contains(name) else { return nil }
         let path = directory + "/" + name
-        let mapping: SegmentFile
-        do {
-            let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
-            let length = try io.size(fd, path: path)
-            io.close(fd)
-            mapping = try SegmentFile.open(number: number, path: path, writable: false, capacity: Int(length), io: io)
-            switch HintReader.open(mapping.bytes(count: Int(length))) {
-            case .success(let reader)
-            where reader.segmentNumber == number && reader.segmentSize == size
-                && reader.isCompact == format.isCompact:
-                return (mapping, reader)
-            case .success:
-                loaded.notes.append(
-                    "\(path): stale hint (another segment, size or format version); scanned the segment instead")
-            case .failure(let problem):
-                loaded.notes.append("\(path): \(problem.reason); scanned the segment instead")
-            }
-        } catch  where error.errno == ENOENT {
+        switch prefetcher?.take(number) ?? HintPrefetcher.open(number, path: path, io: io) {
+        case .opened(let mapping, .success(let reader))
+        where reader.segmentNumber == number && reader.segmentSize == size && reader.isCompact == format.isCompact:
+            return (mapping, reader)
+        case .opened(_, .success):
+            loaded.notes.append(
+                "\(path): stale hint (another segment, size or format version); scanned the segment instead")
+        case .opened(_, .failure(let problem)):
+            loaded.notes.append("\(path): \(problem.reason); scanned the segment instead")
+        case .failed(let error) where error.errno == ENOENT:
             // Listed, then deleted: compaction deletes a segment's hint just before the segment, which
             // a read-only open or `verify` holds open (``PinnedSegments``); scanning it gives the same.
-        } catch {
+            break
+        case .failed(let error):
             loaded.notes.append("\(path): cannot read the hint (\(error)); scanned the segment instead")
         }
         return nil
