@@ -244,6 +244,27 @@ import Testing
         try reopened.close()
     }
 
+    @Test func aDictionaryNamedByAnyFrameOnDiskIsKept() throws {
+        let directory = TemporaryStore("dictionary-retire")
+        let store = try directory.open(options: Self.options)
+        let written = try Self.fill(store, count: 6_000, seed: 17)
+        // A second dictionary, without a rewrite: the frames on disk still name the first.
+        let second = try store.pipeline.installDictionary(Array(repeating: UInt8(ascii: "x"), count: 1_000))
+        // Overwrites against the second leave the first named only by dead frames, which a crash of a
+        // non-durable policy could make current again: it stays.
+        for (id, payload) in written.prefix(100) { try store.put(id, typeTag: 1, payload: payload) }
+        #expect(try store.removeUnusedDictionaries(fence: second.fence).isEmpty)
+        #expect(directory.fileNames().filter { $0.hasSuffix(".dict") } == ["0000000001.dict", "0000000002.dict"])
+        // A rewrite recompresses everything against a third, and then the first two are named by no frame.
+        try store.rewriteAllSegments()
+        #expect(directory.fileNames().filter { $0.hasSuffix(".dict") } == ["0000000003.dict"])
+        for (id, payload) in written { #expect(try store.get(id)?.payload == payload) }
+        try store.close()
+        let reopened = try directory.open(options: Self.options)
+        for (id, payload) in written { #expect(try reopened.get(id)?.payload == payload) }
+        try reopened.close()
+    }
+
     @Test func aMissingDictionaryIsATypedErrorWithFileAndOffset() throws {
         let directory = TemporaryStore("dictionary-missing", unverifiedBecause: "its dictionary is deleted")
         let store = try directory.open(options: Self.options)

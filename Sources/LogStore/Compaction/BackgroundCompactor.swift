@@ -25,6 +25,8 @@ final class BackgroundCompactor: Sendable {
         let thread = Thread { [weak store, self] in
             defer { stopped.signal() }
             var lastSweep = ContinuousClock.now
+            // After a failed pass, none before this time: the segment that failed would be chosen again.
+            var nextPass = ContinuousClock.now
             while true {
                 _ = wakeUp.wait(timeout: .now() + .milliseconds(interval))
                 if stopping.load(ordering: .acquiring) { return }
@@ -39,7 +41,9 @@ final class BackgroundCompactor: Sendable {
                         lastError.withLock { $0 = error }
                     }
                 }
-                runPass(store, options)
+                if ContinuousClock.now >= nextPass, !runPass(store, options) {
+                    nextPass = ContinuousClock.now + Self.backOffAfterFailure
+                }
                 do throws(LogStoreError) {
                     try store.writeMissingHints()
                 } catch {
@@ -55,23 +59,28 @@ final class BackgroundCompactor: Sendable {
     /// with the largest garbage share of those that qualify: each pass deletes its input at its end, so the
     /// disk never holds more than one segment's live copies on top of the store (at most
     /// ``maximumPassesPerWakeUp`` passes, then it sleeps again).
-    private func runPass(_ store: Store, _ options: CompactionOptions) {
+    /// - returns: false when a pass failed.
+    private func runPass(_ store: Store, _ options: CompactionOptions) -> Bool {
         for _ in 0..<Self.maximumPassesPerWakeUp {
             guard !stopping.load(ordering: .acquiring), let statistics = try? store.statistics(),
                 statistics.totalBytes > 0,
                 Double(statistics.garbageBytes) >= options.startGarbageRatio * Double(statistics.totalBytes)
-            else { return }
+            else { return true }
             do throws(LogStoreError) {
                 let report = try store.compactSegments(
                     garbageRatio: options.segmentGarbageRatio, limit: 1, progress: nil)
-                guard report.segmentsCompacted > 0 else { return }
+                guard report.segmentsCompacted > 0 else { return true }
                 passes.add(1, ordering: .relaxed)
             } catch {
                 if error.code != .closed { lastError.withLock { $0 = error } }
-                return
+                return false
             }
         }
+        return true
     }
+
+    /// How long the compactor waits after a failed pass before it tries another.
+    static let backOffAfterFailure: Duration = .seconds(10)
 
     /// Passes of one segment run back to back at most this many times per wake-up.
     static let maximumPassesPerWakeUp = 64

@@ -148,7 +148,8 @@ final class CompactionOutput {
         maxSequence = max(maxSequence, frame.sequence)
     }
 
-    /// Encodes a held copy: references and payload as stored (recompressed never), the flags it had.
+    /// Encodes a held copy: references as stored, the payload as stored or recompressed (``Recompression``),
+    /// the flags it had.
     private func encode(
         _ copy: (frame: DecodedFrame, bytes: UnsafeRawBufferPointer, move: (id: UInt64, from: IndexEntry)?),
         endsBatch: Bool

@@ -48,10 +48,10 @@ extension Store {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         // A dictionary of today's records, before the seal: what is written from here on uses it, and the
         // rewrite recompresses every older record against it.
-        if options.compression && options.sharedDictionary { _ = try buildDictionaryFromLiveRecords() }
+        let installed = options.compression && options.sharedDictionary ? try buildDictionaryFromLiveRecords() : nil
         try sealActiveSegment { _ in true }
         let report = try compactSegments(garbageRatio: 0, rewritingAll: true, progress: progress)
-        try removeUnusedDictionaries()
+        if let installed { try removeUnusedDictionaries(fence: installed.fence) }
         return report
     }
 

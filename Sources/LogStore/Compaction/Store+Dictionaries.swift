@@ -2,77 +2,94 @@
 @_spi(Engine) import LogStoreSystem
 
 /// The shared compression dictionary over a store's life: a new one built from the live records when the
-/// whole store is rewritten, and the ones no live record names any more removed after it.
+/// whole store is rewritten, and the ones no frame on disk names any more removed after it.
 extension Store {
     /// Builds a dictionary from live records taken evenly across the ids (up to 256 KiB of payloads of 16
-    /// bytes to 4 KiB) and makes it the one new writes and compaction compress against. Nil when no live
-    /// record is of a size worth sampling.
-    func buildDictionaryFromLiveRecords() throws(LogStoreError) -> CompressionDictionary? {
+    /// bytes to 4 KiB; a record that cannot be read is passed over) and makes it the one new writes and
+    /// compaction compress against. Nil when no live record is of a size worth sampling.
+    /// - returns: the dictionary and the sequence number of the last batch compressed against another.
+    func buildDictionaryFromLiveRecords() throws(LogStoreError) -> (dictionary: CompressionDictionary, fence: UInt64)? {
         let view = try snapshot()
-        let ids = view.ids()
-        guard !ids.isEmpty else { return nil }
+        let count = view.count()
+        guard count > 0 else { return nil }
         // About twice the records the gather target needs at the smallest sampled sizes, spread evenly.
         let wanted = 2 * DictionarySampler.gatherTarget / 128
-        let stride = max(1, ids.count / wanted)
+        let stride = max(1, count / wanted)
         var payloads: [[UInt8]] = []
         var total = 0
-        var index = 0
-        while index < ids.count, total < DictionarySampler.gatherTarget {
-            if let record = try view.get(ids[index]),
+        var position = 0
+        func sample(_ id: UInt64, _: IndexEntry) {
+            defer { position += 1 }
+            guard position % stride == 0, total < DictionarySampler.gatherTarget,
+                let record = try? view.get(ObjectID(id)),
                 (CompactFrameEncoder.dictionaryMinimumSize...DictionarySampler.maximumSampledPayload).contains(
                     record.payload.count)
-            {
-                payloads.append(record.payload)
-                total += record.payload.count
-            }
-            index += stride
+            else { return }
+            payloads.append(record.payload)
+            total += record.payload.count
         }
+        view.view.forEach(sample)
         let content = DictionarySampler.content(of: payloads, total: total)
         guard !content.isEmpty else { return nil }
         return try pipeline.installDictionary(content)
     }
 
-    /// Deletes the dictionary files that no live record's frame names, but the newest: after a full
-    /// rewrite recompressed every record against the newest, the older ones. Frames of dead records may
-    /// still name a deleted dictionary; they are never read (snapshots hold the dictionaries they may
-    /// read in memory).
+    /// Deletes the dictionary files that no frame in any segment on disk names, but the newest: after a full
+    /// rewrite recompressed every record against the newest, the older ones.
+    ///
+    /// Frames of dead records count too (a crash can make an older version of a record the newest durable
+    /// one again). It first waits until every batch compressed against an older dictionary than the newest
+    /// (up to `fence`) is written, and scans under the compaction lock (no pass writes meanwhile); later
+    /// batches and passes compress against the newest. When a segment cannot be read to its end, nothing
+    /// is deleted. Snapshots hold the dictionaries they may read in memory.
     /// - returns: the ids removed.
     @discardableResult
-    func removeUnusedDictionaries() throws(LogStoreError) -> [UInt32] {
-        let view = try snapshot()
-        let all = view.view.dictionaries.all
-        guard all.count > 1 else { return [] }
-        var named = Set<UInt32>()
-        var undecodable = 0
-        func note(_: UInt64, _ entry: IndexEntry) {
-            guard let file = view.view.segments[entry.segment],
-                Int(entry.offset) + Int(entry.length) <= file.mappedLength,
+    func removeUnusedDictionaries(fence: UInt64) throws(LogStoreError) -> [UInt32] {
+        try pipeline.awaitDurable(fence)
+        return try compactionLock.withLock { _ throws(LogStoreError) -> [UInt32] in
+            let (all, files) = state.withLock { state in
+                (state.dictionaries.all, state.segments.all.map { ($0.file, $0.size) })
+            }
+            guard all.count > 1, let newest = all.last?.id else { return [] }
+            let active = pipeline.activeSegment
+            var named: Set<UInt32> = [newest]
+            for (file, recordedSize) in files {
+                guard case .v2 = file.format else { continue }  // version 1 names no dictionary
+                let size = active?.number == file.number ? active?.size ?? recordedSize : recordedSize
+                guard let found = Self.dictionariesNamed(in: file, size: size) else { return [] }
+                named.formUnion(found)
+            }
+            let unused = all.map(\.id).filter { !named.contains($0) }
+            for id in unused {
+                state.withLock { $0.dictionaries.remove(id) }
+                try StoreDictionaries.remove(id: id, in: directory, io: io)
+            }
+            if !unused.isEmpty {
+                do {
+                    try io.syncDirectory(directory)
+                } catch {
+                    throw LogStoreError(.ioError, "cannot sync the store directory", file: directory, underlying: error)
+                }
+            }
+            return unused
+        }
+    }
+
+    /// The dictionaries the frames of a version-2 segment name, reading its first `size` bytes frame by
+    /// frame; nil when a frame there does not decode (the segment is then not known to the end).
+    private static func dictionariesNamed(in file: SegmentFile, size: UInt64) -> Set<UInt32>? {
+        let end = min(Int(size), file.mappedLength)
+        let bytes = file.bytes(count: end)
+        var named: Set<UInt32> = []
+        var offset = LogFormat.segmentHeaderSize
+        while offset < end {
+            guard
                 case .success(let frame) = FrameDecoder.decode(
-                    file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset),
-                    format: file.format, verifyChecksum: false)
-            else {
-                undecodable += 1
-                return
-            }
+                    bytes, at: offset, format: file.format, verifyChecksum: false)
+            else { return nil }
             if frame.dictionary != 0 { named.insert(frame.dictionary) }
+            offset += frame.length
         }
-        view.view.forEach(note)
-        // A live record whose frame does not decode may name any dictionary: keep them all.
-        guard undecodable == 0 else { return [] }
-        let newest = all.last?.id ?? 0
-        let unused = all.map(\.id).filter { $0 != newest && !named.contains($0) }
-        // Pending batches are compressed against the newest; published ones are in the view.
-        for id in unused {
-            state.withLock { $0.dictionaries.remove(id) }
-            try StoreDictionaries.remove(id: id, in: directory, io: io)
-        }
-        if !unused.isEmpty {
-            do {
-                try io.syncDirectory(directory)
-            } catch {
-                throw LogStoreError(.ioError, "cannot sync the store directory", file: directory, underlying: error)
-            }
-        }
-        return unused
+        return named
     }
 }

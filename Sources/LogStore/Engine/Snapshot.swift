@@ -118,6 +118,10 @@ public final class Snapshot: Sendable {
         view.typeCounts
     }
 
+    /// The former name of ``RecordSpace``.
+    @available(*, deprecated, renamed: "RecordSpace")
+    public typealias TypeSpace = RecordSpace
+
     /// What a group of live records (of one type tag, or compressed against one dictionary) takes on disk.
     public struct RecordSpace: Sendable, Equatable {
         /// Live records in the group.

@@ -132,12 +132,17 @@ extension StoreLoader {
             }
         }
         var result = try loader.loadListed(numbers, into: loaded)
-        let namesAfter = try loader.loadDictionaries(into: &result)
-        if tracksChanges, let gone = numbers.first(where: { !namesAfter.contains(LogFormat.segmentFileName($0)) }) {
-            // A full rewrite beside us deletes the dictionaries of the segments it replaced: the listing of
-            // the dictionaries must be of the same store as the segments.
-            let path = directory + "/" + LogFormat.segmentFileName(gone)
-            return .changed(StoreChange("segment \(path) was deleted while the store was read", file: path))
+        if let change = try loader.loadDictionaries(into: &result) { return .changed(change) }
+        if tracksChanges, let pinned = loader.pinned {
+            // A writer deletes a dictionary only after every segment naming it is deleted: when a segment
+            // read here is deleted by now, a dictionary its frames name may be missing from that listing.
+            for number in numbers {
+                guard let fd = pinned.descriptor(number) else { continue }
+                let path = directory + "/" + LogFormat.segmentFileName(number)
+                if (try? io.isDeleted(fd, path: path)) ?? true {
+                    return .changed(StoreChange("segment \(path) was deleted while the store was read", file: path))
+                }
+            }
         }
         return .loaded(result)
     }
@@ -145,8 +150,8 @@ extension StoreLoader {
     /// Loads the dictionary files, listed after the segments were read: a frame is written only after the
     /// dictionary it names is durable, so every dictionary a loaded frame names is in this listing.
     /// - throws: ``LogStoreError`` `corruptDictionary` for a damaged one (unless verifying, which lists it).
-    /// - returns: the directory listing the dictionaries were taken from.
-    private func loadDictionaries(into loaded: inout Loaded) throws(LogStoreError) -> Set<String> {
+    /// - returns: a change when a listed dictionary was deleted before it was read (beside a writer).
+    private func loadDictionaries(into loaded: inout Loaded) throws(LogStoreError) -> StoreChange? {
         let names: [String]
         do {
             names = try io.listDirectory(directory)
@@ -156,9 +161,26 @@ extension StoreLoader {
         let found = StoreDictionaries.load(directory, names: names, io: io)
         loaded.state.dictionaries = found.dictionaries
         for damage in found.damage {
-            try fail(damage.path, damage.offset, damage.message, .corruptDictionary, &loaded)
+            switch damage.kind {
+            case .vanished(let error):
+                if tracksChanges {
+                    return StoreChange(
+                        "dictionary \(damage.path) was deleted while the store was read", file: damage.path,
+                        underlying: error)
+                }
+            case .unreadable(let error):
+                if collectsProblems {
+                    loaded.problems.append(Problem(file: damage.path, offset: nil, message: damage.message))
+                } else {
+                    throw LogStoreError(.ioError, damage.message, file: damage.path, underlying: error)
+                }
+            case .invalid(let unsupported):
+                try fail(
+                    damage.path, damage.offset, damage.message, unsupported ? .unsupportedVersion : .corruptDictionary,
+                    &loaded)
+            }
         }
-        return Set(names)
+        return nil
     }
 
     /// When the listing holds segments the manifest does not list (made after the manifest was read, or

@@ -37,8 +37,10 @@ public struct StoreOptions: Sendable {
     /// (up to 4 KiB each) and compresses every put payload of 16 bytes or more against it, when that makes
     /// it smaller (only with ``compression``). Small JSON-like records then take about 40% of their size
     /// instead of all of it, for about 0.4 µs more per put and 0.2 µs more per read of such a record.
-    /// Compaction recompresses with the newest dictionary the records written before it existed; a full
-    /// rewrite (``Store/rewriteAllSegments()``) builds a new one from the live records. Default on.
+    /// Compaction recompresses with the newest dictionary the payloads compressed against an older one and
+    /// the small ones stored raw before there was one (not those compressed alone, from
+    /// ``compressionMinimumSize``); a full rewrite (``Store/rewriteAllSegments()``) builds a new dictionary
+    /// from the live records. Default on.
     public var sharedDictionary: Bool = true
     /// Create the directory and an empty store when missing. Default on.
     public var createIfMissing: Bool = true

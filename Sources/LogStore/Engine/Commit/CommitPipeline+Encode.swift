@@ -150,27 +150,41 @@ extension CommitPipeline {
         guard let sampler = queue.dictionarySampler, sampler.isReady else { return }
         let content = sampler.content()
         guard !content.isEmpty, (try? installDictionary(content, into: &queue)) != nil else {
-            queue.dictionarySampler?.reset()
+            // Not again before the next open: a disk that refused it once would stall every committer
+            // for a failed write each 256 KiB.
+            queue.dictionarySampler = nil
             return
         }
     }
 
     /// Writes a new dictionary of `content` durably, publishes it to readers and makes it the one new
-    /// puts are compressed against.
-    func installDictionary(_ content: [UInt8], into queue: inout CommitQueue) throws(LogStoreError)
-        -> CompressionDictionary
-    {
-        let id = index.withLock { ($0.dictionaries.all.last?.id ?? 0) + 1 }
-        let dictionary = try StoreDictionaries.write(id: id, content: content, in: directory, io: io)
+    /// puts are compressed against. Returns it and the sequence number of the last batch encoded before:
+    /// every later batch is compressed against it.
+    @discardableResult
+    func installDictionary(_ content: [UInt8], into queue: inout CommitQueue) throws(LogStoreError) -> (
+        dictionary: CompressionDictionary, fence: UInt64
+    ) {
+        let newest = index.withLock { $0.dictionaries.all.last?.id ?? 0 }
+        guard newest < UInt32.max else {
+            throw LogStoreError(.exhausted, "the store has used every dictionary id", file: directory)
+        }
+        let dictionary = try StoreDictionaries.write(id: newest + 1, content: content, in: directory, io: io)
         index.withLock { $0.dictionaries.add(dictionary) }
         queue.dictionary = dictionary
         queue.dictionarySampler = nil
-        return dictionary
+        return (dictionary, queue.nextSequence - 1)
     }
 
     /// ``installDictionary(_:into:)`` under the queue lock.
-    func installDictionary(_ content: [UInt8]) throws(LogStoreError) -> CompressionDictionary {
+    func installDictionary(_ content: [UInt8]) throws(LogStoreError) -> (
+        dictionary: CompressionDictionary, fence: UInt64
+    ) {
         try queue.withLock { queue throws(LogStoreError) in try installDictionary(content, into: &queue) }
+    }
+
+    /// The segment being written and how many bytes of it are written.
+    var activeSegment: (number: UInt32, size: UInt64)? {
+        queue.withLock { queue in queue.active.map { ($0.number, queue.activeSize) } }
     }
 
     /// The capacity of the next new segment: ``StoreOptions/segmentSize``, or less while the store is small,

@@ -10,8 +10,17 @@
 /// The dictionary files of a store directory: loaded at open, one written when the store builds a
 /// dictionary, the unused ones removed after a full rewrite.
 enum StoreDictionaries {
-    /// A dictionary file that is not valid.
+    /// A dictionary file that could not be loaded.
     struct Damage: Sendable {
+        enum Kind: Sendable {
+            /// Listed, then gone before it was read.
+            case vanished(SystemError)
+            /// It could not be read.
+            case unreadable(SystemError)
+            /// Its bytes are not a valid dictionary file (true: a valid one of a newer version).
+            case invalid(unsupportedVersion: Bool)
+        }
+        var kind: Kind
         var path: String
         var offset: UInt64
         var message: String
@@ -26,6 +35,11 @@ enum StoreDictionaries {
         for name in names.sorted() {
             guard let id = DictionaryFile.id(fromFileName: name) else { continue }
             let path = directory + "/" + name
+            func invalid(_ offset: UInt64, _ message: String, unsupported: Bool = false) {
+                damage.append(
+                    Damage(
+                        kind: .invalid(unsupportedVersion: unsupported), path: path, offset: offset, message: message))
+            }
             let bytes: [UInt8]
             do {
                 let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
@@ -33,26 +47,31 @@ enum StoreDictionaries {
                 let size = try io.size(fd, path: path)
                 let limit = DictionaryFile.headerSize + DictionaryFile.maximumContentSize + DictionaryFile.checksumSize
                 guard size <= UInt64(limit) else {
-                    damage.append(
-                        Damage(path: path, offset: UInt64(limit), message: "dictionary file is \(size) bytes"))
+                    invalid(UInt64(limit), "dictionary file is \(size) bytes, more than a dictionary file can be")
                     continue
                 }
                 bytes = try io.read(fd, count: Int(size), at: 0, path: path)
             } catch {
-                damage.append(Damage(path: path, offset: 0, message: "cannot read the dictionary file: \(error)"))
+                damage.append(
+                    Damage(
+                        kind: error.errno == ENOENT ? .vanished(error) : .unreadable(error), path: path, offset: 0,
+                        message: "cannot read the dictionary file: \(error)"))
                 continue
             }
             switch bytes.withUnsafeBytes({ DictionaryFile.decode($0) }) {
             case .failure(let problem):
-                damage.append(Damage(path: path, offset: problem.offset, message: problem.reason))
+                invalid(problem.offset, problem.reason, unsupported: problem.isUnsupportedVersion)
             case .success(let decoded):
                 guard decoded.id == id else {
-                    damage.append(
-                        Damage(path: path, offset: 12, message: "the file holds dictionary \(decoded.id), not \(id)"))
+                    invalid(12, "the file holds dictionary \(decoded.id), not \(id)")
                     continue
                 }
                 guard let dictionary = CompressionDictionary(id: id, content: decoded.content) else {
-                    damage.append(Damage(path: path, offset: 0, message: "LZ4 could not allocate the dictionary"))
+                    let error = SystemError(call: "LZ4_createStream", errno: ENOMEM, path: path)
+                    damage.append(
+                        Damage(
+                            kind: .unreadable(error), path: path, offset: 0,
+                            message: "LZ4 could not allocate the dictionary"))
                     continue
                 }
                 dictionaries.add(dictionary)
