@@ -80,16 +80,25 @@ package enum Compression {
     /// `LZ4_decompress_safe` never reads or writes outside the given buffers, whatever the input.
     /// - returns: the bytes, or nil when the block is malformed or has another length.
     package static func decompress(_ source: UnsafeRawBufferPointer, originalLength: Int) -> [UInt8]? {
+        expand(source, originalLength: originalLength) { block, target in
+            LZ4_decompress_safe(block, target, Int32(source.count), Int32(originalLength))
+        }
+    }
+
+    /// The `originalLength` bytes `decode` writes from the block `source` into a new array (`decode` gets
+    /// the block and the array's storage, returns how many bytes it produced or a negative error); nil
+    /// when the block is empty or `decode` does not produce exactly that many.
+    static func expand(
+        _ source: UnsafeRawBufferPointer, originalLength: Int,
+        _ decode: (UnsafePointer<CChar>, UnsafeMutablePointer<CChar>) -> Int32
+    ) -> [UInt8]? {
         guard let base = source.baseAddress, originalLength > 0 else { return nil }
         var valid = false
         let result = [UInt8](unsafeUninitializedCapacity: originalLength) { buffer, initialized in
             guard let target = buffer.baseAddress else { return }
-            let produced = LZ4_decompress_safe(
+            let produced = decode(
                 base.assumingMemoryBound(to: CChar.self),
-                UnsafeMutableRawPointer(target).assumingMemoryBound(to: CChar.self),
-                Int32(source.count),
-                Int32(originalLength)
-            )
+                UnsafeMutableRawPointer(target).assumingMemoryBound(to: CChar.self))
             valid = produced == Int32(originalLength)
             initialized = valid ? originalLength : 0
         }

@@ -67,19 +67,11 @@ package final class CompressionDictionary: @unchecked Sendable {
     /// Decompresses a block compressed against this dictionary that must expand to exactly
     /// `originalLength` bytes; nil when it is malformed or has another length.
     package func decompress(_ source: UnsafeRawBufferPointer, originalLength: Int) -> [UInt8]? {
-        guard let base = source.baseAddress, originalLength > 0 else { return nil }
-        var valid = false
-        let result = [UInt8](unsafeUninitializedCapacity: originalLength) { buffer, initialized in
-            guard let target = buffer.baseAddress else { return }
-            let produced = LZ4_decompress_safe_usingDict(
-                base.assumingMemoryBound(to: CChar.self),
-                UnsafeMutableRawPointer(target).assumingMemoryBound(to: CChar.self),
-                Int32(source.count), Int32(originalLength),
+        Compression.expand(source, originalLength: originalLength) { block, target in
+            LZ4_decompress_safe_usingDict(
+                block, target, Int32(source.count), Int32(originalLength),
                 content.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(content.count))
-            valid = produced == Int32(originalLength)
-            initialized = valid ? originalLength : 0
         }
-        return valid ? result : nil
     }
 }
 
