@@ -273,12 +273,6 @@ package struct SystemIO: Sendable {
         return UInt64(info.st_size)
     }
 
-    /// Whether an open file has been deleted (no name links to it any more), from `fstat(2)`.
-    package func isDeleted(_ fd: Int32, path: String) throws(SystemError) -> Bool {
-        var info = stat()
-        if fstat(fd, &info) != 0 { throw SystemError(call: "fstat", errno: errno, path: path) }
-        return info.st_nlink == 0
-    }
 }
 
 /// What a file of type `type` (`st_mode & S_IFMT`) is, in words.

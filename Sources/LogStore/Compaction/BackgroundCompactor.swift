@@ -25,8 +25,10 @@ final class BackgroundCompactor: Sendable {
         let thread = Thread { [weak store, self] in
             defer { stopped.signal() }
             var lastSweep = ContinuousClock.now
-            // After a failed pass, none before this time: the segment that failed would be chosen again.
+            // After a failed pass, none before this time: the segment that failed would be chosen again. The
+            // wait doubles with each failure in a row (10 s up to 10 min).
             var nextPass = ContinuousClock.now
+            var backOff = Self.backOffAfterFailure
             while true {
                 _ = wakeUp.wait(timeout: .now() + .milliseconds(interval))
                 if stopping.load(ordering: .acquiring) { return }
@@ -41,8 +43,13 @@ final class BackgroundCompactor: Sendable {
                         lastError.withLock { $0 = error }
                     }
                 }
-                if ContinuousClock.now >= nextPass, !runPass(store, options) {
-                    nextPass = ContinuousClock.now + Self.backOffAfterFailure
+                if ContinuousClock.now >= nextPass {
+                    if runPass(store, options) {
+                        backOff = Self.backOffAfterFailure
+                    } else {
+                        nextPass = ContinuousClock.now + backOff
+                        backOff = min(backOff * 2, Self.longestBackOff)
+                    }
                 }
                 do throws(LogStoreError) {
                     try store.writeMissingHints()
@@ -79,8 +86,10 @@ final class BackgroundCompactor: Sendable {
         return true
     }
 
-    /// How long the compactor waits after a failed pass before it tries another.
+    /// How long the compactor waits after a failed pass before it tries another (doubled for each further
+    /// failure in a row, up to ``longestBackOff``).
     static let backOffAfterFailure: Duration = .seconds(10)
+    static let longestBackOff: Duration = .seconds(600)
 
     /// Passes of one segment run back to back at most this many times per wake-up.
     static let maximumPassesPerWakeUp = 64

@@ -51,7 +51,7 @@ extension Store {
         let installed = options.compression && options.sharedDictionary ? try buildDictionaryFromLiveRecords() : nil
         try sealActiveSegment { _ in true }
         let report = try compactSegments(garbageRatio: 0, rewritingAll: true, progress: progress)
-        if let installed { try removeUnusedDictionaries(fence: installed.fence) }
+        if installed != nil { try removeUnusedDictionaries() }
         return report
     }
 
@@ -215,6 +215,11 @@ extension Store {
             }
         } catch {
             for output in outputs where !finished.contains(where: { $0.0 === output }) { output.abandon() }
+            // Finished outputs are complete duplicates that no index entry and no manifest names: deleted, so
+            // that every segment file on disk is one the store knows (dictionary retirement scans those).
+            for (_, file) in finished { try? io.unlink(file.path) }
+            if !finished.isEmpty { try? io.syncDirectory(directory) }
+            release(finished.map(\.1))
             throw error
         }
 
@@ -474,10 +479,35 @@ extension Store {
     /// Forgets the compacted segments and deletes their files (readers still holding one keep it
     /// mapped until they let go).
     private func removeSegments(_ files: [SegmentFile]) throws(LogStoreError) {
-        state.withLock { state in
-            for file in files { state.segments.remove(file.number) }
+        let infos = state.withLock { state in
+            files.map { file in
+                defer { state.segments.remove(file.number) }
+                return state.segments[file.number]
+            }
         }
-        try writeManifest()
+        var deleted = 0
+        /// The segments not deleted go back into the table as they were, but with their live records
+        /// counted as dead (the index points at the copies): the next pass deletes them. Until then they
+        /// still count as holding older copies, so no tombstone is dropped too early.
+        func keepUndeleted() {
+            state.withLock { state in
+                for (file, info) in zip(files, infos).dropFirst(deleted) {
+                    state.segments.register(file)
+                    guard let info else { continue }
+                    state.segments.update(file.number) { kept in
+                        kept = info
+                        kept.liveBytes = 0
+                        kept.deadRecords = max(info.deadRecords, 1)
+                    }
+                }
+            }
+        }
+        do throws(LogStoreError) {
+            try writeManifest()
+        } catch {
+            keepUndeleted()
+            throw error
+        }
         do {
             for file in files {
                 let hint = directory + "/" + HintFile.fileName(file.number)
@@ -485,9 +515,11 @@ extension Store {
                     try io.unlink(hint)
                 } catch  where error.errno == ENOENT {}
                 try io.unlink(file.path)
+                deleted += 1
             }
             try io.syncDirectory(directory)
         } catch {
+            keepUndeleted()
             throw LogStoreError(.ioError, "cannot delete a compacted segment", file: directory, underlying: error)
         }
     }

@@ -38,21 +38,22 @@ extension Store {
     /// rewrite recompressed every record against the newest, the older ones.
     ///
     /// Frames of dead records count too (a crash can make an older version of a record the newest durable
-    /// one again). It first waits until every batch compressed against an older dictionary than the newest
-    /// (up to `fence`) is written, and scans under the compaction lock (no pass writes meanwhile); later
-    /// batches and passes compress against the newest. When a segment cannot be read to its end, nothing
-    /// is deleted. Snapshots hold the dictionaries they may read in memory.
+    /// one again). Under the compaction lock (no pass writes meanwhile), it first waits until every batch
+    /// encoded before the newest dictionary was installed is written; later batches, and every dictionary
+    /// installed meanwhile, name only that one or newer ones, which are kept. When a segment cannot be read
+    /// to its end, nothing is deleted. Snapshots hold the dictionaries they may read in memory.
     /// - returns: the ids removed.
     @discardableResult
-    func removeUnusedDictionaries(fence: UInt64) throws(LogStoreError) -> [UInt32] {
-        try pipeline.awaitDurable(fence)
-        return try compactionLock.withLock { _ throws(LogStoreError) -> [UInt32] in
+    func removeUnusedDictionaries() throws(LogStoreError) -> [UInt32] {
+        try compactionLock.withLock { _ throws(LogStoreError) -> [UInt32] in
+            guard let newest = pipeline.newestDictionary else { return [] }
+            try pipeline.awaitDurable(newest.fence)
             let (all, files) = state.withLock { state in
                 (state.dictionaries.all, state.segments.all.map { ($0.file, $0.size) })
             }
-            guard all.count > 1, let newest = all.last?.id else { return [] }
             let active = pipeline.activeSegment
-            var named: Set<UInt32> = [newest]
+            var named = Set(all.map(\.id).filter { $0 >= newest.id })
+            guard named.count < all.count else { return [] }
             for (file, recordedSize) in files {
                 guard case .v2 = file.format else { continue }  // version 1 names no dictionary
                 let size = active?.number == file.number ? active?.size ?? recordedSize : recordedSize
@@ -78,7 +79,8 @@ extension Store {
     /// The dictionaries the frames of a version-2 segment name, reading its first `size` bytes frame by
     /// frame; nil when a frame there does not decode (the segment is then not known to the end).
     private static func dictionariesNamed(in file: SegmentFile, size: UInt64) -> Set<UInt32>? {
-        let end = min(Int(size), file.mappedLength)
+        guard size <= UInt64(file.mappedLength) else { return nil }
+        let end = Int(size)
         let bytes = file.bytes(count: end)
         var named: Set<UInt32> = []
         var offset = LogFormat.segmentHeaderSize

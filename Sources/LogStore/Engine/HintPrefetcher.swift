@@ -24,24 +24,33 @@ final class HintPrefetcher: Sendable {
     // `SegmentFile` it travels with, which stays mapped as long as that file is referenced; an outcome is
     // made by the prefetch thread, then only read by the loader (handed over under the lock below).
 
-    /// The outcomes read and not yet taken, and the segments whose outcome has not been taken.
-    private struct State: Sendable {
-        var results: [UInt32: Outcome] = [:]
-        var untaken: Set<UInt32>
+    /// Where each hint not yet taken is: still queued, being read (by the thread), or read.
+    private enum Phase: Sendable {
+        case queued
+        case reading
+        case read(Outcome)
     }
-    private let state: ConditionLock<State>
+    private let phases: ConditionLock<[UInt32: Phase]>
     private let cancelled = ConditionLock<Bool>(false)
 
     /// Starts reading `hints` (segment number and hint file path), in the order they will be asked for.
     init(_ hints: [(number: UInt32, path: String)], io: SystemIO) {
-        let state = ConditionLock(State(untaken: Set(hints.map(\.number))))
-        self.state = state
+        let phases = ConditionLock([UInt32: Phase](uniqueKeysWithValues: hints.map { ($0.number, .queued) }))
+        self.phases = phases
+        // Should the thread not start (Foundation ignores a failed `pthread_create`), `take` reads each
+        // hint itself: it claims the ones still queued and waits only for one being read.
         let thread = Thread { [cancelled] in
             for hint in hints {
                 if cancelled.withLock({ $0 }) { return }
+                let claimed = phases.withLock { phases -> Bool in
+                    guard case .queued = phases[hint.number] else { return false }
+                    phases[hint.number] = .reading
+                    return true
+                }
+                guard claimed else { continue }
                 let outcome = Self.open(hint.number, path: hint.path, io: io)
-                state.withLock { $0.results[hint.number] = outcome }
-                state.broadcast()
+                phases.withLock { $0[hint.number] = .read(outcome) }
+                phases.broadcast()
             }
         }
         thread.name = "logstore.hints"
@@ -50,11 +59,39 @@ final class HintPrefetcher: Sendable {
 
     deinit { cancelled.withLock { $0 = true } }
 
-    /// The outcome for segment `number`'s hint, waiting for the thread to get there; nil when it does not
-    /// read that hint, or gave it out already.
-    func take(_ number: UInt32) -> Outcome? {
-        guard state.withLock({ $0.untaken.remove(number) != nil }) else { return nil }
-        return state.waitUntil { $0.results.removeValue(forKey: number) }
+    /// The outcome for segment `number`'s hint at `path`: read ahead by the thread (waiting while it reads
+    /// it), or read now when the thread has not got there; nil when it is not one of the hints given, or
+    /// was taken already.
+    func take(_ number: UInt32, path: String, io: SystemIO) -> Outcome? {
+        enum Step {
+            case absent
+            case readHere
+            case wait
+            case done(Outcome)
+        }
+        let step = phases.withLock { phases -> Step in
+            switch phases[number] {
+            case nil: return .absent
+            case .queued:
+                phases[number] = nil
+                return .readHere
+            case .reading: return .wait
+            case .read(let outcome):
+                phases[number] = nil
+                return .done(outcome)
+            }
+        }
+        switch step {
+        case .absent: return nil
+        case .readHere: return Self.open(number, path: path, io: io)
+        case .done(let outcome): return outcome
+        case .wait:
+            return phases.waitUntil { phases -> Outcome? in
+                guard case .read(let outcome) = phases[number] else { return nil }
+                phases[number] = nil
+                return outcome
+            }
+        }
     }
 
     /// Maps the hint file at `path` and checks it (``HintReader/open(_:)``).

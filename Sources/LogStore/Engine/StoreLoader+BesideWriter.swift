@@ -132,17 +132,11 @@ extension StoreLoader {
             }
         }
         var result = try loader.loadListed(numbers, into: loaded)
-        if let change = try loader.loadDictionaries(into: &result) { return .changed(change) }
-        if tracksChanges, let pinned = loader.pinned {
-            // A writer deletes a dictionary only after every segment naming it is deleted: when a segment
-            // read here is deleted by now, a dictionary its frames name may be missing from that listing.
-            for number in numbers {
-                guard let fd = pinned.descriptor(number) else { continue }
-                let path = directory + "/" + LogFormat.segmentFileName(number)
-                if (try? io.isDeleted(fd, path: path)) ?? true {
-                    return .changed(StoreChange("segment \(path) was deleted while the store was read", file: path))
-                }
-            }
+        // The dictionaries listed with the segments: a writer deletes one only after every segment naming
+        // it is deleted, so one of them missing now may be named by a segment read here (read again).
+        let listedDictionaries = Set(names.filter { DictionaryFile.id(fromFileName: $0) != nil })
+        if let change = try loader.loadDictionaries(into: &result, listedBefore: listedDictionaries) {
+            return .changed(change)
         }
         return .loaded(result)
     }
@@ -150,25 +144,30 @@ extension StoreLoader {
     /// Loads the dictionary files, listed after the segments were read: a frame is written only after the
     /// dictionary it names is durable, so every dictionary a loaded frame names is in this listing.
     /// - throws: ``LogStoreError`` `corruptDictionary` for a damaged one (unless verifying, which lists it).
-    /// - returns: a change when a listed dictionary was deleted before it was read (beside a writer).
-    private func loadDictionaries(into loaded: inout Loaded) throws(LogStoreError) -> StoreChange? {
+    /// - returns: a change when a dictionary of `listedBefore` (the listing the segments were taken from) is
+    ///   gone, or one listed now vanished before it was read (beside a writer).
+    private func loadDictionaries(into loaded: inout Loaded, listedBefore: Set<String>) throws(LogStoreError)
+        -> StoreChange?
+    {
         let names: [String]
         do {
             names = try io.listDirectory(directory)
         } catch {
             throw LogStoreError(.ioError, "cannot list the store directory", file: directory, underlying: error)
         }
+        if tracksChanges, let gone = listedBefore.subtracting(names).first {
+            let path = directory + "/" + gone
+            return StoreChange("dictionary \(path) was deleted while the store was read", file: path)
+        }
         let found = StoreDictionaries.load(directory, names: names, io: io)
         loaded.state.dictionaries = found.dictionaries
         for damage in found.damage {
             switch damage.kind {
-            case .vanished(let error):
-                if tracksChanges {
-                    return StoreChange(
-                        "dictionary \(damage.path) was deleted while the store was read", file: damage.path,
-                        underlying: error)
-                }
-            case .unreadable(let error):
+            case .vanished(let error) where tracksChanges:
+                return StoreChange(
+                    "dictionary \(damage.path) was deleted while the store was read", file: damage.path,
+                    underlying: error)
+            case .vanished(let error), .unreadable(let error):
                 if collectsProblems {
                     loaded.problems.append(Problem(file: damage.path, offset: nil, message: damage.message))
                 } else {

@@ -369,7 +369,7 @@ struct StoreLoader {
         let name = HintFile.fileName(number)
         guard hintNames.contains(name) else { return nil }
         let path = directory + "/" + name
-        switch prefetcher?.take(number) ?? HintPrefetcher.open(number, path: path, io: io) {
+        switch prefetcher?.take(number, path: path, io: io) ?? HintPrefetcher.open(number, path: path, io: io) {
         case .opened(let mapping, .success(let reader))
         where reader.segmentNumber == number && reader.segmentSize == size && reader.isCompact == format.isCompact:
             return (mapping, reader)

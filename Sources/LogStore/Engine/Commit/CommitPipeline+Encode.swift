@@ -171,8 +171,9 @@ extension CommitPipeline {
         let dictionary = try StoreDictionaries.write(id: newest + 1, content: content, in: directory, io: io)
         index.withLock { $0.dictionaries.add(dictionary) }
         queue.dictionary = dictionary
+        queue.dictionaryFence = queue.nextSequence - 1
         queue.dictionarySampler = nil
-        return (dictionary, queue.nextSequence - 1)
+        return (dictionary, queue.dictionaryFence)
     }
 
     /// ``installDictionary(_:into:)`` under the queue lock.
@@ -180,6 +181,11 @@ extension CommitPipeline {
         dictionary: CompressionDictionary, fence: UInt64
     ) {
         try queue.withLock { queue throws(LogStoreError) in try installDictionary(content, into: &queue) }
+    }
+
+    /// The dictionary new puts are compressed against and the last batch encoded before it was installed.
+    var newestDictionary: (id: UInt32, fence: UInt64)? {
+        queue.withLock { queue in queue.dictionary.map { ($0.id, queue.dictionaryFence) } }
     }
 
     /// The segment being written and how many bytes of it are written.

@@ -28,6 +28,9 @@ struct CommitQueue: Sendable {
     var tailBaseSequence: UInt64
     /// The dictionary new put payloads are compressed against (the store's newest); nil: none yet.
     var dictionary: CompressionDictionary?
+    /// The sequence number of the last batch encoded before `dictionary` was installed: later ones are
+    /// compressed against it (or a newer one).
+    var dictionaryFence: UInt64 = 0
     /// Gathers payloads for the store's first dictionary; nil when the store has one or builds none.
     var dictionarySampler: DictionarySampler?
     /// The segment being written and its written size; changed only by the leader.
