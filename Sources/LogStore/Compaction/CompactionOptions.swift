@@ -16,7 +16,8 @@ public struct CompactionOptions: Sendable, Equatable {
     public var segmentGarbageRatio: Double = 0.25
     /// How long the background compactor sleeps between two looks at the garbage share (at least 10 ms).
     /// Default 100 ms: a look costs a few microseconds, and a store written at 30 MB/s gains 3 MB of
-    /// garbage meanwhile.
+    /// garbage meanwhile. After a failed pass it waits 10 s before the next, doubling with each failure in
+    /// a row up to 10 minutes.
     public var minimumInterval: Duration = .milliseconds(100)
     /// Most bytes per second a pass writes, or nil for no limit. Default nil.
     public var bytesPerSecondLimit: Int?
