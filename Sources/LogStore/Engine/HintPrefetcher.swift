@@ -16,13 +16,14 @@ import Foundation
 /// must stay that of one thread). What a hint is worth is still decided by ``StoreLoader``.
 final class HintPrefetcher: Sendable {
     /// A hint file mapped and checked, or why it could not be read.
+    ///
+    /// `@unchecked Sendable`: a `HintReader` points into the read-only mapping of the `SegmentFile` it
+    /// travels with, which stays mapped as long as that file is referenced; an outcome is made by one
+    /// thread, then only read by the loader (handed over under the lock below).
     enum Outcome: @unchecked Sendable {
         case opened(mapping: SegmentFile, checked: Result<HintReader, HintProblem>)
         case failed(SystemError)
     }
-    // `@unchecked Sendable` on `Outcome`: a `HintReader` points into the read-only mapping of the
-    // `SegmentFile` it travels with, which stays mapped as long as that file is referenced; an outcome is
-    // made by the prefetch thread, then only read by the loader (handed over under the lock below).
 
     /// Where each hint not yet taken is: still queued, being read (by the thread), or read.
     private enum Phase: Sendable {
