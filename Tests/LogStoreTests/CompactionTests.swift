@@ -366,6 +366,29 @@ extension CompactionTests {
         try store.close()
     }
 
+    @Test func aFailingBackgroundPassIsReportedInTheStatistics() throws {
+        let directory = TemporaryStore("policy-background-error")
+        let faults = FaultInjector()
+        var options = testOptions(segmentSize: 1 << 16, faults: faults)
+        options.compaction = CompactionOptions(
+            background: true, startGarbageRatio: 0.1, segmentGarbageRatio: 0.1, minimumInterval: .milliseconds(10))
+        let store = try directory.open(options: options)
+        #expect(try store.statistics().backgroundCompactionError == nil)
+        // Every compaction output fails to be created.
+        faults.inject(.open, .error(EIO), times: 1_000_000, pathSuffix: ".seg.compacting")
+        let ids = try fill(store, count: 300, seed: 3)
+        for id in ids.prefix(200) { try store.delete(id) }
+        var reported: LogStoreError?
+        for _ in 0..<500 where reported == nil {
+            reported = try store.statistics().backgroundCompactionError
+            if reported == nil { usleep(10_000) }
+        }
+        let error = try #require(reported)
+        #expect(error.code == .ioError)
+        faults.clear()
+        try store.close()
+    }
+
     @Test func newSegmentsOfASmallStoreAreSmallerThanTheSegmentSize() throws {
         let directory = TemporaryStore("policy-adaptive-size")
         var options = StoreOptions()

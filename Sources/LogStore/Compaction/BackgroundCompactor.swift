@@ -15,7 +15,8 @@ final class BackgroundCompactor: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let wakeUp = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
-    /// The last error of a background pass.
+    /// The error of the last background pass, mark-sweep or hint writing that failed; cleared by a pass
+    /// that compacts something (``StoreStatistics/backgroundCompactionError``).
     let lastError = Mutex<LogStoreError?>(nil)
     /// Number of background passes that compacted something.
     let passes = Atomic<Int>(0)
@@ -78,6 +79,7 @@ final class BackgroundCompactor: Sendable {
                     garbageRatio: options.segmentGarbageRatio, limit: 1, progress: nil)
                 guard report.segmentsCompacted > 0 else { return true }
                 passes.add(1, ordering: .relaxed)
+                lastError.withLock { $0 = nil }
             } catch {
                 if error.code != .closed { lastError.withLock { $0 = error } }
                 return false

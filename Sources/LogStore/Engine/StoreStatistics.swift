@@ -54,6 +54,10 @@ public struct StoreStatistics: Sendable {
     public var collectedByCounting: Int
     /// The group commit's counts since the store was opened.
     public var groupCommits: GroupCommits
+    /// Why the background compactor's last pass (or mark-sweep, or hint writing) failed, while no later
+    /// pass has compacted anything; nil otherwise. After a failure it waits 10 s before the next pass,
+    /// doubling with each failure in a row up to 10 minutes.
+    public var backgroundCompactionError: LogStoreError?
 
     /// Bytes in all segments.
     public var totalBytes: UInt64 { segments.reduce(0) { $0 + $1.bytes } }
@@ -69,6 +73,7 @@ extension Store {
     public func statistics() throws(LogStoreError) -> StoreStatistics {
         let next = nextID.withLock { $0 }
         let (active, collected, groupCommits) = pipeline.statistics
+        let backgroundError = compactor.withLock { $0 }?.lastError.withLock { $0 }
         return try readState { state in
             StoreStatistics(
                 segments: state.segments.all.sorted { $0.file.number < $1.file.number }.map { info in
@@ -83,7 +88,8 @@ extension Store {
                 indexMemoryBytes: state.index.memoryBytes,
                 nextID: ObjectID(next),
                 collectedByCounting: collected,
-                groupCommits: groupCommits)
+                groupCommits: groupCommits,
+                backgroundCompactionError: backgroundError)
         }
     }
 }
