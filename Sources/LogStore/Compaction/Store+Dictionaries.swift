@@ -76,22 +76,15 @@ extension Store {
         }
     }
 
-    /// The dictionaries the frames of a version-2 segment name, reading its first `size` bytes frame by
-    /// frame; nil when a frame there does not decode (the segment is then not known to the end).
+    /// The dictionaries the frames of a version-2 segment name, walking its first `size` bytes (headers
+    /// only); nil when the walk does not reach `size` (damage, or an unfinished batch).
     private static func dictionariesNamed(in file: SegmentFile, size: UInt64) -> Set<UInt32>? {
         guard size <= UInt64(file.mappedLength) else { return nil }
-        let end = Int(size)
-        let bytes = file.bytes(count: end)
         var named: Set<UInt32> = []
-        var offset = LogFormat.segmentHeaderSize
-        while offset < end {
-            guard
-                case .success(let frame) = FrameDecoder.decode(
-                    bytes, at: offset, format: file.format, verifyChecksum: false)
-            else { return nil }
+        let outcome = SegmentScanner(bytes: file.bytes(count: Int(size)), verifyChecksums: false).scan { frame in
             if frame.dictionary != 0 { named.insert(frame.dictionary) }
-            offset += frame.length
         }
+        guard outcome.damages.isEmpty, outcome.committedEnd == Int(size) else { return nil }
         return named
     }
 }

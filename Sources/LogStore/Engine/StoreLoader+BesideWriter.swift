@@ -134,28 +134,32 @@ extension StoreLoader {
         var result = try loader.loadListed(numbers, into: loaded)
         // The dictionaries listed with the segments: a writer deletes one only after every segment naming
         // it is deleted, so one of them missing now may be named by a segment read here (read again).
-        let listedDictionaries = Set(names.filter { DictionaryFile.id(fromFileName: $0) != nil })
-        if let change = try loader.loadDictionaries(into: &result, listedBefore: listedDictionaries) {
+        if let change = try loader.loadDictionaries(into: &result, listedBefore: names) {
             return .changed(change)
         }
         return .loaded(result)
     }
 
-    /// Loads the dictionary files, listed after the segments were read: a frame is written only after the
-    /// dictionary it names is durable, so every dictionary a loaded frame names is in this listing.
+    /// Loads the dictionary files. Beside a writer they are listed again after the segments were read (a
+    /// frame is written only after the dictionary it names is durable, so every dictionary a loaded frame
+    /// names is in that listing); an open for writing holds the lock, and the listing the segments were
+    /// taken from, `listedBefore`, serves.
     /// - throws: ``LogStoreError`` `corruptDictionary` for a damaged one (unless verifying, which lists it).
-    /// - returns: a change when a dictionary of `listedBefore` (the listing the segments were taken from) is
-    ///   gone, or one listed now vanished before it was read (beside a writer).
-    private func loadDictionaries(into loaded: inout Loaded, listedBefore: Set<String>) throws(LogStoreError)
+    /// - returns: a change when a dictionary of `listedBefore` is gone, or one listed now vanished before it
+    ///   was read (beside a writer).
+    private func loadDictionaries(into loaded: inout Loaded, listedBefore: [String]) throws(LogStoreError)
         -> StoreChange?
     {
-        let names: [String]
-        do {
-            names = try io.listDirectory(directory)
-        } catch {
-            throw LogStoreError(.ioError, "cannot list the store directory", file: directory, underlying: error)
+        var names = listedBefore
+        if tracksChanges {
+            do {
+                names = try io.listDirectory(directory)
+            } catch {
+                throw LogStoreError(.ioError, "cannot list the store directory", file: directory, underlying: error)
+            }
         }
-        if tracksChanges, let gone = listedBefore.subtracting(names).first {
+        let dictionariesBefore = listedBefore.filter { DictionaryFile.id(fromFileName: $0) != nil }
+        if tracksChanges, let gone = Set(dictionariesBefore).subtracting(names).first {
             let path = directory + "/" + gone
             return StoreChange("dictionary \(path) was deleted while the store was read", file: path)
         }

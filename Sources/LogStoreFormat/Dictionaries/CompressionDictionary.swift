@@ -21,8 +21,6 @@ package final class CompressionDictionary: @unchecked Sendable {
     package let id: UInt32
     /// The dictionary's bytes (at most ``DictionaryFile/maximumContentSize``).
     package let content: UnsafeRawBufferPointer
-    /// The content's XXH3-64, as its file records it.
-    package let checksum: UInt64
     private let stream: UnsafeMutablePointer<LZ4_stream_t>
 
     /// A dictionary of `content` (copied). Returns nil when LZ4 cannot allocate its stream.
@@ -34,7 +32,6 @@ package final class CompressionDictionary: @unchecked Sendable {
         }
         self.id = id
         self.content = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(storage)[0..<bytes.count])
-        self.checksum = bytes.withUnsafeBytes { Checksum.xxh3($0) }
         self.stream = stream
         LZ4_loadDict(stream, content.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
     }
@@ -43,9 +40,6 @@ package final class CompressionDictionary: @unchecked Sendable {
         LZ4_freeStream(stream)
         UnsafeMutableRawPointer(mutating: content.baseAddress)?.deallocate()
     }
-
-    /// The dictionary's bytes as an array.
-    package var bytes: [UInt8] { [UInt8](content) }
 
     /// Compresses `source` against the dictionary into `destination` (room for `capacity` bytes, at least
     /// ``Compression/bound(_:)``), using the working stream `work`.
