@@ -50,6 +50,26 @@ public final class FaultInjector: Sendable {
         case delay(microseconds: Int)
     }
 
+    /// A call that changes files, as the seam is about to make it (for ``observe(_:)``).
+    public enum Call: Sendable, Equatable {
+        /// `open` of `path` with `flags` (`O_CREAT`, `O_TRUNC`, …).
+        case open(path: String, flags: Int32)
+        /// `pwrite` of `bytes` at `offset`.
+        case write(path: String, offset: UInt64, bytes: [UInt8])
+        /// `ftruncate` to `size`.
+        case truncate(path: String, size: UInt64)
+        /// `fdatasync` of a file.
+        case syncFile(path: String)
+        /// `fsync` of a directory.
+        case syncDirectory(path: String)
+        /// `rename`.
+        case rename(from: String, to: String)
+        /// `unlink`.
+        case unlink(path: String)
+        /// `mkdir`.
+        case makeDirectory(path: String)
+    }
+
     /// Which calls a rule applies to, and how many of them are left.
     private struct Rule<Effect: Sendable>: Sendable {
         package var operation: Operation
@@ -74,6 +94,7 @@ public final class FaultInjector: Sendable {
     private let rules = ConditionLock<[Rule<Fault>]>([])
     private let actions = ConditionLock<[Rule<Action>]>([])
     private let counts = ConditionLock<[Operation: Int]>([:])
+    private let observer = ConditionLock<(@Sendable (Call) -> Fault?)?>(nil)
 
     /// Makes an injector with no faults.
     public init() {}
@@ -106,6 +127,21 @@ public final class FaultInjector: Sendable {
         actions.withLock {
             $0.append(Rule(operation: operation, pathSuffix: pathSuffix, effect: action, skip: after, remaining: times))
         }
+    }
+
+    /// Shows `observer` every call that changes files, just before the seam makes it (after armed faults
+    /// and actions, and only when none of them failed the call); a fault it returns applies to the call
+    /// as an armed one would. That is how a test models the disk: what was written, what was synced,
+    /// and what a power loss at a chosen call would leave (see the reliability tests).
+    public func observe(_ observer: @escaping @Sendable (Call) -> Fault?) {
+        self.observer.withLock { $0 = observer }
+    }
+
+    /// The fault the observer returns for the call `describe` gives (asked only when there is an
+    /// observer; nil: a call that is not observed), if any.
+    package func observed(_ describe: () -> Call?) -> Fault? {
+        guard let observer = observer.withLock({ $0 }), let call = describe() else { return nil }
+        return observer(call)
     }
 
     /// Removes every armed fault and action.

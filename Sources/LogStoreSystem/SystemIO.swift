@@ -21,10 +21,12 @@ package struct SystemIO: Sendable {
         FileSizeLimitSignal.ignore()
     }
 
-    fileprivate func injected(_ operation: FaultInjector.Operation, _ call: String, _ path: String?) throws(SystemError)
-        -> FaultInjector.Fault?
-    {
-        guard let fault = faults?.fault(for: operation, path: path) else { return nil }
+    fileprivate func injected(
+        _ operation: FaultInjector.Operation, _ call: String, _ path: String?,
+        observed: () -> FaultInjector.Call? = { nil }
+    ) throws(SystemError) -> FaultInjector.Fault? {
+        guard let faults else { return nil }
+        guard let fault = faults.fault(for: operation, path: path) ?? faults.observed(observed) else { return nil }
         switch fault {
         case .error(let code): throw SystemError(call: call, errno: code, path: path)
         case .crash where operation != .write: _exit(137)
@@ -42,7 +44,7 @@ package struct SystemIO: Sendable {
     /// wait (`O_NONBLOCK`, cleared again on a regular file), so a FIFO named like a store file cannot
     /// block it until some process writes to it.
     package func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> Int32 {
-        _ = try injected(.open, "open", path)
+        _ = try injected(.open, "open", path) { .open(path: path, flags: flags) }
         while true {
             let fd = path.withCString { cOpen($0, flags | O_NONBLOCK, mode) }
             if fd >= 0 {
@@ -84,7 +86,11 @@ package struct SystemIO: Sendable {
             guard let base = bytes.baseAddress else { return }
             var chunk = bytes.count - written
             var crashAfter = false
-            switch try injected(.write, "pwrite", path) {
+            let remaining = UnsafeRawBufferPointer(rebasing: bytes[written...])
+            let at = offset + UInt64(written)
+            switch try injected(
+                .write, "pwrite", path, observed: { .write(path: path, offset: at, bytes: Array(remaining)) })
+            {
             case .shortWrite(let limit)?: chunk = min(chunk, max(0, limit))
             case .crash(let limit)?:
                 chunk = min(chunk, max(0, limit))
@@ -175,7 +181,7 @@ package struct SystemIO: Sendable {
 
     /// `fdatasync(2)` (on Darwin, `fcntl(F_FULLFSYNC)`), making a file's data durable.
     package func syncData(_ fd: Int32, path: String) throws(SystemError) {
-        _ = try injected(.sync, "fdatasync", path)
+        _ = try injected(.sync, "fdatasync", path) { .syncFile(path: path) }
         #if canImport(Darwin)
             let result = fcntl(fd, F_FULLFSYNC)
         #else
@@ -205,7 +211,7 @@ package struct SystemIO: Sendable {
 
     /// `fsync(2)` of a directory, making the creation, rename or removal of its entries durable.
     package func syncDirectory(_ path: String) throws(SystemError) {
-        _ = try injected(.sync, "fsync", path)
+        _ = try injected(.sync, "fsync", path) { .syncDirectory(path: path) }
         let fd = path.withCString { cOpen($0, O_RDONLY | O_DIRECTORY, 0) }
         if fd < 0 { throw SystemError(call: "open", errno: errno, path: path) }
         defer { _ = cClose(fd) }
@@ -214,19 +220,19 @@ package struct SystemIO: Sendable {
 
     /// `ftruncate(2)`.
     package func truncate(_ fd: Int32, to size: UInt64, path: String) throws(SystemError) {
-        _ = try injected(.truncate, "ftruncate", path)
+        _ = try injected(.truncate, "ftruncate", path) { .truncate(path: path, size: size) }
         if ftruncate(fd, off_t(size)) != 0 { throw SystemError(call: "ftruncate", errno: errno, path: path) }
     }
 
     /// `rename(2)`.
     package func rename(_ from: String, to: String) throws(SystemError) {
-        _ = try injected(.rename, "rename", from)
+        _ = try injected(.rename, "rename", from) { .rename(from: from, to: to) }
         if cRename(from, to) != 0 { throw SystemError(call: "rename", errno: errno, path: from) }
     }
 
     /// `unlink(2)`.
     package func unlink(_ path: String) throws(SystemError) {
-        _ = try injected(.unlink, "unlink", path)
+        _ = try injected(.unlink, "unlink", path) { .unlink(path: path) }
         if cUnlink(path) != 0 { throw SystemError(call: "unlink", errno: errno, path: path) }
     }
 
@@ -299,7 +305,7 @@ private func cUnlink(_ path: String) -> Int32 { unlink(path) }
 extension SystemIO {
     /// `mkdir(2)`; an existing directory is not an error.
     package func makeDirectory(_ path: String) throws(SystemError) {
-        _ = try injected(.open, "mkdir", path)
+        _ = try injected(.open, "mkdir", path) { .makeDirectory(path: path) }
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
             throw SystemError(call: "mkdir", errno: errno, path: path)
         }

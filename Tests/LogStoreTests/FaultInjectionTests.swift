@@ -60,6 +60,44 @@ import Testing
         try reopened.close()
     }
 
+    /// After a failed write the index still names the batch's records, whose bytes never reached the
+    /// file: collection and compaction refuse to start rather than read them (reading past a mapped file's
+    /// end ends the process with SIGBUS).
+    @Test(arguments: [FaultInjector.Operation.write, .sync, .open])
+    func collectionAndCompactionRefuseAfterAFailedWrite(operation: FaultInjector.Operation) throws {
+        let directory = TemporaryStore("failed-then-collect")
+        let faults = FaultInjector()
+        var options = testOptions(faults: faults)
+        options.compaction.background = false
+        let store = try directory.open(options: options)
+        let kept = try store.put(typeTag: 1, payload: payloadBytes(100, seed: 1))
+        try store.setRoot("kept", to: kept)
+        faults.inject(operation, .error(EIO))
+        #expect(throws: LogStoreError.self) {
+            try store.write { batch in
+                let id = store.newID()
+                batch.put(id, typeTag: 1, payload: payloadBytes(70_000, seed: 2), pinned: false)
+                batch.setRoot("new", to: id)
+            }
+        }
+        for attempt in [
+            { _ = try store.collectGarbage() }, { _ = try store.compact() }, { _ = try store.rewriteAllSegments() },
+        ] {
+            #expect(throws: LogStoreError.self) { try attempt() }
+            #expect(
+                {
+                    do { try attempt() } catch { return (error as? LogStoreError)?.code == .storeFailed }
+                    return false
+                }())
+        }
+        #expect(try store.get(kept)?.payload == payloadBytes(100, seed: 1))
+        try? store.close()
+        let reopened = try directory.open(options: testOptions())
+        #expect(try reopened.root(named: "kept") == kept)
+        #expect(try reopened.root(named: "new") == nil)
+        try reopened.close()
+    }
+
     @Test func failedSegmentCreationFailsTheWrite() throws {
         let directory = TemporaryStore("create")
         let faults = FaultInjector()

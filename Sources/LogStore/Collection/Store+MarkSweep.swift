@@ -30,7 +30,7 @@ extension Store {
     @discardableResult
     public func collectGarbage() throws(LogStoreError) -> GarbageCollectionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
-        try checkOpen()
+        try checkWritable()
         return try sweep(takeSnapshot(recordingChanges: true))
     }
 

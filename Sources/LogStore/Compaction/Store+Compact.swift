@@ -31,6 +31,7 @@ extension Store {
     @discardableResult
     public func compact(progress: ((CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
+        try checkWritable()
         try sealActiveSegmentIfItHoldsGarbage()
         return try compactSegments(garbageRatio: 0, progress: progress)
     }
@@ -46,6 +47,7 @@ extension Store {
         -> CompactionReport
     {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
+        try checkWritable()
         // A dictionary of today's records, before the seal: what is written from here on uses it, and the
         // rewrite recompresses every older record against it.
         let installed = options.compression && options.sharedDictionary ? try buildDictionaryFromLiveRecords() : nil
@@ -88,7 +90,7 @@ extension Store {
         garbageRatio: Double, rewritingAll: Bool = false, limit: Int? = nil, progress: ((CompactionProgress) -> Void)?
     ) throws(LogStoreError) -> CompactionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
-        try checkOpen()
+        try checkWritable()
         return try compactionLock.withLock { _ throws(LogStoreError) -> CompactionReport in
             try compactionPass(garbageRatio: garbageRatio, rewritingAll: rewritingAll, limit: limit, progress: progress)
         }

@@ -199,6 +199,16 @@ public final class Store: Sendable {
         }
     }
 
+    /// Throws unless the store is open and no write has failed: what writes (compaction, collection) does
+    /// not start on a store whose index may name records that never reached the disk.
+    func checkWritable() throws(LogStoreError) {
+        try checkOpen()
+        if let failure = pipeline.failure {
+            throw LogStoreError(
+                .storeFailed, "an earlier write failed; reopen the store", file: directory, underlying: failure)
+        }
+    }
+
     private static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])

@@ -42,7 +42,11 @@ extension IndexState {
     /// The references stored in a record: a pending one's from the writer's `pending` chunks (those
     /// queued or being written), others from the mapped segment.
     func references(of entry: IndexEntry, pendingIn pending: [PendingChunk] = []) -> [ObjectID] {
-        if entry.isPending, let references = PendingChunk.references(of: entry, in: pending) { return references }
+        if entry.isPending {
+            // A pending record is in memory until its batch is durable; one that is in none of the chunks
+            // belongs to a batch whose write failed, and its bytes never reached the file.
+            return PendingChunk.references(of: entry, in: pending) ?? []
+        }
         guard let file = segments.file(entry.segment) else { return [] }
         let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
         guard case .success(let frame) = FrameDecoder.decode(bytes, at: Int(entry.offset), format: file.format) else {
