@@ -17,6 +17,7 @@ struct LogStoreTool: ParsableCommand {
             Export.self,
             Import.self,
             Tables.self,
+            Stress.self,
         ]
     )
 }

@@ -7,6 +7,25 @@ import Testing
 
 /// End-to-end tests of the `logstore-tool` binary: each runs it as a separate process.
 @Suite struct ToolTests {
+    // MARK: - stress
+
+    @Test func stressRunsChecksReopensAndVerifies() throws {
+        let directory = TemporaryStore("tool-stress")
+        let path = directory.path + "/soak"
+        let result = try ToolRunner.run(["stress", path, "--seconds", "2", "--threads", "2", "--seed", "7"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stdout.contains("errors: 0"))
+        #expect(result.stdout.contains("verify: sound"))
+        for operation in ["get", "put", "overwrite", "delete", "root", "batch"] {
+            #expect(result.stdout.contains("\n" + operation + " "), "no latency line for \(operation)")
+        }
+        #expect(try Store.verify(at: path).isSound)
+        // A directory that holds a store already is refused (nothing is written into it).
+        let again = try ToolRunner.run(["stress", path, "--seconds", "1"])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("holds a store already"))
+    }
+
     // MARK: - demo
 
     @Test func demoWritesReadsReopensAndVerifiesAStore() throws {

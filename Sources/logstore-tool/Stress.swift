@@ -1,0 +1,149 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LogStore
+import Synchronization
+
+/// `stress DIR --seconds N --threads T`: a soak test. Random puts, gets, overwrites that re-link
+/// references, deletes, root changes and batches from several threads, with background compaction,
+/// every read checked against a model; then a reopen that checks everything again, and verify.
+struct Stress: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Soak-test a store: random operations from several threads, every read checked.",
+        discussion: """
+            Creates the store in DIR (which must not hold one), then runs for the given time: each thread \
+            works on objects and roots of its own (puts of new objects with references to its older ones, \
+            overwrites that change the references, deletes of objects nothing refers to, root changes, \
+            batches of ten, and gets checked byte for byte against what it wrote), while the background \
+            compactor runs with the default options and thread 0 sometimes runs a mark-sweep collection. A \
+            progress line is printed every 10 seconds. At the end the store is closed, reopened, every \
+            object and root checked again, and verified. The summary gives operations, errors (any \
+            difference from the model, any unexpected error) and latency percentiles per operation. Exit \
+            code 0 when there were no errors, 1 otherwise.
+            """
+    )
+
+    @Argument(help: "A directory for a new store (created; it must not hold a store).")
+    var directory: String
+
+    @Option(help: "How long to run.")
+    var seconds: Double = 60
+
+    @Option(help: "Threads doing operations.")
+    var threads: Int = 2
+
+    @Option(help: "Seed of the random operations (printed; the same seed repeats a run's choices).")
+    var seed: UInt64 = 1
+
+    func validate() throws {
+        guard seconds > 0, threads > 0, threads <= 256 else {
+            throw ValidationError("--seconds must be positive and --threads 1...256")
+        }
+    }
+
+    func run() throws {
+        if FileManager.default.fileExists(atPath: directory + "/STORE") {
+            throw ValidationError("\(directory) holds a store already; stress needs a new directory")
+        }
+        let store = try Store.open(at: directory)
+        Console.error("stress: \(directory), \(threads) threads, \(seconds) s, seed \(seed)")
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        let operations = Atomic<Int>(0)
+        let failures = Atomic<Int>(0)
+        let finished = Mutex<[StressWorker]>([])
+        let started = DispatchTime.now().uptimeNanoseconds
+        let progress = Thread {
+            var last = 0
+            var lastTime = started
+            while DispatchTime.now().uptimeNanoseconds < deadline {
+                let left = Double(deadline - min(deadline, DispatchTime.now().uptimeNanoseconds)) / 1e9
+                Thread.sleep(forTimeInterval: min(10, left))
+                let done = operations.load(ordering: .relaxed)
+                let now = DispatchTime.now().uptimeNanoseconds
+                let elapsed = Double(now - started) / 1e9
+                let interval = max(Double(now - lastTime) / 1e9, 0.001)
+                lastTime = now
+                let statistics = try? store.statistics()
+                Console.error(
+                    String(
+                        format: "%6.0f s  %@ operations (%.0f/s)  errors %d  live %@  on disk %@",
+                        elapsed, "\(done)", Double(done - last) / interval, failures.load(ordering: .relaxed),
+                        "\(statistics?.liveObjects ?? 0)", formatBytes(statistics?.totalBytes ?? 0)))
+                last = done
+            }
+        }
+        progress.start()
+        let seed = seed
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var worker = StressWorker(thread: thread, store: store, seed: seed)
+            var count = 0
+            while true {
+                worker.step()
+                count += 1
+                if count % 64 == 0 {
+                    operations.add(64, ordering: .relaxed)
+                    failures.store(max(failures.load(ordering: .relaxed), worker.errorCount), ordering: .relaxed)
+                    if DispatchTime.now().uptimeNanoseconds >= deadline { break }
+                }
+            }
+            operations.add(count % 64, ordering: .relaxed)
+            finished.withLock { $0.append(worker) }
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let statistics = try store.statistics()
+        try store.close()
+
+        var workers = finished.withLock { $0 }
+        let reopened = try Store.open(at: directory)
+        for index in workers.indices { workers[index].checkAll(in: reopened) }
+        try reopened.close()
+        let report = try Store.verify(at: directory)
+
+        summarize(workers, elapsed: elapsed, statistics: statistics, report: report)
+        let errors = workers.reduce(0) { $0 + $1.errorCount } + report.problems.count
+        if errors > 0 { throw ExitCode(1) }
+    }
+
+    private func summarize(
+        _ workers: [StressWorker], elapsed: Double, statistics: StoreStatistics, report: VerificationReport
+    ) {
+        var latencies: [StressWorker.Operation: LatencyHistogram] = [:]
+        for worker in workers {
+            for (operation, histogram) in worker.latencies {
+                latencies[operation, default: LatencyHistogram()].merge(histogram)
+            }
+        }
+        let total = latencies.values.reduce(0) { $0 + $1.total }
+        let errors = workers.reduce(0) { $0 + $1.errorCount }
+        print(
+            String(
+                format: "operations: %@ in %.0f s (%.0f/s), %d threads, seed %@", "\(total)", elapsed,
+                Double(total) / elapsed, threads, "\(seed)"))
+        print("errors: \(errors)")
+        for worker in workers { for error in worker.errors { print("  \(error)") } }
+        func column(_ text: String, _ width: Int) -> String {
+            String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+        print(
+            "operation".padding(toLength: 12, withPad: " ", startingAt: 0) + column("count", 12) + column("p50 µs", 10)
+                + column("p99 µs", 10) + column("p99.9 µs", 10) + column("max µs", 10))
+        for operation in StressWorker.Operation.allCases {
+            guard let histogram = latencies[operation], histogram.total > 0 else { continue }
+            func micro(_ nanoseconds: UInt64) -> String {
+                column(String(format: "%.1f", Double(nanoseconds) / 1_000), 10)
+            }
+            print(
+                operation.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + column("\(histogram.total)", 12)
+                    + micro(histogram.percentile(0.5)) + micro(histogram.percentile(0.99))
+                    + micro(histogram.percentile(0.999)) + micro(histogram.maximum))
+        }
+        let objects = workers.reduce(0) { $0 + $1.objects.count }
+        print(
+            "at the end: \(objects) live objects, \(formatBytes(statistics.totalBytes)) in segments, "
+                + "background compaction error: \(statistics.backgroundCompactionError.map { "\($0)" } ?? "none")")
+        print(
+            "after reopening: every object and root checked; verify: \(report.isSound ? "sound" : "\(report.problems.count) problems")"
+        )
+        for problem in report.problems.prefix(20) { print("  \(problem)") }
+    }
+}
