@@ -15,7 +15,7 @@ enum ReliabilityBudget {
     /// Every `stride`-th call is a crash or fault point.
     static var stride: Int { isFull ? 1 : 5 }
     /// Random outcomes per crash point, beside "synced only" and "everything".
-    static var randomOutcomes: Int { isFull ? 6 : 1 }
+    static var randomOutcomes: Int { isFull ? 24 : 1 }
 
     /// Call numbers `1...calls` to try (always the last one too).
     static func points(_ calls: Int) -> [Int] {
