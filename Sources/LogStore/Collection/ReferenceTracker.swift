@@ -207,22 +207,23 @@ struct ReferenceTracker {
     /// Undoes an accepted batch whose encoding failed after all.
     mutating func undoAccepted(_ state: inout IndexState) { rollBack(&state) }
 
-    /// A live object or root that refers to `id`, for error messages (a scan: only on the error path).
+    /// How many live objects ``referrer(of:in:chunks:batch:)`` looks at, at most: it runs under the index
+    /// lock, and a refused delete must not stall the store (about 25 ns an object: 0.5 ms on this bound).
+    static let referrerSearchLimit = 20_000
+
+    /// A live object or root that refers to `id`, for error messages (a scan of the index, reading only
+    /// frame headers, bounded by ``referrerSearchLimit``: only on the error path).
     static func referrer(
         of id: UInt64, in state: IndexState, chunks: [PendingChunk], batch: [WriteBatch.Operation] = []
     ) -> (text: String, id: ObjectID?) {
         if let name = state.logicalRoots.first(where: { $0.value.rawValue == id })?.key {
             return ("root \"\(name)\"", nil)
         }
-        var found: UInt64?
-        state.index.forEachLive { referrer, entry in
-            guard found == nil else { return }
-            let references =
-                entry.segment == 0
-                ? batchReferences(of: entry, in: batch)
-                : state.references(of: entry, pendingIn: chunks)
-            if references.contains(ObjectID(id)) { found = referrer }
+        let found = state.index.firstLive(limit: referrerSearchLimit) { _, entry in
+            entry.segment == 0
+                ? batchReferences(of: entry, in: batch).contains(ObjectID(id))
+                : state.refers(entry, to: id, pendingIn: chunks)
         }
-        return found.map { ("object \($0)", ObjectID($0)) } ?? ("another object", nil)
+        return found.map { ("object \($0)", ObjectID($0)) } ?? ("another live object", nil)
     }
 }

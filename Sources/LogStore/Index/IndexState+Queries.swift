@@ -55,6 +55,19 @@ extension IndexState {
         return FrameDecoder.references(of: frame, in: bytes)
     }
 
+    /// Whether the record `entry` points at refers to `target`: a pending one's references from the
+    /// `pending` chunks, others read from the mapped segment's frame header alone (no checksum: the frame
+    /// was checked when it was written or opened).
+    func refers(_ entry: IndexEntry, to target: UInt64, pendingIn pending: [PendingChunk]) -> Bool {
+        if entry.isPending { return references(of: entry, pendingIn: pending).contains(ObjectID(target)) }
+        guard let file = segments.file(entry.segment) else { return false }
+        var found = false
+        FrameDecoder.forEachStoredReference(
+            in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset), format: file.format
+        ) { if $0 == target { found = true } }
+        return found
+    }
+
     /// Counts every object's incoming references from scratch: from the live records' reference
     /// lists (read from the hints of hinted segments, from the mapped segments otherwise) and from the
     /// named roots (open, after replay; nothing is pending then). References to objects that are not

@@ -162,6 +162,30 @@ struct ObjectIndex: Sendable {
         for pageNumber in sparse.keys.sorted() { visit(pageNumber, sparse[pageNumber] ?? []) }
     }
 
+    /// The first live object in increasing id order for which `predicate` holds, looking at no more than
+    /// `limit` of them; nil when none of those does.
+    func firstLive(limit: Int = .max, where predicate: (UInt64, IndexEntry) -> Bool) -> UInt64? {
+        var looked = 0
+        func search(_ pageNumber: Int, _ page: [IndexEntry]) -> UInt64? {
+            let first = UInt64(pageNumber) << UInt64(Self.pageShift)
+            for (slot, entry) in page.enumerated() where !entry.isEmpty {
+                if looked >= limit { return nil }
+                looked += 1
+                if predicate(first + UInt64(slot), entry) { return first + UInt64(slot) }
+            }
+            return nil
+        }
+        for (pageNumber, page) in dense.enumerated() where !page.isEmpty {
+            if let found = search(pageNumber, page) { return found }
+            if looked >= limit { return nil }
+        }
+        for pageNumber in sparse.keys.sorted() {
+            if let found = search(pageNumber, sparse[pageNumber] ?? []) { return found }
+            if looked >= limit { return nil }
+        }
+        return nil
+    }
+
     private static let emptyPage = [IndexEntry](repeating: .empty, count: pageSize)
 
     /// Bytes of memory the index holds (pages, page table, per-page counters), for statistics.

@@ -140,6 +140,14 @@ import Testing
 
     @Test func everyFlippedByteIsDetected() throws {
         let original = try Self.makeOriginal()
+        // The fuzz corpus (Tests/Fixtures/FuzzCorpus) holds these files: LOGSTORE_WRITE_FUZZ_CORPUS=1 writes
+        // them again.
+        if ProcessInfo.processInfo.environment["LOGSTORE_WRITE_FUZZ_CORPUS"] != nil {
+            for file in original.files where [".seg", ".hint", ".dict"].contains(where: file.name.hasSuffix) {
+                try Data(file.bytes).write(
+                    to: URL(fileURLWithPath: MutationFuzzer.corpusDirectory + "/v2-" + file.name))
+            }
+        }
         var tally = Tally()
         for (index, file) in original.files.enumerated() {
             for offset in Swift.stride(from: 0, to: file.bytes.count, by: Self.stride) {
