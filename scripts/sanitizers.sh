@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The test suite under the sanitizers: the concurrency, compaction, snapshot and beside-writer tests under
+# the thread sanitizer, every other test under the address sanitizer. Each has its own build directory
+# (.build-tsan, .build-asan). Exit code 0 when both are clean.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+
+# Tests that run threads against one store.
+threaded='ConcurrencyTests|CompactionTests|CompactionPolicyTests|CompactionTrustTests|SnapshotTests|ReadOnlyBesideWriterTests|ReadOnlyRetryTests|DictionaryTests|ODBConcurrencyTests|IsolationTests'
+
+echo "== thread sanitizer: $threaded"
+swift build --build-tests --sanitize=thread --build-path .build-tsan
+TSAN_OPTIONS="halt_on_error=1" swift test --skip-build --sanitize=thread --build-path .build-tsan --filter "$threaded"
+
+echo "== address sanitizer: every other test"
+swift build --build-tests --sanitize=address --build-path .build-asan
+ASAN_OPTIONS="halt_on_error=1" LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt" swift test --skip-build --sanitize=address --build-path .build-asan \
+    --skip "$threaded"
+echo "sanitizers: clean"
