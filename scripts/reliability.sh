@@ -29,4 +29,4 @@ soak=$(mktemp -d)
 rm -rf "$soak"
 
 echo "== sanitizers"
-bash scripts/sanitizers.sh 2>&1 | tee -a "$log" | grep -E '^==|Test run with|ERROR: (Thread|Address)Sanitizer|sanitizers:'
+bash scripts/sanitizers.sh 2>&1 | tee -a "$log" | grep -E '^==|Test run with|(WARNING|ERROR): (Thread|Address|Leak)Sanitizer|sanitizers:'

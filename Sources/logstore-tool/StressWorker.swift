@@ -31,6 +31,8 @@ struct StressWorker {
     private var random: Xorshift
     private(set) var latencies: [Operation: LatencyHistogram] = [:]
     private(set) var errors: [String] = []
+    /// Every object this thread deleted: reads of them must find nothing.
+    private(set) var deleted: [ObjectID] = []
     private(set) var errorCount = 0
 
     init(thread: Int, store: Store, seed: UInt64) {
@@ -85,7 +87,7 @@ struct StressWorker {
         ids.isEmpty ? nil : ids[Int(random.next() % UInt64(ids.count))]
     }
 
-    /// Checks `id` (random when nil) against the model.
+    /// Checks `id` against the model.
     mutating func check(_ id: ObjectID, in store: Store) {
         guard let expected = objects[id] else { return }
         do {
@@ -101,7 +103,20 @@ struct StressWorker {
     }
 
     private mutating func checkRandomObject() {
-        if let id = randomID() { check(id, in: store) }
+        if !deleted.isEmpty, random.next() % 8 == 0 {
+            checkGone(deleted[Int(random.next() % UInt64(deleted.count))], in: store)
+        } else if let id = randomID() {
+            check(id, in: store)
+        }
+    }
+
+    /// Checks that a deleted object stays deleted.
+    mutating func checkGone(_ id: ObjectID, in store: Store) {
+        do {
+            if try store.get(id) != nil { fail("deleted object \(id) is back") }
+        } catch {
+            fail("get of deleted \(id): \(error)")
+        }
     }
 
     /// Puts `count` objects in one batch: new ones, or new versions of existing ones (with new references,
@@ -153,6 +168,7 @@ struct StressWorker {
         for target in objects[id]?.references ?? [] { incoming[target, default: 0] -= 1 }
         objects[id] = nil
         incoming[id] = nil
+        deleted.append(id)
         if let position = positions.removeValue(forKey: id) {
             let last = ids.removeLast()
             if position < ids.count {
@@ -184,6 +200,7 @@ struct StressWorker {
     /// Checks every object and root of the model in `store` (at the end, after a reopen).
     mutating func checkAll(in store: Store) {
         for id in objects.keys.sorted(by: { $0.rawValue < $1.rawValue }) { check(id, in: store) }
+        for id in deleted { checkGone(id, in: store) }
         do {
             for (name, id) in roots where try store.root(named: name) != id {
                 fail("root \(name) is not \(id) after reopening")

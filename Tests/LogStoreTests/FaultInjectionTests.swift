@@ -98,6 +98,24 @@ import Testing
         try reopened.close()
     }
 
+    /// After a failed sync, a later `sync()` that succeeds must not report durability: the kernel may
+    /// have dropped the pages the failed one could not write.
+    @Test func syncAfterAFailedSyncFails() throws {
+        let directory = TemporaryStore("sync-after-failure")
+        let faults = FaultInjector()
+        let store = try directory.open(options: testOptions(fsync: .never, faults: faults))
+        let id = try store.put(typeTag: 1, payload: [1, 2, 3])
+        faults.inject(.sync, .error(EIO))
+        #expect(throws: LogStoreError.self) { try store.sync() }
+        #expect {
+            try store.sync()
+        } throws: { error in
+            (error as? LogStoreError)?.code == .storeFailed
+        }
+        #expect(try store.get(id)?.payload == [1, 2, 3])
+        try? store.close()
+    }
+
     @Test func failedSegmentCreationFailsTheWrite() throws {
         let directory = TemporaryStore("create")
         let faults = FaultInjector()

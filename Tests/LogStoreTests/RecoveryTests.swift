@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Engine) import LogStoreFormat
+import Synchronization
 import TestSupport
 import Testing
 
@@ -212,6 +213,35 @@ import Testing
         try io.syncData(fd, path: path)
         #expect(try !Store.verify(at: directory.path).isSound)
         #expect(openFailure(at: directory.path, segmentSize: 4 << 20) == .corruptFrame)
+    }
+
+    /// A side file already holding the name a recovery picks (one an interrupted recovery left, or a
+    /// clock set back) does not stop the open: the tail goes to the next free name.
+    @Test func aTakenSideFileNameDoesNotStopTheRecovery() throws {
+        let directory = TemporaryStore("torn-taken")
+        let store = try directory.open(options: testOptions())
+        let id = try store.put(typeTag: 1, payload: payloadBytes(100, seed: 1))
+        try store.close()
+        try forgetCleanClose(directory.path)
+        let segment = try #require(directory.segmentFiles().last)
+        try append([1, 2, 0, 0, 9, 9, 9], to: segment)
+
+        // Just before the recovery creates its side file, a file of that name appears.
+        let faults = FaultInjector()
+        let squatted = Mutex<String?>(nil)
+        faults.perform(before: .open, pathSuffix: "", times: 1_000) { path in
+            guard path.contains(".torn-"), squatted.withLock({ $0 == nil }) else { return }
+            squatted.withLock { $0 = path }
+            FileManager.default.createFile(atPath: path, contents: Data([0xEE]))
+        }
+        let reopened = try directory.open(options: testOptions(faults: faults))
+        let taken = try #require(squatted.withLock { $0 })
+        let saved = try #require(reopened.recovery?.savedTo)
+        #expect(saved == taken + "-1")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: taken)) == Data([0xEE]))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: saved)) == Data([1, 2, 0, 0, 9, 9, 9]))
+        #expect(try reopened.get(id)?.payload == payloadBytes(100, seed: 1))
+        try reopened.close()
     }
 
     @Test func tornTailIsCutAndKeptInASideFile() throws {

@@ -92,8 +92,10 @@ extension Store {
 
     /// Deletes the object `id` (writes a tombstone). Objects that only it kept alive are collected in
     /// the same batch.
-    /// - throws: ``LogStoreError`` with code `notFound` when it is not live, `stillReferenced` (naming a
-    ///   referrer) when a live object or a named root still refers to it, and what puts throw.
+    /// - throws: ``LogStoreError`` with code `notFound` when it is not live, `stillReferenced` when a live
+    ///   object or a named root still refers to it (naming the root, or a referring object when one is
+    ///   among the first 20,000 live objects in id order: the search runs under the index lock), and what
+    ///   puts throw.
     public func delete(_ id: ObjectID) throws(LogStoreError) {
         try commit([.delete(id)])
     }

@@ -187,7 +187,9 @@ public final class Store: Sendable {
     }
 
     /// Makes every write so far durable now, whatever the fsync policy.
-    /// - throws: ``LogStoreError`` with code `ioError` (and the store then refuses writes) when the sync fails.
+    /// - throws: ``LogStoreError`` with code `ioError` (and the store then refuses writes) when the sync
+    ///   fails, and `storeFailed` once any write or sync has failed before (a later sync that succeeds does
+    ///   not bring back pages the kernel dropped after the failed one: reopen the store).
     public func sync() throws(LogStoreError) {
         try checkOpen()
         try pipeline.syncActiveSegment()

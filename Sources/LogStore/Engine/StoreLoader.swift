@@ -517,20 +517,29 @@ struct StoreLoader {
         }
     }
 
-    /// Copies bytes `from..<to` of a segment to a new side file `NAME.torn-MILLISECONDS`, durably.
+    /// Copies bytes `from..<to` of a segment to a new side file `NAME.torn-MILLISECONDS`, durably; when
+    /// that name is taken (a recovery interrupted after saving a tail, two recoveries within a millisecond,
+    /// a clock set back), `NAME.torn-MILLISECONDS-N` with the first free N (the file is created with
+    /// `O_EXCL`, so a name is never reused).
     private func saveTail(_ file: SegmentFile, from start: UInt64, to end: UInt64) throws(LogStoreError) -> String {
-        let path = file.path + LogFormat.tornSuffix + String(SystemClock.milliseconds())
-        let bytes = file.bytes(count: Int(end))
-        do {
-            try io.writeNewFile(path, [UInt8](bytes[Int(start)..<Int(end)]))
-            try io.syncDirectory(directory)
-        } catch {
-            // Nothing was cut yet: remove what was written of the side file, leave the segment as it is.
-            if io.exists(path) { try? io.unlink(path) }
-            throw LogStoreError.writeFailed(
-                "save the torn tail before cutting it (the segment is left as it is)", file: path,
-                bytes: Int(end - start), underlying: error)
+        let base = file.path + LogFormat.tornSuffix + String(SystemClock.milliseconds())
+        let tail = [UInt8](file.bytes(count: Int(end))[Int(start)..<Int(end)])
+        var attempt = 0
+        while true {
+            let path = attempt == 0 ? base : base + "-\(attempt)"
+            do {
+                try io.writeNewFile(path, tail)
+                try io.syncDirectory(directory)
+                return path
+            } catch  where error.errno == EEXIST && attempt < 1_000 {
+                attempt += 1
+            } catch {
+                // Nothing was cut yet: remove what was written of the side file, leave the segment as it is.
+                if error.errno != EEXIST, io.exists(path) { try? io.unlink(path) }
+                throw LogStoreError.writeFailed(
+                    "save the torn tail before cutting it (the segment is left as it is)", file: path,
+                    bytes: tail.count, underlying: error)
+            }
         }
-        return path
     }
 }

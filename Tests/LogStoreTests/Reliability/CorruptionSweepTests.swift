@@ -108,8 +108,14 @@ import Testing
             finding.silent.append("object \(extra) appeared")
         }
         for (name, id) in original.roots {
-            guard let root = try? store.root(named: name) else { continue }
-            if root != id { finding.silent.append("root \(name) names \(root)") }
+            do {
+                let root = try store.root(named: name)
+                if root != id, root != nil || !finding.recoveredWithReport {
+                    finding.silent.append("root \(name) names \(root.map { "\($0)" } ?? "nothing")")
+                }
+            } catch {
+                continue  // refused: detected
+            }
         }
         return finding
     }

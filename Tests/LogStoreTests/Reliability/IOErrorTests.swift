@@ -46,7 +46,7 @@ import Testing
                 var reported = false
                 do {
                     let store = try Store.open(at: directory.path, options: options)
-                    record = workload.run(store, continueAfterFailure: true)
+                    record = workload.run(store, continueAfterFailure: true) { simulator.calls }
                     do { try store.close() } catch { reported = true }
                 } catch {
                     reported = true  // the open failed

@@ -75,6 +75,27 @@ struct SweepTally: CustomStringConvertible {
         }
     }
 
+    /// The checker itself: a store that differs from what was acknowledged (an object changed, an object
+    /// never written, a root moved) is reported.
+    @Test func theCheckerReportsWhatDiffersFromTheAcknowledgedState() throws {
+        let workload = ScriptedWorkload.all[1]
+        let directory = try Self.emptyStore("checker")
+        let record = try Self.run(workload, in: directory, losingPowerAt: nil).1
+        #expect(Self.check(directory, record, workload).isEmpty)
+        let store = try Store.open(at: directory.path, options: workload.options)
+        let ids = try store.ids()
+        let pinned = try #require(try ids.compactMap { try store.get($0) }.first { $0.isPinned })
+        try store.put(Record(id: pinned.id, typeTag: pinned.typeTag, references: pinned.references, payload: [0]))
+        try store.put(typeTag: 1, payload: [1])
+        let root = try #require(try store.roots().first)
+        try store.setRoot(root.key, to: pinned.id)
+        try store.close()
+        let problems = Self.check(directory, record, workload)
+        #expect(problems.contains { $0.contains("object \(pinned.id.rawValue):") }, "\(problems)")
+        #expect(problems.contains { $0.contains("was never written") }, "\(problems)")
+        #expect(problems.contains { $0.contains("root \(root.key):") }, "\(problems)")
+    }
+
     @Test(arguments: ScriptedWorkload.all)
     func everyCrashPointKeepsEveryAcknowledgedBatch(workload: ScriptedWorkload) throws {
         let counting = try Self.emptyStore("power-count")

@@ -110,6 +110,7 @@ final class CommitPipeline: Sendable {
             queue.dirty = false
             return .some(queue.active)
         }
+        try throwIfFailed()
         guard let file = target else { return }
         do {
             try io.syncData(file.fd, path: file.path)
@@ -118,6 +119,17 @@ final class CommitPipeline: Sendable {
             queue.withLock { $0.failure = $0.failure ?? failure }
             throw failure
         }
+        // A write or sync that failed before (or meanwhile) may have lost pages this sync can no longer
+        // write: after a failed writeback the kernel may drop them, and a later sync succeeds without them.
+        try throwIfFailed()
+    }
+
+    /// Throws `storeFailed` when a write or sync has failed.
+    private func throwIfFailed() throws(LogStoreError) {
+        guard let failure = self.failure else { return }
+        throw LogStoreError(
+            .storeFailed, "an earlier write or sync failed; nothing since is known to be durable; reopen the store",
+            file: directory, underlying: failure)
     }
 
     /// Refuses new batches once the writes in flight are done (after a failure, pending batches are never
