@@ -154,13 +154,7 @@ if !onlyOpen {
         }
         for round in 1...5 { try overwriteAll(store, count: objects, round: round, first: filled.firstID) }
         before = try store.statistics()
-        let start = nanoseconds()
-        let report = try store.compact()
-        let elapsed = seconds(since: start)
-        rates.append(Double(report.bytesCopied) / elapsed / 1e6)
-        line(
-            "  compaction pass \(trial): \(report.recordsCopied) records, \(megabytes(report.bytesCopied))",
-            String(format: "%.2f s, %.0f MB/s", elapsed, rates.last ?? 0))
+        rates.append(try timedCompaction(store, label: "compaction pass \(trial)"))
     }
     let after = try store.statistics()
     let disk = directorySize(directory.child("store"))
@@ -189,13 +183,7 @@ if !onlyOpen {
         let half = try Store.open(at: path, options: options)
         let halfFilled = try fillStore(half, count: objects)
         try overwriteEveryOther(half, count: objects, first: halfFilled.firstID)
-        let start = nanoseconds()
-        let report = try half.compact()
-        let elapsed = seconds(since: start)
-        halfRates.append(Double(report.bytesCopied) / elapsed / 1e6)
-        line(
-            "  half-overwritten pass \(trial): \(report.recordsCopied) records, \(megabytes(report.bytesCopied))",
-            String(format: "%.2f s, %.0f MB/s", elapsed, halfRates.last ?? 0))
+        halfRates.append(try timedCompaction(half, label: "half-overwritten pass \(trial)"))
         try half.close()
         try? FileManager.default.removeItem(atPath: path)
     }
@@ -327,4 +315,16 @@ do {
     line("open \(largeObjects) objects by scanning (no hint files)", String(format: "%.0f ms", byScan * 1000))
     let store = try Store.open(at: path, options: options)
     try store.close()
+}
+
+/// Runs one `compact()` on `store`, prints its records, bytes, time and MB/s under `label`, and returns the MB/s.
+func timedCompaction(_ store: Store, label: String) throws -> Double {
+    let start = nanoseconds()
+    let report = try store.compact()
+    let elapsed = seconds(since: start)
+    let rate = Double(report.bytesCopied) / elapsed / 1e6
+    line(
+        "  \(label): \(report.recordsCopied) records, \(megabytes(report.bytesCopied))",
+        String(format: "%.2f s, %.0f MB/s", elapsed, rate))
+    return rate
 }
