@@ -93,11 +93,47 @@ let package = Package(
             ],
             path: "Sources/SnapshotFigures"
         ),
+        // Workloads shared by the figures and the comparison: the scaled drawing (LogStoreObjects and GRDB
+        // Codable records) and the path tables on SQLite.
+        .target(
+            name: "PeerWorkloads",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreObjects", package: "LogStore"),
+                .product(name: "LogStoreExamples", package: "LogStore"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Sources/PeerWorkloads"
+        ),
+        // LMDB (Debian's liblmdb-dev), for the comparison only.
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Sources/CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // Side by side: LogStore, SQLite through GRDB and LMDB on the same data and workloads; writes
+        // Markdown, JSON and an SVG chart to results/.
+        .executableTarget(
+            name: "Comparison",
+            dependencies: [
+                "BenchmarkSupport",
+                "PeerWorkloads",
+                "CLMDB",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreObjects", package: "LogStore"),
+                .product(name: "LogStoreExamples", package: "LogStore"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Sources/Comparison"
+        ),
         // The object layer: the drawing model scaled up, through LogStoreObjects (and GRDB for comparison).
         .executableTarget(
             name: "ObjectFigures",
             dependencies: [
                 "BenchmarkSupport",
+                "PeerWorkloads",
                 .product(name: "LogStore", package: "LogStore"),
                 .product(name: "LogStoreObjects", package: "LogStore"),
                 .product(name: "LogStoreExamples", package: "LogStore"),
@@ -110,6 +146,7 @@ let package = Package(
             name: "ODBFigures",
             dependencies: [
                 "BenchmarkSupport",
+                "PeerWorkloads",
                 .product(name: "LogStore", package: "LogStore"),
                 .product(name: "LogStoreObjects", package: "LogStore"),
                 .product(name: "GRDB", package: "GRDB.swift"),

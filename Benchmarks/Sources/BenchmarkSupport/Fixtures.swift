@@ -11,8 +11,8 @@ import LogStoreExamples
 public final class TemporaryDirectory: @unchecked Sendable {
     public let path: String
 
-    public init(prefix: String = "logstore-bench") {
-        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+    public init(prefix: String = "logstore-bench", root: String = "/tmp") {
+        var template = Array("\(root)/\(prefix)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(made != nil, "mkdtemp failed: errno \(errno)")
         path = stringFromCString(template)

@@ -56,6 +56,7 @@ public struct GeneratedObject: Sendable {
 /// point uniformly at one of the `window` objects before it (or at any earlier one when fewer
 /// exist), which keeps them local like a real object graph's.
 public struct PayloadGenerator: Sendable {
+    /// The default payload lengths.
     public static let lengthRange = 100...300
     public static let maxReferences = 4
 
@@ -63,10 +64,15 @@ public struct PayloadGenerator: Sendable {
     private var serial = 0
     /// How far back references reach.
     public var window: UInt64
+    /// The payload lengths, drawn uniformly.
+    public var lengthRange: ClosedRange<Int>
 
-    public init(seed: UInt64 = 0x5EED_1065_7013_E000, window: UInt64 = 100_000) {
+    public init(
+        seed: UInt64 = 0x5EED_1065_7013_E000, window: UInt64 = 100_000, lengthRange: ClosedRange<Int> = Self.lengthRange
+    ) {
         self.random = SplitMix64(seed: seed)
         self.window = window
+        self.lengthRange = lengthRange
     }
 
     /// The next object. `earlierCount` is how many objects exist before it (references are only
@@ -97,7 +103,7 @@ public struct PayloadGenerator: Sendable {
     /// `name`, `email` and `age` are always there; `city`, `active` and `tags` only when they leave
     /// room for the `bio`, which then fills the payload up to the target length.
     public mutating func payload() -> [UInt8] {
-        let target = random.inRange(Self.lengthRange)
+        let target = random.inRange(lengthRange)
         let bioOpen = Array(",\"bio\":\"".utf8)
         let close = Array("\"}".utf8)
         let reserve = bioOpen.count + close.count + 1  // at least one character of bio

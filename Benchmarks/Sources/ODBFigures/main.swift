@@ -14,6 +14,7 @@ import Foundation
 import GRDB
 import LogStore
 import LogStoreObjects
+import PeerWorkloads
 
 let arguments = CommandLine.arguments
 func option(_ name: String, _ fallback: Int) -> Int {
@@ -26,18 +27,9 @@ let transactionSize = 1_000
 let readCount = option("--reads", 1_000_000)
 let coldReadCount = option("--cold-reads", 200_000)
 let skipSQLite = arguments.contains("--skip-sqlite")
-let total = tableCount * valuesPerTable
-
-func value(_ table: Int, _ key: Int) -> ODBValue {
-    key % 2 == 0 ? .string("value \(table)-\(key)") : .int(table * 1_000 + key)
-}
-func rawBytes(_ table: Int, _ key: Int) -> Int {
-    let keyBytes = "setting\(key)".utf8.count
-    switch value(table, key) {
-    case .string(let string): return keyBytes + string.utf8.count
-    default: return keyBytes + 8
-    }
-}
+let workload = PathTableWorkload(tableCount: tableCount, valuesPerTable: valuesPerTable)
+let total = workload.total
+func value(_ table: Int, _ key: Int) -> ODBValue { workload.value(table, key) }
 func rate(_ count: Int, _ nanos: UInt64) -> String {
     String(format: "%.0f/s", Double(count) * 1e9 / Double(nanos))
 }
@@ -51,10 +43,10 @@ var random = SystemRandomNumberGenerator()
 let samples = (0..<max(readCount, coldReadCount)).map { _ in
     (Int.random(in: 0..<tableCount, using: &random), Int.random(in: 0..<valuesPerTable, using: &random))
 }
-let tableNames = (0..<tableCount).map { "feed\($0)" }
-let keyNames = (0..<valuesPerTable).map { "setting\($0)" }
-let paths = samples.map { ODBPath(["feeds", tableNames[$0.0], keyNames[$0.1]]) }
-let raw = (0..<tableCount).reduce(0) { sum, table in sum + (0..<valuesPerTable).reduce(0) { $0 + rawBytes(table, $1) } }
+let tableNames = workload.tableNames
+let keyNames = workload.keyNames
+let paths = samples.map { workload.path($0.0, $0.1) }
+let raw = workload.rawTotal
 
 print("ODB figures: \(tableCount) tables × \(valuesPerTable) values = \(total) values, raw key+value bytes \(mb(raw))")
 
@@ -187,61 +179,17 @@ try odb.close()
 // 6. SQLite: one table (parent, key COLLATE NOCASE, kind, value), WAL, synchronous FULL.
 if !skipSQLite {
     let path = scratch.child("odb.sqlite")
-    var configuration = Configuration()
-    configuration.prepareDatabase { db in
-        try db.execute(sql: "PRAGMA journal_mode = WAL")
-        try db.execute(sql: "PRAGMA synchronous = FULL")
-    }
-    let queue = try DatabaseQueue(path: path, configuration: configuration)
-    try queue.write { db in
-        try db.execute(
-            sql: """
-                CREATE TABLE node (parent INTEGER NOT NULL, key TEXT NOT NULL COLLATE NOCASE, kind INTEGER NOT NULL,
-                value, PRIMARY KEY (parent, key)) WITHOUT ROWID
-                """)
-        try db.execute(sql: "INSERT INTO node VALUES (0, 'feeds', 0, 1)")
-    }
-    // Tables are rows of kind 0 whose value is the table's number; the root is 0, feeds 1, feedT T + 2.
+    let sqlite = try SQLitePathTable(path: path)
     start = nanoseconds()
-    var nextTable: Int64 = 2
-    var inserted = 0
-    while inserted < total {
-        try queue.write { db in
-            let statement = try db.cachedStatement(sql: "INSERT OR REPLACE INTO node VALUES (?, ?, ?, ?)")
-            for _ in 0..<min(transactionSize, total - inserted) {
-                let table = inserted / valuesPerTable
-                let key = inserted % valuesPerTable
-                if key == 0 {
-                    try statement.execute(arguments: [1, tableNames[table], 0, nextTable])
-                    nextTable += 1
-                }
-                let parent = Int64(table) + 2
-                switch value(table, key) {
-                case .string(let string): try statement.execute(arguments: [parent, keyNames[key], 6, string])
-                case .int(let number): try statement.execute(arguments: [parent, keyNames[key], 3, number])
-                default: break
-                }
-                inserted += 1
-            }
-        }
-    }
+    try sqlite.setAll(workload, transactionSize: transactionSize)
     elapsed = nanoseconds() - start
     print("SQLite sets, transactions of \(transactionSize): \(rate(total, elapsed))")
-    func sqliteRead(_ db: Database, _ path: ODBPath) throws -> DatabaseValue? {
-        var parent: Int64 = 0
-        let statement = try db.cachedStatement(sql: "SELECT kind, value FROM node WHERE parent = ? AND key = ?")
-        for (index, key) in path.keys.enumerated() {
-            guard let row = try Row.fetchOne(statement, arguments: [parent, key]) else { return nil }
-            if index == path.keys.count - 1 { return row["value"] }
-            parent = row["value"]
-        }
-        return nil
-    }
+    let queue = sqlite.queue
     try queue.read { db in
-        for path in paths.prefix(readCount) { _ = try sqliteRead(db, path) }
+        for path in paths.prefix(readCount) { _ = try SQLitePathTable.value(at: path, in: db) }
         start = nanoseconds()
         found = 0
-        for path in paths.prefix(readCount) where try sqliteRead(db, path) != nil { found += 1 }
+        for path in paths.prefix(readCount) where try SQLitePathTable.value(at: path, in: db) != nil { found += 1 }
         elapsed = nanoseconds() - start
     }
     print("SQLite random reads of a path, warm: \(rate(readCount, elapsed))")

@@ -2,6 +2,7 @@
 // LogStoreObjects, and the same model stored as GRDB Codable records. Run:
 //   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3] [--skip-codable] [--skip-grdb] [--skip-random]
 import BenchmarkSupport
+import PeerWorkloads
 import Foundation
 import GRDB
 import LogStore

@@ -54,8 +54,8 @@ struct RectangleRow: Codable, FetchableRecord, PersistableRecord {
 }
 
 /// Saving, loading and counting the drawing through GRDB.
-enum GRDBDrawing {
-    static func createSchema(_ db: Database) throws {
+public enum GRDBDrawing {
+    public static func createSchema(_ db: Database) throws {
         try db.create(table: "contents") { $0.primaryKey("id", .integer) }
         try db.create(table: "page") { table in
             table.primaryKey("id", .integer)
@@ -95,7 +95,7 @@ enum GRDBDrawing {
 
     /// Inserts the whole graph in one transaction; returns the number of objects (rows of the object
     /// tables; join rows not counted).
-    static func save(_ contents: Contents, in queue: DatabaseQueue) throws -> Int {
+    public static func save(_ contents: Contents, in queue: DatabaseQueue) throws -> Int {
         try queue.write { db in
             var nextID: Int64 = 1
             var layerIDs: [ObjectIdentifier: Int64] = [:]
@@ -145,7 +145,7 @@ enum GRDBDrawing {
 
     /// Loads the whole graph back into the same classes (one instance per layer); returns it and the
     /// number of objects built.
-    static func load(from queue: DatabaseQueue) throws -> (Contents, Int) {
+    public static func load(from queue: DatabaseQueue) throws -> (Contents, Int) {
         try queue.read { db in
             var shapesByLayer: [Int64: [(Int, any Shape)]] = [:]
             var objects = 0
@@ -183,7 +183,7 @@ enum GRDBDrawing {
     }
 
     /// Fetches each (table, id) by primary key; returns how many were found.
-    static func loadRandom(_ sample: [(String, Int64)], from queue: DatabaseQueue) throws -> Int {
+    public static func loadRandom(_ sample: [(String, Int64)], from queue: DatabaseQueue) throws -> Int {
         try queue.read { db in
             var found = 0
             for (table, id) in sample {
@@ -199,7 +199,7 @@ enum GRDBDrawing {
     }
 
     /// Every object's table and id.
-    static func allObjects(in queue: DatabaseQueue) throws -> [(String, Int64)] {
+    public static func allObjects(in queue: DatabaseQueue) throws -> [(String, Int64)] {
         try queue.read { db in
             var all: [(String, Int64)] = []
             for table in ["page", "layer", "circle", "rectangle"] {
@@ -209,7 +209,7 @@ enum GRDBDrawing {
         }
     }
 
-    static func counts(in queue: DatabaseQueue) throws -> [Int] {
+    public static func counts(in queue: DatabaseQueue) throws -> [Int] {
         try queue.read { db in
             try ["contents", "page", "layer", "circle", "rectangle"].map { table in
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table)") ?? 0

@@ -3,12 +3,12 @@ import LogStoreObjects
 
 /// The drawing model scaled up: `pages` pages × `layersPerPage` layers × `shapesPerLayer` shapes (half
 /// circles, half rectangles), every page's first layer shared with the next page.
-struct ScaledDrawing {
-    let contents: Contents
-    let objectCount: Int
-    let shapeCount: Int
+public struct ScaledDrawing {
+    public let contents: Contents
+    public let objectCount: Int
+    public let shapeCount: Int
 
-    init(pages: Int, layersPerPage: Int, shapesPerLayer: Int) {
+    public init(pages: Int, layersPerPage: Int, shapesPerLayer: Int) {
         var pageList: [Page] = []
         var shapes = 0
         var layers = 0

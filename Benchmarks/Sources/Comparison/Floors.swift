@@ -1,0 +1,50 @@
+extension FloorCheck {
+    /// The floors the report checks (LogStore against LMDB and SQLite, and absolute ones).
+    static func all(figures: [String: Figure], payloadBytes: Double) -> [FloorCheck] {
+        let ours = PeerKind.logStore.rawValue
+        let lmdb = PeerKind.lmdb.rawValue
+        let sqlite = PeerKind.sqlite.rawValue
+        var checks: [FloorCheck] = []
+        func median(_ key: String, _ peer: String) -> Double? { figures[key]?.median(peer) }
+
+        func ratio(_ key: String, over peer: String, atLeast bound: Double, _ text: String) {
+            guard let mine = median(key, ours), let theirs = median(key, peer), theirs > 0 else { return }
+            let value = mine / theirs
+            checks.append(FloorCheck(description: text, measured: String(format: "%.2f×", value), met: value >= bound))
+        }
+        ratio("puts", over: lmdb, atLeast: 2, "Batched puts ≥ 2× LMDB")
+        ratio("gets1", over: lmdb, atLeast: 1.5, "Random gets, 1 thread ≥ 1.5× LMDB")
+        ratio("gets2", over: lmdb, atLeast: 1.5, "Random gets, 2 threads ≥ 1.5× LMDB")
+        if let one = median("gets1", ours), let two = median("gets2", ours), one > 0 {
+            checks.append(
+                FloorCheck(
+                    description: "LogStore gets, 2 threads ≥ 1.7× 1 thread", measured: String(format: "%.2f×", two / one),
+                    met: two / one >= 1.7))
+        }
+        ratio("overwrite", over: lmdb, atLeast: 1.5, "Overwrite throughput ≥ 1.5× LMDB")
+        ratio("commits8", over: sqlite, atLeast: 5, "Durable commits, 8 threads ≥ 5× SQLite")
+        for key in ["bytesFresh", "bytesReclaimed"] {
+            guard let mine = median(key, ours) else { continue }
+            let others = [sqlite, lmdb].compactMap { median(key, $0) }
+            guard let smallest = others.min() else { continue }
+            checks.append(
+                FloorCheck(
+                    description: (key == "bytesFresh" ? "Bytes on disk, fresh" : "Bytes on disk after reclaiming")
+                        + " < SQLite and LMDB",
+                    measured: String(format: "%.2f× the smallest peer", mine / smallest), met: mine < smallest))
+        }
+        if let fresh = median("bytesFresh", ours), payloadBytes > 0 {
+            checks.append(
+                FloorCheck(
+                    description: "Bytes on disk, fresh ≤ 60% of the payload",
+                    measured: String(format: "%.1f%%", fresh / payloadBytes * 100), met: fresh <= 0.6 * payloadBytes))
+        }
+        if let reopen = median("reopen1M", ours) {
+            checks.append(
+                FloorCheck(
+                    description: "Reopen of \(figures["reopen1M"]?.title.split(separator: ",").last ?? "") ≤ 50 ms",
+                    measured: String(format: "%.1f ms", reopen), met: reopen <= 50))
+        }
+        return checks
+    }
+}

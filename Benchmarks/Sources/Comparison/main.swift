@@ -1,0 +1,200 @@
+// LogStore, SQLite (through GRDB) and LMDB side by side: the same deterministic data and workloads,
+// the same durability, medians of several repetitions. Writes comparison.md, comparison.json and
+// comparison.svg to the output directory. Run from Benchmarks/ (scripts/compare.sh installs LMDB and
+// runs it):
+//
+//   swift run -c release Comparison [--runs 3] [--objects 200000] [--lengths 100-220] [--gets 1000000]
+//       [--reopen-objects 1000000] [--pages 500] [--tables 1000] [--values 100] [--path-reads 200000]
+//       [--output results] [--directory /tmp] [--commit SHA] [--quick]
+
+import BenchmarkSupport
+import Foundation
+import PeerWorkloads
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+func number(_ name: String, _ fallback: Int) -> Int { option(name).flatMap { Int($0) } ?? fallback }
+
+let quick = arguments.contains("--quick")
+let runs = number("--runs", quick ? 1 : 3)
+var parameters = KeyValueParameters()
+parameters.objects = number("--objects", quick ? 20_000 : 200_000)
+if let lengths = option("--lengths"), let dash = lengths.firstIndex(of: "-"),
+    let low = Int(lengths[..<dash]), let high = Int(lengths[lengths.index(after: dash)...]), low <= high
+{
+    parameters.lengths = low...high
+}
+parameters.gets = number("--gets", quick ? 100_000 : 1_000_000)
+if quick {
+    parameters.singleCommits = 200
+    parameters.commitsPerWriter = 50
+    parameters.mixedOperationsPerThread = 5_000
+}
+let reopenObjects = number("--reopen-objects", quick ? 100_000 : 1_000_000)
+let pages = number("--pages", quick ? 20 : 500)
+let pathWorkload = PathTableWorkload(
+    tableCount: number("--tables", quick ? 100 : 1_000), valuesPerTable: number("--values", 100))
+let pathReads = number("--path-reads", quick ? 20_000 : 200_000)
+let outputDirectory = option("--output") ?? "results"
+let workRoot = option("--directory") ?? "/tmp"
+let commit = option("--commit") ?? ProcessInfo.processInfo.environment["LOGSTORE_COMMIT"] ?? "unknown"
+let peers = PeerKind.allCases
+
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// A fresh directory under `workRoot`, removed by `body`'s end.
+func withScratch<T>(_ body: (TemporaryDirectory) throws -> T) throws -> T {
+    let scratch = TemporaryDirectory(prefix: "logstore-comparison", root: workRoot)
+    defer { scratch.remove() }
+    return try body(scratch)
+}
+
+/// The figures: key, title, unit, higher is better.
+let definitions: [(String, String, FigureUnit, Bool)] = [
+    ("puts", "Batched puts (1,000 per transaction)", .perSecond, true),
+    ("gets1", "Random gets, 1 thread", .perSecond, true),
+    ("gets2", "Random gets, 2 threads", .perSecond, true),
+    ("commits1", "Durable single-record commits, 1 thread", .perSecond, true),
+    ("commits8", "Durable single-record commits, \(parameters.writers) threads", .perSecond, true),
+    ("mixed", "Mixed 90% get / 10% commit, 2 threads", .perSecond, true),
+    ("overwrite", "Overwrite all records \(parameters.overwriteRounds)× (batches of 1,000)", .perSecond, true),
+    ("reclaim", "Reclaim space after the overwrites", .seconds, false),
+    ("bytesFresh", "Bytes on disk, fresh", .bytes, false),
+    ("bytesOverwritten", "Bytes on disk after the overwrites", .bytes, false),
+    ("bytesReclaimed", "Bytes on disk after reclaiming", .bytes, false),
+    ("reopen", "Reopen + one get, \(grouped(parameters.objects)) records", .milliseconds, false),
+    ("reopen1M", "Reopen + one get, \(grouped(reopenObjects)) records", .milliseconds, false),
+    ("graphSave", "Object graph: save", .perSecond, true),
+    ("graphLoad", "Object graph: open + cold load", .perSecond, true),
+    ("graphBytes", "Object graph: bytes on disk", .bytes, false),
+    ("pathSets", "Path tables: sets (transactions of 1,000)", .perSecond, true),
+    ("pathReads", "Path tables: random reads by path", .perSecond, true),
+    ("pathBytes", "Path tables: bytes on disk", .bytes, false),
+]
+var figures: [String: Figure] = [:]
+for (key, title, unit, higher) in definitions {
+    figures[key] = Figure(key: key, title: title, unit: unit.rawValue, higherIsBetter: higher)
+}
+@MainActor func record(_ run: PeerRun, for peer: PeerKind) {
+    for (key, value) in run.values {
+        figures[key]?.samples[peer.rawValue, default: Samples()].values.append(value)
+    }
+    for (key, note) in run.notes where !note.isEmpty {
+        let earlier = figures[key]?.notes[peer.rawValue]
+        figures[key]?.notes[peer.rawValue] = earlier.map { $0 + "; " + note } ?? note
+    }
+}
+
+var payloadBytes = 0
+do {
+    progress("generating \(grouped(parameters.objects)) records of \(parameters.lengths) bytes")
+    let data = DataSet(count: parameters.objects, lengths: parameters.lengths, reads: parameters.gets)
+    payloadBytes = data.payloadBytes
+
+    // Warm-up: every key-value workload once on a tenth of the data, not recorded.
+    var warmParameters = parameters
+    warmParameters.objects = max(parameters.objects / 10, 2_000)
+    warmParameters.gets = max(parameters.gets / 10, 10_000)
+    warmParameters.singleCommits = 100
+    warmParameters.commitsPerWriter = 20
+    warmParameters.mixedOperationsPerThread = 2_000
+    let warmData = DataSet(count: warmParameters.objects, lengths: parameters.lengths, reads: warmParameters.gets)
+    for peer in peers {
+        progress("warm-up: \(peer.rawValue)")
+        _ = try withScratch { try KeyValueWorkloads(parameters: warmParameters, data: warmData).run(peer, directory: $0.child("store")) }
+    }
+
+    // The key-value workloads, each repetition in a rotated order of stores.
+    let workloads = KeyValueWorkloads(parameters: parameters, data: data)
+    for repetition in 0..<runs {
+        for offset in 0..<peers.count {
+            let peer = peers[(repetition + offset) % peers.count]
+            progress("key-value workloads, repetition \(repetition + 1) of \(runs): \(peer.rawValue)")
+            record(try withScratch { try workloads.run(peer, directory: $0.child("store")) }, for: peer)
+        }
+    }
+
+    // Reopen of a larger store.
+    if reopenObjects > 0 {
+        for peer in peers {
+            progress("reopen of \(grouped(reopenObjects)) records: \(peer.rawValue)")
+            let opens = try withScratch { scratch in
+                try workloads.reopenTimes(peer, objects: reopenObjects, directory: scratch.child("store"))
+            }
+            figures["reopen1M"]?.samples[peer.rawValue] = Samples(values: opens)
+        }
+    }
+
+    // The object graph: LogStoreObjects against GRDB Codable records.
+    if pages > 0 {
+        let graph = ObjectGraphWorkload(pages: pages)
+        for repetition in 0..<runs {
+            progress("object graph (\(grouped(graph.objectCount)) objects), repetition \(repetition + 1) of \(runs)")
+            record(try withScratch { try graph.runLogStore(directory: $0.child("objects")) }, for: .logStore)
+            record(try withScratch { try graph.runGRDB(directory: $0.child("grdb")) }, for: .sqlite)
+        }
+    }
+
+    // Path tables: the ODB against SQLite.
+    if pathWorkload.tableCount > 0 {
+        let paths = PathTableComparison(workload: pathWorkload, reads: pathReads)
+        for repetition in 0..<runs {
+            progress("path tables (\(grouped(pathWorkload.total)) values), repetition \(repetition + 1) of \(runs)")
+            record(try withScratch { try paths.runODB(directory: $0.child("odb")) }, for: .logStore)
+            record(try withScratch { try paths.runSQLite(directory: $0.child("sqlite")) }, for: .sqlite)
+        }
+    }
+} catch {
+    progress("comparison failed: \(error)")
+    exit(1)
+}
+
+let ordered = definitions.compactMap { figures[$0.0] }.filter { !$0.samples.isEmpty }
+let payloadMB = Double(payloadBytes) / 1e6
+let recordsText =
+    "\(grouped(parameters.objects)) JSON-like records of \(parameters.lengths.lowerBound)–\(parameters.lengths.upperBound) "
+    + "bytes (\(String(format: "%.1f", payloadMB)) MB of payload), 4 types, no references; the same bytes for every store"
+let repetitionsText =
+    "\(runs), each store in a fresh directory, stores in rotated order, after an untimed warm-up on a tenth of the data"
+let getsText =
+    "\(grouped(parameters.gets)) uniformly random keys, after one untimed pass over every key; read transactions of "
+    + "\(parameters.readTransactionSize) gets (LogStore needs none); every value copied out"
+let commitsText =
+    "\(grouped(parameters.singleCommits)) on one thread, \(parameters.commitsPerWriter) on each of \(parameters.writers) "
+    + "threads; each replaces one record in a transaction of its own"
+let graphText = "\(pages) pages × 10 layers × 20 shapes, one save; load = open + fresh context + whole graph"
+let pathText =
+    "\(grouped(pathWorkload.tableCount)) tables × \(pathWorkload.valuesPerTable) values, \(grouped(pathReads)) random reads"
+let describedParameters: [String: String] = [
+    "Records": recordsText, "Repetitions": repetitionsText, "Gets": getsText, "Commits": commitsText,
+    "Object graph": graphText, "Path tables": pathText,
+]
+let report = ComparisonReport(
+    machine: MachineInfo.current(workDirectory: workRoot, commit: commit),
+    command: "scripts/compare.sh " + arguments.dropFirst().joined(separator: " "),
+    parameters: describedParameters,
+    durability: Dictionary(uniqueKeysWithValues: peers.map { ($0.rawValue, $0.durability) }),
+    setup: Dictionary(uniqueKeysWithValues: peers.map { ($0.rawValue, $0.setup) }),
+    figures: ordered,
+    floors: FloorCheck.all(figures: figures, payloadBytes: Double(payloadBytes)))
+
+do {
+    try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    try encoder.encode(report).write(to: URL(fileURLWithPath: outputDirectory + "/comparison.json"))
+    let names = peers.map(\.rawValue)
+    let markdown = MarkdownReport(report: report, peers: names).text
+    try Data(markdown.utf8).write(to: URL(fileURLWithPath: outputDirectory + "/comparison.md"))
+    try Data(ComparisonChart(report: report, peers: names).svg.utf8)
+        .write(to: URL(fileURLWithPath: outputDirectory + "/comparison.svg"))
+    print(markdown)
+} catch {
+    progress("writing the results failed: \(error)")
+    exit(1)
+}
