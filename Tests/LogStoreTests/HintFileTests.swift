@@ -88,6 +88,53 @@ import Testing
         #expect(try Store.verify(at: directory.path).isSound)
     }
 
+    /// Sealed segments the compactor has not hinted yet get their hints at close, so the next open scans
+    /// only the newest segment.
+    @Test func closeWritesTheMissingHints() throws {
+        let directory = TemporaryStore("hints-close")
+        let store = try directory.open(options: options())
+        for index in 0..<600 { try store.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index))) }
+        let segments = try store.statistics().segments.count
+        #expect(segments >= 3)
+        #expect(directory.fileNames().filter { $0.hasSuffix(".hint") }.isEmpty)
+        let expected = try contents(store)
+        try store.close()
+        #expect(directory.fileNames().filter { $0.hasSuffix(".hint") }.count == segments - 1)
+        let reopened = try directory.open(options: options())
+        #expect(reopened.segmentsLoadedFromHints == segments - 1)
+        #expect(try contents(reopened) == expected)
+        try reopened.close()
+    }
+
+    /// The open's reference recount reads only the segments that hold references; it must still count
+    /// every one: references only in hinted segments, only in the scanned newest segment, and in both.
+    @Test(arguments: ["hinted", "scanned", "both"])
+    func theRecountFindsReferencesWhereverTheyAre(placement: String) throws {
+        let directory = TemporaryStore("hints-recount-\(placement)")
+        var store = try directory.open(options: options())
+        let targets = try (0..<20).map { try store.put(typeTag: 1, payload: [UInt8($0)]) }
+        func fillSegments(withReferences: Bool) throws {
+            for index in 0..<250 {
+                let references = withReferences ? [targets[index % targets.count]] : []
+                try store.put(typeTag: 2, references: references, payload: payloadBytes(300, seed: UInt64(index)))
+            }
+        }
+        try fillSegments(withReferences: placement != "scanned")
+        try fillSegments(withReferences: false)
+        try store.close()  // every sealed segment now has its hint
+        store = try directory.open(options: options())
+        if placement != "hinted" {
+            // Objects with references in the newest segment, which has no hint.
+            for target in targets.prefix(5) { try store.put(typeTag: 3, references: [target], payload: [7]) }
+            try store.close()
+            store = try directory.open(options: options())
+        }
+        #expect(store.segmentsLoadedFromHints >= 2)
+        #expect(store.auditReferenceCounts().isEmpty, "\(store.auditReferenceCounts())")
+        #expect(throws: LogStoreError.self) { try store.delete(targets[0]) }
+        try store.close()
+    }
+
     @Test func aDamagedOrStaleHintFallsBackToScanning() throws {
         let directory = TemporaryStore("hints-bad")
         let expected = try makeStore(directory)

@@ -39,7 +39,8 @@ struct ComparisonChart {
         for (index, peer) in peers.enumerated() {
             let x = 10 + Double(index) * 150
             parts.append(
-                "<rect x=\"\(x)\" y=\"42\" width=\"12\" height=\"10\" fill=\"\(Self.colors[index % Self.colors.count])\"/>")
+                "<rect x=\"\(x)\" y=\"42\" width=\"12\" height=\"10\" fill=\"\(Self.colors[index % Self.colors.count])\"/>"
+            )
             parts.append("<text x=\"\(x + 16)\" y=\"51\">\(escape(peer))</text>")
         }
         for (row, figure) in figures.enumerated() {

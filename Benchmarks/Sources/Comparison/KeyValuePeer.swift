@@ -46,7 +46,8 @@ enum PeerKind: String, CaseIterable, Codable, Sendable {
     var setup: String {
         switch self {
         case .logStore:
-            "engine API (`Store`), default options: 64 MiB segments, LZ4 with the shared dictionary, background compaction on"
+            "engine API (`Store`), default options: 64 MiB segments, LZ4 with the shared dictionary, background compaction on; "
+                + "a read transaction is a `Snapshot`, a single read a plain `get`"
         case .sqlite:
             "GRDB `DatabasePool`, one table `object(id INTEGER PRIMARY KEY, type TEXT, data BLOB, refcount INTEGER)`, prepared (cached) statements, upserts for overwrites, default page size and cache"
         case .lmdb:

@@ -17,10 +17,10 @@ struct KeyValueParameters: Sendable {
     var reopenRepetitions = 5
 }
 
-/// The figures of one store in one repetition, by figure key, and latency notes.
+/// The figures of one store in one repetition, by figure key, and per-operation latencies (ns).
 struct PeerRun: Sendable {
     var values: [String: Double] = [:]
-    var notes: [String: String] = [:]
+    var latencies: [String: [UInt64]] = [:]
 }
 
 /// Per-commit latencies from several threads.
@@ -28,6 +28,8 @@ final class LatencyLog: Sendable {
     private let samples = Mutex<[UInt64]>([])
 
     func add(_ values: [UInt64]) { samples.withLock { $0 += values } }
+
+    var all: [UInt64] { samples.withLock { $0 } }
 
     /// "p50 … µs, p99 … µs, max … µs".
     var summary: String {
@@ -161,11 +163,11 @@ struct KeyValueWorkloads {
         let single = LatencyLog()
         result.values["commits1"] = try timedCommits(
             peer, threads: 1, perThread: parameters.singleCommits, latencies: single)
-        result.notes["commits1"] = single.summary
+        result.latencies["commits1"] = single.all
         let many = LatencyLog()
         result.values["commits8"] = try timedCommits(
             peer, threads: parameters.writers, perThread: parameters.commitsPerWriter, latencies: many)
-        result.notes["commits8"] = many.summary
+        result.latencies["commits8"] = many.all
 
         // Mixed, two threads.
         result.values["mixed"] = try timedMixed(peer)
@@ -201,11 +203,13 @@ struct KeyValueWorkloads {
 }
 
 extension KeyValueWorkloads {
-    /// Fills a store with `objects` records (the data set's, repeated) in batches, closes it, and times
+    /// Fills a store with `objects` records (the data set's, repeated) in batches (unless `directory`
+    /// exists: then it is reused as it is), closes it, and times
     /// `reopenRepetitions` opens, each with one get (warm page cache); returns milliseconds.
     func reopenTimes(_ kind: PeerKind, objects: Int, directory: String) throws -> [Double] {
+        let existing = FileManager.default.fileExists(atPath: directory)
         let peer = try kind.open(directory: directory, count: objects)
-        for start in stride(from: 0, to: objects, by: parameters.batchSize) {
+        for start in stride(from: 0, to: existing ? 0 : objects, by: parameters.batchSize) {
             let keys = start..<min(start + parameters.batchSize, objects)
             try peer.writeBatch(
                 keys: Array(keys)[...], records: keys.map { data.records[$0 % data.count] }, fresh: true)
@@ -216,7 +220,9 @@ extension KeyValueWorkloads {
             let start = nanoseconds()
             let reopened = try kind.open(directory: directory, count: objects)
             let key = data.readKeys[index % data.readKeys.count] % objects
-            guard try reopened.read(keys: [key][...]) > 0 else { throw ComparisonError("\(kind.rawValue): key \(key) missing") }
+            guard try reopened.read(keys: [key][...]) > 0 else {
+                throw ComparisonError("\(kind.rawValue): key \(key) missing")
+            }
             let elapsed = Double(nanoseconds() - start) / 1e6
             try reopened.close()
             if index > 0 { times.append(elapsed) }  // the first open warms the page cache

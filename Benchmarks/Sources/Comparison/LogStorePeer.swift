@@ -20,9 +20,12 @@ final class LogStorePeer: KeyValuePeer {
         try store.write(batch)
     }
 
+    /// One key: a plain get. Several: a snapshot, LogStore's read transaction (all gets see one moment).
     func read(keys: ArraySlice<Int>) throws -> Int {
         var bytes = 0
-        for key in keys { bytes &+= try store.get(id(key))?.payload.count ?? 0 }
+        if keys.count == 1, let key = keys.first { return try store.get(id(key))?.payload.count ?? 0 }
+        let snapshot = try store.snapshot()
+        for key in keys { bytes &+= try snapshot.get(id(key))?.payload.count ?? 0 }
         return bytes
     }
 

@@ -56,7 +56,9 @@ struct MarkdownReport {
             lines.append("")
             for figure in notes {
                 for peer in peers {
-                    if let note = figure.notes[peer], !note.isEmpty { lines.append("- \(figure.title), \(peer): \(note)") }
+                    if let note = figure.notes[peer], !note.isEmpty {
+                        lines.append("- \(figure.title), \(peer): \(note)")
+                    }
                 }
             }
         }

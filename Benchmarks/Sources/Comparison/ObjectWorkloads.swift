@@ -98,7 +98,9 @@ struct PathTableComparison {
         var pending: [(Int, Int)] = []
         func flush() throws {
             try odb.transaction { tx in
-                for (table, key) in pending { try tx.setValue(workload.value(table, key), at: workload.path(table, key)) }
+                for (table, key) in pending {
+                    try tx.setValue(workload.value(table, key), at: workload.path(table, key))
+                }
             }
             pending.removeAll(keepingCapacity: true)
         }

@@ -18,7 +18,9 @@ final class SQLitePeer: KeyValuePeer {
         guard level == 2 else { throw ComparisonError("SQLite synchronous is \(level ?? -1), not FULL (2)") }
         try pool.write { db in
             try db.execute(
-                sql: "CREATE TABLE IF NOT EXISTS object (id INTEGER PRIMARY KEY, type TEXT, data BLOB, refcount INTEGER)")
+                sql:
+                    "CREATE TABLE IF NOT EXISTS object (id INTEGER PRIMARY KEY, type TEXT, data BLOB, refcount INTEGER)"
+            )
         }
     }
 

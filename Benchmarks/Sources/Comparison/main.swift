@@ -9,6 +9,7 @@
 
 import BenchmarkSupport
 import Foundation
+import LogStore
 import PeerWorkloads
 
 let arguments = CommandLine.arguments
@@ -42,6 +43,22 @@ let outputDirectory = option("--output") ?? "results"
 let workRoot = option("--directory") ?? "/tmp"
 let commit = option("--commit") ?? ProcessInfo.processInfo.environment["LOGSTORE_COMMIT"] ?? "unknown"
 let peers = PeerKind.allCases
+/// Where the reopen stores are kept (and reused when present) instead of a scratch directory.
+let reopenStoreRoot = option("--reopen-store")
+
+// `--open-loop DIR N`: open the LogStore store in DIR N times and print the median (for profiling).
+if let path = option("--open-loop") {
+    let count = arguments.last.flatMap { Int($0) } ?? 20
+    var times: [Double] = []
+    for _ in 0..<count {
+        let start = nanoseconds()
+        let store = try Store.open(at: path)
+        times.append(Double(nanoseconds() - start) / 1e6)
+        try store.close()
+    }
+    print(String(format: "open of %@: median %.1f ms over %d opens", path, Samples(values: times).median, count))
+    exit(0)
+}
 
 func progress(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
@@ -77,6 +94,8 @@ let definitions: [(String, String, FigureUnit, Bool)] = [
     ("pathBytes", "Path tables: bytes on disk", .bytes, false),
 ]
 var figures: [String: Figure] = [:]
+/// Commit latencies of every repetition, by figure key and store.
+var latencies: [String: LatencyLog] = [:]
 for (key, title, unit, higher) in definitions {
     figures[key] = Figure(key: key, title: title, unit: unit.rawValue, higherIsBetter: higher)
 }
@@ -84,9 +103,9 @@ for (key, title, unit, higher) in definitions {
     for (key, value) in run.values {
         figures[key]?.samples[peer.rawValue, default: Samples()].values.append(value)
     }
-    for (key, note) in run.notes where !note.isEmpty {
-        let earlier = figures[key]?.notes[peer.rawValue]
-        figures[key]?.notes[peer.rawValue] = earlier.map { $0 + "; " + note } ?? note
+    for (key, values) in run.latencies {
+        latencies["\(key) \(peer.rawValue)", default: LatencyLog()].add(values)
+        figures[key]?.notes[peer.rawValue] = latencies["\(key) \(peer.rawValue)"]?.summary
     }
 }
 
@@ -106,7 +125,9 @@ do {
     let warmData = DataSet(count: warmParameters.objects, lengths: parameters.lengths, reads: warmParameters.gets)
     for peer in peers {
         progress("warm-up: \(peer.rawValue)")
-        _ = try withScratch { try KeyValueWorkloads(parameters: warmParameters, data: warmData).run(peer, directory: $0.child("store")) }
+        _ = try withScratch {
+            try KeyValueWorkloads(parameters: warmParameters, data: warmData).run(peer, directory: $0.child("store"))
+        }
     }
 
     // The key-value workloads, each repetition in a rotated order of stores.
@@ -123,8 +144,14 @@ do {
     if reopenObjects > 0 {
         for peer in peers {
             progress("reopen of \(grouped(reopenObjects)) records: \(peer.rawValue)")
-            let opens = try withScratch { scratch in
-                try workloads.reopenTimes(peer, objects: reopenObjects, directory: scratch.child("store"))
+            let opens: [Double]
+            if let root = reopenStoreRoot {
+                let directory = root + "/" + peer.rawValue.filter { $0.isLetter }
+                opens = try workloads.reopenTimes(peer, objects: reopenObjects, directory: directory)
+            } else {
+                opens = try withScratch { scratch in
+                    try workloads.reopenTimes(peer, objects: reopenObjects, directory: scratch.child("store"))
+                }
             }
             figures["reopen1M"]?.samples[peer.rawValue] = Samples(values: opens)
         }
@@ -181,7 +208,7 @@ let report = ComparisonReport(
     durability: Dictionary(uniqueKeysWithValues: peers.map { ($0.rawValue, $0.durability) }),
     setup: Dictionary(uniqueKeysWithValues: peers.map { ($0.rawValue, $0.setup) }),
     figures: ordered,
-    floors: FloorCheck.all(figures: figures, payloadBytes: Double(payloadBytes)))
+    floors: FloorCheck.all(figures: figures, payloadBytes: Double(payloadBytes), reopenCount: reopenObjects))
 
 do {
     try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)

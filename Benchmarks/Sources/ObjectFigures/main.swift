@@ -2,12 +2,12 @@
 // LogStoreObjects, and the same model stored as GRDB Codable records. Run:
 //   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3] [--skip-codable] [--skip-grdb] [--skip-random]
 import BenchmarkSupport
-import PeerWorkloads
 import Foundation
 import GRDB
 import LogStore
 import LogStoreExamples
 import LogStoreObjects
+import PeerWorkloads
 
 let arguments = CommandLine.arguments
 func option(_ name: String, _ fallback: Int) -> Int {

@@ -55,6 +55,7 @@ struct RectangleRow: Codable, FetchableRecord, PersistableRecord {
 
 /// Saving, loading and counting the drawing through GRDB.
 public enum GRDBDrawing {
+    /// Creates the tables and indexes.
     public static func createSchema(_ db: Database) throws {
         try db.create(table: "contents") { $0.primaryKey("id", .integer) }
         try db.create(table: "page") { table in
@@ -209,6 +210,7 @@ public enum GRDBDrawing {
         }
     }
 
+    /// The rows of each object table (`SELECT COUNT(*)`).
     public static func counts(in queue: DatabaseQueue) throws -> [Int] {
         try queue.read { db in
             try ["contents", "page", "layer", "circle", "rectangle"].map { table in

@@ -4,11 +4,16 @@ import LogStoreObjects
 /// The path-table workload: `tableCount` tables `feeds.feedT`, each of `valuesPerTable` values
 /// `settingK` (short strings and ints, alternating, as settings and feed metadata are).
 public struct PathTableWorkload: Sendable {
+    /// Tables under `feeds`.
     public let tableCount: Int
+    /// Values in each table.
     public let valuesPerTable: Int
+    /// `feed0`, `feed1`, …
     public let tableNames: [String]
+    /// `setting0`, `setting1`, …
     public let keyNames: [String]
 
+    /// A workload of `tableCount` tables of `valuesPerTable` values.
     public init(tableCount: Int, valuesPerTable: Int) {
         self.tableCount = tableCount
         self.valuesPerTable = valuesPerTable
@@ -47,6 +52,7 @@ public struct PathTableWorkload: Sendable {
 /// LogStore's `.always`). A table is a row of kind 0 whose value is the table's number; the root table
 /// is 0, `feeds` 1, `feedT` T + 2.
 public final class SQLitePathTable {
+    /// The database.
     public let queue: DatabaseQueue
 
     /// Creates the database at `path` with the `feeds` table.
@@ -109,5 +115,6 @@ public final class SQLitePathTable {
         return nil
     }
 
+    /// Closes the database.
     public func close() throws { try queue.close() }
 }

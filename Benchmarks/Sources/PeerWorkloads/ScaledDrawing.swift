@@ -4,10 +4,14 @@ import LogStoreObjects
 /// The drawing model scaled up: `pages` pages × `layersPerPage` layers × `shapesPerLayer` shapes (half
 /// circles, half rectangles), every page's first layer shared with the next page.
 public struct ScaledDrawing {
+    /// The root of the graph.
     public let contents: Contents
+    /// Objects in the graph: the contents, pages, layers and shapes.
     public let objectCount: Int
+    /// Shapes in the graph.
     public let shapeCount: Int
 
+    /// Builds the graph in memory.
     public init(pages: Int, layersPerPage: Int, shapesPerLayer: Int) {
         var pageList: [Page] = []
         var shapes = 0

@@ -155,7 +155,8 @@ public final class Store: Sendable {
 
     /// Makes everything written so far durable, waits for writes in flight, and releases the store.
     ///
-    /// When nothing failed, it records the clean close (with the newest segment's exact size) in the
+    /// When nothing failed, it writes the hint files the sealed segments still lack (so the next open
+    /// need not scan them) and records the clean close (with the newest segment's exact size) in the
     /// segment manifest, so the next open treats any damage at the end of the log as corruption rather
     /// than as a torn tail of a crash.
     ///
@@ -175,6 +176,10 @@ public final class Store: Sendable {
             lock.withLock { $0 = nil }
         }
         if pipeline.failure == nil {
+            // Sealed segments the compactor has not hinted yet get their hints now, so the next open reads
+            // hints instead of scanning them. A hint that cannot be written costs only that scan: the
+            // close goes on.
+            if !options.readOnly { try? writeMissingHints() }
             // The sync runs even when cutting the extension back fails (the next open trims it then).
             var trimFailure: LogStoreError?
             do { try pipeline.trimPrefill() } catch { trimFailure = error }

@@ -57,6 +57,10 @@ struct StoreLoader {
         var hintedSegments = 0
         /// Their hints, mapped until the reference recount has read them.
         var hints: [UInt32: HintReader] = [:]
+        /// The hinted segments holding at least one put with references (the recount reads only those).
+        var hintsWithReferences: Set<UInt32> = []
+        /// Whether a put frame of a scanned (unhinted) segment has references.
+        var scannedReferences = false
         var hintMappings: [SegmentFile] = []
         /// Sequence number of the newest tombstone of each deleted id, while loading: segments are
         /// replayed in number order, and compaction outputs hold older records under newer numbers, so
@@ -171,7 +175,9 @@ struct StoreLoader {
         }
         loaded.tombstones = [:]
         loaded.state.finishReplay()
-        loaded.state.recountReferences(hints: loaded.hints)
+        loaded.state.recountReferences(
+            hints: loaded.hints, hintsWithReferences: loaded.hintsWithReferences,
+            scannedReferences: loaded.scannedReferences)
         loaded.hints = [:]
         loaded.hintMappings = []
         return loaded
@@ -332,11 +338,11 @@ struct StoreLoader {
             listEveryDamage: collectsProblems
         ) { frame in
             if frame.kind != .put && (isOutput || frame.kind != .delete) { retained += UInt64(frame.length) }
+            if frame.referenceCount > 0 { loaded.scannedReferences = true }
             loaded.replay(
                 frame.kind, id: frame.id, sequence: frame.sequence,
                 effect: IndexEffect.of(frame, segment: number, bytes: bytes), segment: number)
         }
-        if !isNewest, hintNames.contains(HintFile.fileName(number)) { checkHint(number, against: bytes, into: &loaded) }
         let outcome = classified.scan
         loaded.state.segments.update(number) { $0.minSequence = outcome.minSequence }
         // What a segment holds besides live records and reclaimable frames (dead records; tombstones of
@@ -352,6 +358,8 @@ struct StoreLoader {
         }
         let action = policy.action(for: classified.tail, of: facts)
         try carryOut(action, on: file, size: size, into: &loaded)
+        // After the segment's own damage is listed: a hint of a damaged segment is not reported again.
+        if !isNewest, hintNames.contains(HintFile.fileName(number)) { checkHint(number, against: bytes, into: &loaded) }
         // The log ends where a tail that is cut (or, read-only, ignored) begins.
         var validSize = size
         if case .refuse = action {
@@ -400,8 +408,10 @@ struct StoreLoader {
         var maximum: UInt64 = 0
         // The seal frame, which has no entry, is what follows the last frame.
         var framesEnd = UInt64(LogFormat.segmentHeaderSize)
+        var hasReferences = false
         hint.reader.forEachEntry { entry in
             framesEnd = max(framesEnd, UInt64(entry.offset) + UInt64(entry.length))
+            if entry.referenceCount > 0 { hasReferences = true }
             let kind = entry.kind
             if kind != .put && (isOutput || kind != .delete) { retained += UInt64(entry.length) }
             let sequence = entry.sequence
@@ -430,6 +440,7 @@ struct StoreLoader {
         loaded.state.segments.update(number) { $0.size = size }
         loaded.state.segments.update(number) { $0.hasHint = true }
         loaded.hints[number] = hint.reader
+        if hasReferences { loaded.hintsWithReferences.insert(number) }
         loaded.hintMappings.append(hint.mapping)
         loaded.hintedSegments += 1
     }
@@ -448,12 +459,21 @@ struct StoreLoader {
             for note in notes { loaded.problems.append(Problem(file: path, offset: nil, message: note)) }
             return
         }
-        let expected = HintWriter.hint(segment: number, bytes: bytes)
+        guard let expected = HintWriter.hint(segment: number, bytes: bytes) else {
+            // No hint can be made from the segment: it is damaged (reported at the damage's offset) or it
+            // is not sealed, which only a damaged segment reports nothing else for.
+            let segmentPath = directory + "/" + LogFormat.segmentFileName(number)
+            if !loaded.problems.contains(where: { $0.file == segmentPath }) {
+                loaded.problems.append(
+                    Problem(file: path, offset: nil, message: "hint file of a segment that is not sealed"))
+            }
+            return
+        }
         let agrees = withExtendedLifetime(mapping) {
-            expected?.withUnsafeBytes { expected in
+            expected.withUnsafeBytes { expected in
                 guard case .success(let made) = HintReader.open(expected) else { return false }
                 return made.hasSameEntries(as: reader)
-            } ?? false
+            }
         }
         if !agrees {
             loaded.problems.append(Problem(file: path, offset: nil, message: "hint file disagrees with its segment"))

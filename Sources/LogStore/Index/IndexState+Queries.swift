@@ -72,8 +72,13 @@ extension IndexState {
     /// lists (read from the hints of hinted segments, from the mapped segments otherwise) and from the
     /// named roots (open, after replay; nothing is pending then). References to objects that are not
     /// live are skipped (`verify` reports them).
-    mutating func recountReferences(hints: [UInt32: HintReader] = [:]) {
-        for (segment, hint) in hints {
+    ///
+    /// `hintsWithReferences` (nil: all) names the hinted segments with any put that has references, and
+    /// `scannedReferences` says whether an unhinted segment has one: the others have nothing to count.
+    mutating func recountReferences(
+        hints: [UInt32: HintReader] = [:], hintsWithReferences: Set<UInt32>? = nil, scannedReferences: Bool = true
+    ) {
+        for (segment, hint) in hints where hintsWithReferences?.contains(segment) ?? true {
             hint.forEachEntry { entry in
                 guard entry.kind == .put, entry.referenceCount > 0, let live = index.entry(entry.id),
                     live.segment == segment, live.offset == entry.offset
@@ -86,15 +91,18 @@ extension IndexState {
         // is kept rather than hashing its number for each of millions of entries.
         var lastSegment: UInt32?
         var lastFile: SegmentFile?
-        index.forEachLive { _, entry in
-            if entry.segment != lastSegment {
-                lastSegment = entry.segment
-                lastFile = hints[entry.segment] == nil ? segments.file(entry.segment) : nil
+        if scannedReferences {
+            index.forEachLive { _, entry in
+                if entry.segment != lastSegment {
+                    lastSegment = entry.segment
+                    lastFile = hints[entry.segment] == nil ? segments.file(entry.segment) : nil
+                }
+                guard let file = lastFile else { return }
+                FrameDecoder.forEachStoredReference(
+                    in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset),
+                    format: file.format
+                ) { targets.append($0) }
             }
-            guard let file = lastFile else { return }
-            FrameDecoder.forEachStoredReference(
-                in: file.bytes(count: Int(entry.offset) + Int(entry.length)), at: Int(entry.offset), format: file.format
-            ) { targets.append($0) }
         }
         targets.append(contentsOf: roots.values.map(\.rawValue))
         for target in targets { index.addIncoming(target) }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# LogStore, SQLite (through GRDB) and LMDB side by side: installs the Debian packages it needs when
+# missing (liblz4-dev, libxxhash-dev and pkg-config for LogStore, liblmdb-dev for LMDB), builds the
+# Comparison program in release mode and runs it. Results: Benchmarks/results/comparison.{md,json,svg}.
+#
+#   Benchmarks/scripts/compare.sh              # the published run (~10 minutes on 2 cores)
+#   Benchmarks/scripts/compare.sh --quick      # a small run, to try it (~10 s)
+#
+# Any argument is passed on to the program (see Sources/Comparison/main.swift for the options).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash ../scripts/bootstrap.sh
+if ! dpkg -s liblmdb-dev >/dev/null 2>&1; then
+    echo "compare: installing liblmdb-dev"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq liblmdb-dev >/dev/null
+fi
+swift build -c release --product Comparison
+output=results
+for argument in "$@"; do
+    if [ "$argument" = "--quick" ]; then output=results/quick; fi
+done
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git status --porcelain -- .. 2>/dev/null)" ]; then commit="$commit+changes"; fi
+.build/release/Comparison --output "$output" --commit "$commit" "$@"
