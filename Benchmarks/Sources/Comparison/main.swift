@@ -46,6 +46,22 @@ let peers = PeerKind.allCases
 /// Where the reopen stores are kept (and reused when present) instead of a scratch directory.
 let reopenStoreRoot = option("--reopen-store")
 
+// `--put-loop DIR`: batched puts of the data set into a new LogStore store in DIR, and nothing else
+// (for profiling).
+if let path = option("--put-loop") {
+    let data = DataSet(count: parameters.objects, lengths: parameters.lengths, reads: 1)
+    let peer = try LogStorePeer(directory: path, count: data.count)
+    let keys = Array(0..<data.count)
+    let start = nanoseconds()
+    for offset in stride(from: 0, to: data.count, by: parameters.batchSize) {
+        let batch = keys[offset..<min(offset + parameters.batchSize, data.count)]
+        try peer.writeBatch(keys: batch, records: batch.map { data.records[$0] }, fresh: true)
+    }
+    print(String(format: "%.0f puts/s", Double(data.count) * 1e9 / Double(nanoseconds() - start)))
+    try peer.close()
+    exit(0)
+}
+
 // `--open-loop DIR N`: open the LogStore store in DIR N times and print the median (for profiling).
 if let path = option("--open-loop") {
     let count = arguments.last.flatMap { Int($0) } ?? 20
@@ -190,7 +206,7 @@ let repetitionsText =
     "\(runs), each store in a fresh directory, stores in rotated order, after an untimed warm-up on a tenth of the data"
 let getsText =
     "\(grouped(parameters.gets)) uniformly random keys, after one untimed pass over every key; read transactions of "
-    + "\(parameters.readTransactionSize) gets (LogStore needs none); every value copied out"
+    + "\(parameters.readTransactionSize) gets (a `Snapshot` in LogStore); every value copied out"
 let commitsText =
     "\(grouped(parameters.singleCommits)) on one thread, \(parameters.commitsPerWriter) on each of \(parameters.writers) "
     + "threads; each replaces one record in a transaction of its own"
