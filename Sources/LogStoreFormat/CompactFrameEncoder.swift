@@ -82,6 +82,8 @@ package struct CompactFrameEncoder {
         case raw(UnsafeRawBufferPointer)
         /// A compressed payload copied as it is: `originalLength` bytes once decompressed with `dictionary`.
         case compressed(UnsafeRawBufferPointer, originalLength: Int, dictionary: UInt32)
+        /// Bytes stored as they are, never compressed (found incompressible before).
+        case stored(UnsafeRawBufferPointer)
     }
 
     /// Appends one frame and returns its size in bytes. `flags` other than `pinned` and `collected` are
@@ -110,7 +112,7 @@ package struct CompactFrameEncoder {
             compression = method(kind, bytes.count)
             if case .none = compression {} else { wantsCompression = true }
             payloadRoom = wantsCompression ? max(bytes.count, Compression.bound(bytes.count)) : bytes.count
-        case .compressed(let bytes, _, _): payloadRoom = bytes.count
+        case .compressed(let bytes, _, _), .stored(let bytes): payloadRoom = bytes.count
         }
         let start = buffer.reserve(CompactFrame.bound(referenceCount: referenceCount, payloadRoom: payloadRoom))
 
@@ -120,7 +122,7 @@ package struct CompactFrameEncoder {
         var dictionary: UInt32 = 0
         var originalLength: Int
         switch payload {
-        case .raw(let bytes): originalLength = bytes.count
+        case .raw(let bytes), .stored(let bytes): originalLength = bytes.count
         case .compressed(_, let original, let name):
             originalLength = original
             dictionary = name
@@ -132,7 +134,7 @@ package struct CompactFrameEncoder {
         var storedLength = payloadRoom
         var predictedSize: Int
         switch payload {
-        case .raw(let bytes):
+        case .raw(let bytes), .stored(let bytes):
             predictedSize = fixedFieldsSize + VarInt.size(of: UInt64(bytes.count))
             if wantsCompression {
                 // Room for the extra length, and the dictionary id.
@@ -170,7 +172,7 @@ package struct CompactFrameEncoder {
 
         var frameFlags = flags.intersection([.pinned, .collected])
         switch payload {
-        case .raw(let bytes):
+        case .raw(let bytes), .stored(let bytes):
             let stored = Compression.store(bytes, method: compression, into: start + cursor, capacity: payloadRoom)
             storedLength = stored.length
             dictionary = stored.dictionary

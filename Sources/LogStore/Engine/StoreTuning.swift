@@ -22,6 +22,10 @@ public struct StoreTuning: Sendable, Equatable {
     /// bandwidth: each byte of such a log is written twice. Turn it off where syncs do not get faster
     /// with it, or where write bandwidth is scarce.
     public var writesZerosAhead: Bool = true
+    /// A batch with at least this many puts to compress against the shared dictionary has them
+    /// compressed on two threads before it is encoded (the frames are the same bytes either way).
+    /// Default 128; `Int.max` compresses every batch on the writing thread.
+    public var parallelCompressionMinimumPuts: Int = 128
 
     /// The default settings.
     public init() {}

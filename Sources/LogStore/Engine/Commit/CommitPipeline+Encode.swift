@@ -43,8 +43,12 @@ extension CommitPipeline {
         }
         if queue.dictionarySampler != nil { sampleForDictionary(operations, into: &queue) }
         var encoder = CompactFrameEncoder(compressionMinimumSize: compressionMinimumSize)
+        var precompressed: BatchPrecompression?
         if let dictionary = queue.dictionary, let work = dictionaryWork.stream {
             encoder.dictionary = (dictionary, work)
+            precompressed = BatchPrecompression.make(
+                operations, minimumPuts: options.tuning.parallelCompressionMinimumPuts,
+                compressionMinimumSize: compressionMinimumSize, dictionary: dictionary, streams: dictionaryWork)
         }
         let chunk = queue.chunk(for: bound, segmentSize: newSegmentSize)
 
@@ -58,12 +62,12 @@ extension CommitPipeline {
         /// Appends one frame of the batch and returns its length.
         func append(
             _ kind: FrameKind, flags: FrameFlags = [], id: UInt64, typeTag: UInt32 = 0,
-            references: [ObjectID] = [], payload: UnsafeRawBufferPointer
+            references: [ObjectID] = [], payload: UnsafeRawBufferPointer, stored: CompactFrameEncoder.Payload? = nil
         ) -> Int {
             encoded += 1
             return encoder.append(
                 kind: kind, flags: flags, sequence: sequence, baseSequence: chunk.baseSequence, id: id,
-                typeTag: typeTag, references: .ids(references), payload: .raw(payload),
+                typeTag: typeTag, references: .ids(references), payload: stored ?? .raw(payload),
                 batchStart: encoded == frameCount ? batchStart : nil, to: chunk.buffer)
         }
         if let reserveThrough {
@@ -73,7 +77,7 @@ extension CommitPipeline {
         }
         var puts: [(id: UInt64, entry: IndexEntry)] = []
         puts.reserveCapacity(operations.count)
-        for operation in operations {
+        for (operationIndex, operation) in operations.enumerated() {
             let start = chunk.buffer.count
             let offset = chunk.startOffset + UInt64(start)
             switch operation {
@@ -81,7 +85,8 @@ extension CommitPipeline {
                 let length = record.payload.withUnsafeBytes { payload in
                     append(
                         .put, flags: record.isPinned ? .pinned : [], id: record.id.rawValue, typeTag: record.typeTag,
-                        references: record.references, payload: payload)
+                        references: record.references, payload: payload,
+                        stored: precompressed?.payload(at: operationIndex, original: payload))
                 }
                 let flags = IndexEntry.pendingFlag | (record.isPinned ? IndexEntry.pinnedFlag : 0)
                 let entry = IndexEntry(

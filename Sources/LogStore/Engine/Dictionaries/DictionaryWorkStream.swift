@@ -1,10 +1,15 @@
 @_spi(Engine) import LogStoreFormat
 
-/// The commit pipeline's working LZ4 stream for compressing against the store's dictionary.
+/// The commit pipeline's working LZ4 streams for compressing against the store's dictionary.
 ///
-/// `@unchecked Sendable`: `stream` is used only by `CommitPipeline.enqueue`, which runs with the commit
-/// queue's lock held from start to end, so by one thread at a time; the reference itself never changes.
+/// `@unchecked Sendable`: the streams are used only by `CommitPipeline.enqueue`, which runs with the
+/// commit queue's lock held from start to end, so by one batch at a time; within a batch,
+/// ``BatchPrecompression`` hands `stream` to one thread and `helperStream` to the other. The references
+/// never change.
 final class DictionaryWorkStream: @unchecked Sendable {
     /// Nil when LZ4 could not allocate it (payloads are then compressed without the dictionary).
     let stream = Compression.WorkStream()
+    /// The second thread's stream for ``BatchPrecompression``; nil when LZ4 could not allocate it
+    /// (batches are then compressed on the writing thread alone).
+    let helperStream = Compression.WorkStream()
 }
