@@ -3,7 +3,7 @@
 # missing (liblz4-dev, libxxhash-dev and pkg-config for LogStore, liblmdb-dev for LMDB), builds the
 # Comparison program in release mode and runs it. Results: Benchmarks/results/comparison.{md,json,svg}.
 #
-#   Benchmarks/scripts/compare.sh              # the published run (~10 minutes on 2 cores)
+#   Benchmarks/scripts/compare.sh              # the published run (~4 minutes on 2 cores)
 #   Benchmarks/scripts/compare.sh --quick      # a small run, to try it (~10 s)
 #
 # Any argument is passed on to the program (see Sources/Comparison/main.swift for the options).

@@ -209,9 +209,10 @@ import Testing
                     let payload: [UInt8]
                     switch index % 5 {
                     case 0: payload = payloadBytes(200, seed: random.next())  // incompressible
-                    case 1:  // below the dictionary's minimum
-                        payload = Array(repeating: UInt8(index), count: index % 16)
-                    case 2: payload = payloadBytes(2_000, seed: random.next(), compressible: true)
+                    case 1:  // around the dictionary's minimum (16 bytes)
+                        payload = Array(repeating: UInt8(index), count: 10 + index % 9)
+                    case 2:  // above LZ4's 4 KiB, where it copies the dictionary's state instead of attaching it
+                        payload = payloadBytes(index % 2 == 0 ? 2_000 : 5_000, seed: random.next(), compressible: true)
                     default: payload = Self.document(round * 1_000 + index, &random)
                     }
                     batch.put(id, typeTag: UInt32(index % 3), payload: payload)

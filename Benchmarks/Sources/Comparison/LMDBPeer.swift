@@ -103,6 +103,11 @@ final class LMDBPeer: KeyValuePeer, @unchecked Sendable {
         guard rename(copy + "/data.mdb", directory + "/data.mdb") == 0 else {
             throw ComparisonError("rename of the compacted copy failed: errno \(errno)")
         }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY)
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            Foundation.close(directoryFD)
+        }
         try? FileManager.default.removeItem(atPath: copy)
         try openEnvironment()
     }

@@ -35,15 +35,8 @@ struct ObjectGraphWorkload {
         start = nanoseconds()
         let reopened = try ObjectStore.open(at: directory, types: drawingTypes)
         let contents = try reopened.makeContext().root(named: "main", as: Contents.self)
-        var reached = 1
-        var seenLayers = Set<ObjectIdentifier>()
-        for page in contents?.pages ?? [] {
-            reached += 1
-            for layer in page.layers where seenLayers.insert(ObjectIdentifier(layer)).inserted {
-                reached += 1 + layer.shapes.count
-            }
-        }
         result.values["graphLoad"] = Double(drawing.objectCount) / seconds(start)
+        let reached = ScaledDrawing.reachableCount(contents)
         guard reached == drawing.objectCount else {
             throw ComparisonError("loaded \(reached) of \(drawing.objectCount) objects")
         }
@@ -57,6 +50,9 @@ struct ObjectGraphWorkload {
         let path = directory + "/drawing.sqlite"
         let drawing = ScaledDrawing(pages: pages, layersPerPage: 10, shapesPerLayer: 20)
         var queue: DatabaseQueue? = try DatabaseQueue(path: path)
+        // SQLite's defaults: a rollback journal, `synchronous = FULL` (every commit synced).
+        let synchronous = try queue?.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") }
+        guard synchronous == 2 else { throw ComparisonError("GRDB drawing: synchronous is not FULL") }
         try queue?.write { try GRDBDrawing.createSchema($0) }
         var start = nanoseconds()
         let saved = try queue.map { try GRDBDrawing.save(drawing.contents, in: $0) } ?? 0

@@ -90,14 +90,7 @@ func measureObjects(usesFieldCoding: Bool) -> ObjectFigures {
             figures.openAndLoadTimes.append(seconds(since: openStart))
             // The first run only: later ones reuse the memory the earlier graphs left with malloc.
             if run == 0 { figures.loadMemory = residentAnonymousBytes() - memoryBefore }
-            var reached = 1
-            var seenLayers = Set<ObjectIdentifier>()
-            for page in contents?.pages ?? [] {
-                reached += 1
-                for layer in page.layers where seenLayers.insert(ObjectIdentifier(layer)).inserted {
-                    reached += 1 + layer.shapes.count
-                }
-            }
+            let reached = ScaledDrawing.reachableCount(contents)
             precondition(reached == drawing.objectCount, "loaded \(reached) of \(drawing.objectCount)")
 
             // Random loads by id in another fresh context: any object but the root (which would load the

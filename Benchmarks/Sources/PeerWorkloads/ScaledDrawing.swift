@@ -42,4 +42,18 @@ public struct ScaledDrawing {
         objectCount = 1 + pages + layers + shapes
         shapeCount = shapes
     }
+
+    /// The objects reachable from `contents` (itself included; a shared layer counted once).
+    public static func reachableCount(_ contents: Contents?) -> Int {
+        guard let contents else { return 0 }
+        var reached = 1
+        var seenLayers = Set<ObjectIdentifier>()
+        for page in contents.pages {
+            reached += 1
+            for layer in page.layers where seenLayers.insert(ObjectIdentifier(layer)).inserted {
+                reached += 1 + layer.shapes.count
+            }
+        }
+        return reached
+    }
 }

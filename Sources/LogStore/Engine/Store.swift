@@ -176,15 +176,16 @@ public final class Store: Sendable {
             lock.withLock { $0 = nil }
         }
         if pipeline.failure == nil {
-            // Sealed segments the compactor has not hinted yet get their hints now, so the next open reads
-            // hints instead of scanning them. A hint that cannot be written costs only that scan: the
-            // close goes on.
-            if !options.readOnly { try? writeMissingHints() }
             // The sync runs even when cutting the extension back fails (the next open trims it then).
             var trimFailure: LogStoreError?
             do { try pipeline.trimPrefill() } catch { trimFailure = error }
             try pipeline.syncActiveSegment()
             if let trimFailure { throw trimFailure }
+            // Sealed segments the compactor has not hinted yet get their hints now (after the data is
+            // durable; under the compaction lock, so no pass started meanwhile writes them too), and the
+            // next open reads hints instead of scanning them. A hint that cannot be written costs only
+            // that scan: the close goes on.
+            if !options.readOnly { compactionLock.withLock { _ in try? writeMissingHints() } }
             if !options.readOnly, pipeline.failure == nil { try recordCleanClose() }
         } else {
             pipeline.stopPrefill()

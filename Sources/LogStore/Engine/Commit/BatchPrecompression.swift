@@ -2,14 +2,18 @@ import Dispatch
 @_spi(Engine) import LogStoreFormat
 
 /// The payloads of a large batch compressed against the shared dictionary on two threads, before the
-/// batch is encoded: the writing thread takes one half, a Dispatch worker the other. LZ4 compresses
+/// batch is encoded: `concurrentPerform` runs the two halves, each with its own LZ4 working stream, on
+/// the writing thread and a Dispatch worker. LZ4 compresses
 /// each payload on its own against the dictionary, so the halves are independent, and the encoder
 /// copies each result into the same frame it would have made (``CompactFrameEncoder/Payload``).
 ///
 /// Measured on this project's 2-core machine: compressing a 160-byte record against the dictionary
 /// costs about 0.35 µs, a third of a durable batch of 1,000 such puts.
 ///
-/// `@unchecked Sendable`: `storage` and `lengths` are written only inside ``make(_:dictionary:streams:)``,
+/// It needs scratch memory of about the batch's payload bytes while the batch is encoded.
+///
+/// `@unchecked Sendable`: `storage` and `lengths` are written only inside
+/// ``make(_:minimumPuts:compressionMinimumSize:dictionary:streams:)``,
 /// where each of the two iterations writes the slots of its own operations only (disjoint ranges of
 /// `storage`, disjoint elements of `lengths`), and `concurrentPerform` returns after both; afterwards
 /// they are only read, and freed by `deinit`.
@@ -42,7 +46,9 @@ final class BatchPrecompression: @unchecked Sendable {
         dictionary: CompressionDictionary, streams: DictionaryWorkStream
     ) -> BatchPrecompression? {
         // The encoder's rule (``CompactFrameEncoder``): puts of at least `dictionaryMinimumSize` bytes.
-        guard compressionMinimumSize > 0, streams.stream != nil, streams.helperStream != nil else { return nil }
+        guard operations.count >= minimumPuts, compressionMinimumSize > 0, streams.stream != nil,
+            streams.helperStream != nil
+        else { return nil }
         var offsets = [Int](repeating: -1, count: operations.count)
         var total = 0
         var eligible: [Int] = []

@@ -4,8 +4,8 @@
 ///
 /// `@unchecked Sendable`: the streams are used only by `CommitPipeline.enqueue`, which runs with the
 /// commit queue's lock held from start to end, so by one batch at a time; within a batch,
-/// ``BatchPrecompression`` hands `stream` to one thread and `helperStream` to the other. The references
-/// never change.
+/// ``BatchPrecompression`` runs one half with `stream` and the other with `helperStream`, on two
+/// threads, and returns after both. The references never change.
 final class DictionaryWorkStream: @unchecked Sendable {
     /// Nil when LZ4 could not allocate it (payloads are then compressed without the dictionary).
     let stream = Compression.WorkStream()
