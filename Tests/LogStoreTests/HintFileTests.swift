@@ -106,6 +106,21 @@ import Testing
         try reopened.close()
     }
 
+    /// A read-only store never writes hints, not even at close; the writer's close does.
+    @Test func aReadOnlyCloseWritesNoHints() throws {
+        let directory = TemporaryStore("hints-read-only")
+        let writer = try directory.open(options: options())
+        for index in 0..<600 { try writer.put(typeTag: 1, payload: payloadBytes(300, seed: UInt64(index))) }
+        var readOnly = options()
+        readOnly.readOnly = true
+        let reader = try Store.open(at: directory.path, options: readOnly)
+        #expect(try reader.count() == 600)
+        try reader.close()
+        #expect(directory.fileNames().filter { $0.hasSuffix(".hint") }.isEmpty)
+        try writer.close()
+        #expect(!directory.fileNames().filter { $0.hasSuffix(".hint") }.isEmpty)
+    }
+
     /// The open's reference recount reads only the segments that hold references; it must still count
     /// every one: references only in hinted segments, only in the scanned newest segment, and in both.
     @Test(arguments: ["hinted", "scanned", "both"])
