@@ -60,10 +60,19 @@ package struct CompactFrameEncoder {
     /// only, so control frames read without dictionaries), or alone from the minimum size, or not.
     private func method(_ kind: FrameKind, _ count: Int) -> Compression.Method {
         guard compressionMinimumSize > 0 else { return .none }
-        if kind == .put, let dictionary, count >= Self.dictionaryMinimumSize {
+        if let dictionary, Self.compressesAgainstDictionary(kind, count, compressionMinimumSize: compressionMinimumSize)
+        {
             return .dictionary(dictionary.dictionary, dictionary.work)
         }
         return count >= compressionMinimumSize ? .plain : .none
+    }
+
+    /// Whether a frame of `kind` with a `count`-byte payload is compressed against the dictionary, when
+    /// the encoder has one (compression on: `compressionMinimumSize > 0`).
+    package static func compressesAgainstDictionary(_ kind: FrameKind, _ count: Int, compressionMinimumSize: Int)
+        -> Bool
+    {
+        compressionMinimumSize > 0 && kind == .put && count >= dictionaryMinimumSize
     }
 
     /// Where a frame's references come from.

@@ -45,16 +45,15 @@ final class BatchPrecompression: @unchecked Sendable {
         _ operations: [WriteBatch.Operation], minimumPuts: Int, compressionMinimumSize: Int,
         dictionary: CompressionDictionary, streams: DictionaryWorkStream
     ) -> BatchPrecompression? {
-        // The encoder's rule (``CompactFrameEncoder``): puts of at least `dictionaryMinimumSize` bytes.
-        guard operations.count >= minimumPuts, compressionMinimumSize > 0, streams.stream != nil,
-            streams.helperStream != nil
-        else { return nil }
+        guard operations.count >= minimumPuts, streams.stream != nil, streams.helperStream != nil else { return nil }
         var offsets = [Int](repeating: -1, count: operations.count)
         var total = 0
         var eligible: [Int] = []
         for (index, operation) in operations.enumerated() {
+            // The encoder's own rule, so that every frame comes out as the encoder alone would make it.
             guard case .put(let record) = operation,
-                record.payload.count >= CompactFrameEncoder.dictionaryMinimumSize
+                CompactFrameEncoder.compressesAgainstDictionary(
+                    .put, record.payload.count, compressionMinimumSize: compressionMinimumSize)
             else { continue }
             offsets[index] = total
             total += Compression.bound(record.payload.count)

@@ -77,44 +77,40 @@ extension CommitPipeline {
         }
         var puts: [(id: UInt64, entry: IndexEntry)] = []
         puts.reserveCapacity(operations.count)
-        // The precompressed bytes are copied by `encoder.append`: they must live until the last one is.
-        withExtendedLifetime(precompressed) {
-            for (operationIndex, operation) in operations.enumerated() {
-                let start = chunk.buffer.count
-                let offset = chunk.startOffset + UInt64(start)
-                switch operation {
-                case .put(let record):
-                    let length = record.payload.withUnsafeBytes { payload in
-                        append(
-                            .put, flags: record.isPinned ? .pinned : [], id: record.id.rawValue,
-                            typeTag: record.typeTag,
-                            references: record.references, payload: payload,
-                            stored: precompressed?.payload(at: operationIndex, original: payload))
-                    }
-                    let flags = IndexEntry.pendingFlag | (record.isPinned ? IndexEntry.pinnedFlag : 0)
-                    let entry = IndexEntry(
-                        segment: chunk.segment, offset: UInt32(offset), length: UInt32(length), typeTag: record.typeTag,
-                        flags: flags)
-                    puts.append((record.id.rawValue, entry))
-                    queue.pendingEffects.append(.put(id: record.id.rawValue, entry: entry))
-                case .delete(let id):
-                    _ = append(.delete, id: id.rawValue, payload: empty)
-                    queue.pendingEffects.append(.delete(id: id.rawValue))
-                case .setRoot(let name, let id):
-                    var name = name
-                    let length = name.withUTF8 {
-                        append(.setRoot, id: id.rawValue, payload: UnsafeRawBufferPointer($0))
-                    }
-                    queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
-                    queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
-                case .removeRoot(let name):
-                    var name = name
-                    let length = name.withUTF8 { append(.removeRoot, id: 0, payload: UnsafeRawBufferPointer($0)) }
-                    queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
-                    queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
+        for (operationIndex, operation) in operations.enumerated() {
+            let start = chunk.buffer.count
+            let offset = chunk.startOffset + UInt64(start)
+            switch operation {
+            case .put(let record):
+                let length = record.payload.withUnsafeBytes { payload in
+                    append(
+                        .put, flags: record.isPinned ? .pinned : [], id: record.id.rawValue, typeTag: record.typeTag,
+                        references: record.references, payload: payload,
+                        stored: precompressed?.payload(at: operationIndex, original: payload))
                 }
+                let flags = IndexEntry.pendingFlag | (record.isPinned ? IndexEntry.pinnedFlag : 0)
+                let entry = IndexEntry(
+                    segment: chunk.segment, offset: UInt32(offset), length: UInt32(length), typeTag: record.typeTag,
+                    flags: flags)
+                puts.append((record.id.rawValue, entry))
+                queue.pendingEffects.append(.put(id: record.id.rawValue, entry: entry))
+            case .delete(let id):
+                _ = append(.delete, id: id.rawValue, payload: empty)
+                queue.pendingEffects.append(.delete(id: id.rawValue))
+            case .setRoot(let name, let id):
+                var name = name
+                let length = name.withUTF8 { append(.setRoot, id: id.rawValue, payload: UnsafeRawBufferPointer($0)) }
+                queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
+                queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
+            case .removeRoot(let name):
+                var name = name
+                let length = name.withUTF8 { append(.removeRoot, id: 0, payload: UnsafeRawBufferPointer($0)) }
+                queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
+                queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
             }
         }
+        // `encoder.append` copied the precompressed bytes: they had to live until the last frame.
+        withExtendedLifetime(precompressed) {}
         for id in collected {
             _ = append(.delete, flags: .collected, id: id, payload: empty)
             queue.pendingEffects.append(.delete(id: id))
