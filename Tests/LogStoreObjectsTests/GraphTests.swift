@@ -115,7 +115,8 @@ import Testing
             let id = try context.insert(Node("weak"))
             try context.save()
             #expect(!context.isLoaded(id), "after the save nothing holds the node: the cache let it go")
-            weak var first = try context.object(id: id, as: Node.self)
+            weak var first: Node?
+            first = try context.object(id: id, as: Node.self)
             #expect(first == nil)
             let held = try #require(try context.object(id: id, as: Node.self))
             #expect(context.isLoaded(id))

@@ -117,7 +117,7 @@ import Testing
             let batchStart = buffer.count
             for (index, frame) in batch.enumerated() {
                 offsets.append(buffer.count)
-                frame.payload.withUnsafeBytes { payload in
+                _ = frame.payload.withUnsafeBytes { payload in
                     encoder.append(
                         kind: frame.kind, flags: frame.flags, sequence: frame.sequence, baseSequence: base,
                         id: frame.id,
@@ -428,7 +428,7 @@ import Testing
     @Test func randomBytesNeverCrashTheHintReader() {
         var random = SplitMix64(seed: testSeed("hint fuzz", default: 0x4F22))
         for _ in 0..<5_000 {
-            var writer = HintWriter(segmentNumber: 1, segmentSize: 1 << 20, format: .v2(baseSequence: 0))
+            let writer = HintWriter(segmentNumber: 1, segmentSize: 1 << 20, format: .v2(baseSequence: 0))
             let body = (0..<Int(random.next() % 120)).map { _ in UInt8.random(in: 0...255, using: &random) }
             _ = writer.entryCount
             var bytes = writer.finish().dropLast(8) + body
@@ -460,12 +460,12 @@ extension CompactFormatTests {
         header.withUnsafeBytes { buffer.reserve($0.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         buffer.commit(header.count)
         let encoder = CompactFrameEncoder(compressionMinimumSize: 0)
-        Array("hello".utf8).withUnsafeBytes { payload in
+        _ = Array("hello".utf8).withUnsafeBytes { payload in
             encoder.append(
                 kind: .put, flags: .pinned, sequence: 7, baseSequence: 7, id: 2, typeTag: 1,
                 references: .ids([ObjectID(1)]), payload: .raw(payload), batchStart: nil, to: buffer)
         }
-        Array("hi".utf8).withUnsafeBytes { payload in
+        _ = Array("hi".utf8).withUnsafeBytes { payload in
             encoder.append(
                 kind: .put, flags: [], sequence: 7, baseSequence: 7, id: 300, typeTag: 1, references: .ids([]),
                 payload: .raw(payload), batchStart: 48, to: buffer)

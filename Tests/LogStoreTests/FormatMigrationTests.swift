@@ -161,7 +161,7 @@ extension FormatMigrationTests {
             }
         }
         #expect(outcome.damages.isEmpty)
-        #expect(sequences == Dictionary(uniqueKeysWithValues: written.map { ($0.key.rawValue, $0.value ?? 0) }))
+        #expect(sequences == Dictionary(uniqueKeysWithValues: written.map { ($0.key.rawValue, $0.value) }))
         #expect(Set(sequences.values).count == 15)
     }
 }

@@ -232,7 +232,7 @@ import Testing
         faults.perform(before: .open, pathSuffix: "", times: 1_000) { path in
             guard path.contains(".torn-"), squatted.withLock({ $0 == nil }) else { return }
             squatted.withLock { $0 = path }
-            FileManager.default.createFile(atPath: path, contents: Data([0xEE]))
+            _ = FileManager.default.createFile(atPath: path, contents: Data([0xEE]))
         }
         let reopened = try directory.open(options: testOptions(faults: faults))
         let taken = try #require(squatted.withLock { $0 })

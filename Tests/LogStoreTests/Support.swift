@@ -57,7 +57,7 @@ func appendFrame(
     let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
     let format = data.withUnsafeBytes { FrameFormat(segment: $0) }
     let buffer = WriteBuffer(capacity: 64)
-    payload.withUnsafeBytes { raw in
+    _ = payload.withUnsafeBytes { raw in
         switch format {
         case .v1:
             FrameEncoder(compressionMinimumSize: 0).append(

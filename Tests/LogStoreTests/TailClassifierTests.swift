@@ -31,7 +31,7 @@ import Testing
         func put(commit: Bool = true, payload: [UInt8] = [1, 2, 3], sequence fixed: UInt64? = nil) -> Int {
             sequence = fixed ?? sequence + 1
             let offset = buffer.count
-            payload.withUnsafeBytes { raw in
+            _ = payload.withUnsafeBytes { raw in
                 encoder.append(
                     kind: .put, flags: [], sequence: sequence, baseSequence: 0, id: sequence, typeTag: 1,
                     references: .ids([]), payload: .raw(raw), batchStart: commit ? batchStart : nil, to: buffer)
