@@ -46,8 +46,8 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let tooManyReferences = Code("tooManyReferences")
         /// An object id was never handed out by this store (see ``Store/newID()``).
         public static let unallocatedID = Code("unallocatedID")
-        /// An object id is 0 or larger than ``LogStoreLimits/maxObjectID`` (a put, a root, an import, or
-        /// ``Store/reserveIDs(through:)``).
+        /// An object id is 0 or larger than ``LogStoreLimits/maxObjectID`` (a put, a root, an import), or
+        /// ``Store/reserveIDs(through:)`` names an id larger than ``LogStoreLimits/maxReservableID``.
         public static let idOutOfRange = Code("idOutOfRange")
         /// The store has handed out every object id up to ``LogStoreLimits/maxObjectID`` (or used every
         /// sequence number): ``Store/newID()`` has nothing left to hand out.

@@ -24,6 +24,7 @@ struct Demo: ParsableCommand {
     var directory: String?
 
     func run() throws {
+        if let directory { try refuseNonDirectory(directory) }
         let path = try directory ?? makeTemporaryDirectory()
         var checks = DemoChecks()
         print("LogStore object demo: store at \(path)")
@@ -95,13 +96,27 @@ struct Demo: ParsableCommand {
                 background.shapes = [c2, background.shapes[1]]
             }
             let report = try context.save()
+            // Nothing but the layer referred to the circle, and it is not pinned: the save's reference
+            // counting frees it at once. Mark-sweep is for what counting cannot free (cycles).
+            let freedByCounting = try objects.store.get(droppedCircle) == nil
             let collected = try objects.store.collectGarbage()
             let compaction = try objects.store.compact()
             print(
-                "  set background.shapes = [c2, r1] and saved (\(plural(report.written, "object")) written); "
-                    + "mark-sweep collected \(collected.collected); compaction: \(compaction.segmentsBefore) -> "
-                    + "\(plural(compaction.segmentsAfter, "segment")), \(formatBytes(compaction.bytesBefore)) -> "
-                    + "\(formatBytes(compaction.bytesAfter))")
+                "  set background.shapes = [c2, r1] and saved (\(plural(report.written, "object")) written)")
+            if freedByCounting {
+                print(
+                    "  the dropped circle was freed by that save: nothing else referred to it, so the reference-count "
+                        + "cascade freed it at once; mark-sweep (which frees unreachable cycles) then found nothing more: "
+                        + "\(collected.collected) collected")
+            } else {
+                print(
+                    "  mark-sweep collected \(plural(collected.collected, "unreachable object")), "
+                        + "the dropped circle among them")
+            }
+            print(
+                "  compaction: \(compaction.segmentsBefore) -> \(plural(compaction.segmentsAfter, "segment")), "
+                    + "\(formatBytes(compaction.bytesBefore)) -> \(formatBytes(compaction.bytesAfter))")
+            checks.expect(freedByCounting && collected.collected == 0, "reference counting freed the dropped circle")
             checks.expect(report.written == 1, "only the changed layer was written")
             checks.expect(try objects.store.get(droppedCircle) == nil, "the dropped circle is gone")
             checks.expect(try context.count(of: Circle.self) == 2, "two circles remain")
@@ -123,17 +138,25 @@ struct Demo: ParsableCommand {
             let report = try Store.verify(at: path)
             for problem in report.problems { Console.error("  problem: \(problem)") }
             checks.expect(report.isSound, "verify found \(report.problems.count) problems")
+            // The store holds the drawing's objects and the object layer's own field-name records.
+            let internalRecords = statistics.countsByType[TypeNames.keyRecordTag] ?? 0
+            let drawingObjects = statistics.liveObjects - internalRecords
+            let parts =
+                "the drawing's \(drawingObjects) and \(plural(internalRecords, "internal record")) of the object "
+                + "layer (its field and type names)"
             print(
                 "  verify: \(report.isSound ? "sound" : "DAMAGED"): \(plural(report.segments, "segment")), "
-                    + "\(plural(report.liveObjects, "live object")) checked")
-            let types = statistics.countsByType.compactMap { tag, count in
-                if tag == TypeNames.keyRecordTag { return "field-name records \(count)" }
-                return drawingTypes.first { TypeNames.tag(for: $0.typeName) == tag }.map { "\($0.typeName) \(count)" }
-            }.sorted()
+                    + "\(plural(report.liveObjects, "live object")) checked: \(parts)")
             print(
                 "  stats: \(plural(statistics.segments.count, "segment")), \(formatBytes(statistics.totalBytes)) "
-                    + "(\(formatBytes(statistics.liveBytes)) live), \(plural(statistics.liveObjects, "live object")): "
-                    + types.joined(separator: ", "))
+                    + "(\(formatBytes(statistics.liveBytes)) live), \(plural(statistics.liveObjects, "live object")) "
+                    + "by type name, with the engine's type tag (a hash of the name):")
+            let named = drawingTypes.map { ($0.typeName, TypeNames.tag(for: $0.typeName)) }.sorted { $0.0 < $1.0 }
+            for (name, tag) in named + [(TypeNames.keyRecordTypeName, TypeNames.keyRecordTag)] {
+                guard let count = statistics.countsByType[tag] else { continue }
+                let note = tag == TypeNames.keyRecordTag ? " (internal: the object layer's field and type names)" : ""
+                print("    \(name) (tag \(tag)): \(count)\(note)")
+            }
         }
 
         guard checks.failures == 0 else {

@@ -37,6 +37,7 @@ struct EngineDemo: ParsableCommand {
     }
 
     func run() throws {
+        if let directory { try refuseNonDirectory(directory) }
         let path = try directory ?? makeTemporaryDirectory()
         var checks = DemoChecks()
         print("LogStore demo: store at \(path)")

@@ -6,6 +6,7 @@ import LogStoreObjects
 struct Get: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print one object: id, type tag, whether it is pinned, references and payload.",
+        usage: "logstore-tool get <directory> <id> [--hex]",
         discussion: """
             An object saved through LogStoreObjects is shown with its type name and its fields by name; \
             other payloads are printed as text when they are printable UTF-8, else as a hex dump.
@@ -14,11 +15,31 @@ struct Get: ParsableCommand {
 
     @OptionGroup var store: StoreDirectory
 
-    @Argument(help: "The object id.")
-    var id: UInt64
+    // Every argument the parser does not recognise, so that `-1` reaches ``validate()`` (a dash would
+    // otherwise make it an unknown option) and is refused with the range of ids.
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("The object id, 1 … \(LogStoreLimits.maxObjectID).", valueName: "id"))
+    var idArguments: [String] = []
 
     @Flag(help: "Print the payload as hex even when it is text.")
     var hex = false
+
+    /// The object id (checked by ``validate()``).
+    private var id: UInt64 { UInt64(idArguments.first ?? "") ?? 0 }
+
+    func validate() throws {
+        let largest = LogStoreLimits.maxObjectID.rawValue
+        guard idArguments.count == 1, let text = idArguments.first else {
+            throw ValidationError(
+                idArguments.isEmpty
+                    ? "missing the object id (valid ids are 1 … \(largest))"
+                    : "expected one object id, got \(idArguments.joined(separator: " "))")
+        }
+        guard let id = UInt64(text), id >= 1, id <= largest else {
+            throw ValidationError("\(text) is not an object id: valid ids are 1 … \(largest)")
+        }
+    }
 
     func run() throws {
         let opened = try store.openReadOnly()
@@ -49,19 +70,6 @@ struct Get: ParsableCommand {
         }
     }
 
-    /// The payload as a string when it is valid UTF-8 with no control characters but line breaks and tabs.
-    private func printableText(_ payload: [UInt8]) -> String? {
-        guard let text = String(validating: payload, as: UTF8.self) else { return nil }
-        let printable = text.unicodeScalars.allSatisfy { scalar in
-            switch scalar.properties.generalCategory {
-            case .control: return scalar == "\n" || scalar == "\t" || scalar == "\r"
-            case .format, .surrogate, .privateUse, .unassigned: return false
-            default: return true
-            }
-        }
-        return printable ? text : nil
-    }
-
     /// 16 bytes a line: offset, then the bytes in hex.
     private func printHexDump(_ payload: [UInt8]) {
         let digits = Array("0123456789abcdef".utf8)
@@ -79,4 +87,17 @@ struct Get: ParsableCommand {
             print(hex(start, width: 8) + "  " + line.joined(separator: " "))
         }
     }
+}
+
+/// The payload as a string when it is valid UTF-8 with no control characters but line breaks and tabs.
+func printableText(_ payload: [UInt8]) -> String? {
+    guard let text = String(validating: payload, as: UTF8.self) else { return nil }
+    let printable = text.unicodeScalars.allSatisfy { scalar in
+        switch scalar.properties.generalCategory {
+        case .control: return scalar == "\n" || scalar == "\t" || scalar == "\r"
+        case .format, .surrogate, .privateUse, .unassigned: return false
+        default: return true
+        }
+    }
+    return printable ? text : nil
 }

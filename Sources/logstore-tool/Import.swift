@@ -13,8 +13,8 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read objects and roots in export's JSON-lines format into a store.",
         discussion: """
-            Each object is stored under the id it brings (the store's id allocator moves past it), with \
-            its pin ("pinned" defaults to true when missing). The whole input is read and checked first: \
+            Each object is stored under the id it brings, at most 4611686018427387904 (2^62), so that the \
+            store keeps ids to hand out (the store's id allocator moves past it), with its pin ("pinned" defaults to true when missing). The whole input is read and checked first: \
             a bad line is reported as `line N: reason`, and then nothing at all is written and the exit \
             code is 1. A reference to an object that is neither in the input nor live in the store is a \
             bad line. Objects are then written dependencies first (an object after the objects it refers \
@@ -22,8 +22,15 @@ struct Import: ParsableCommand {
             --batch-size objects (a cycle is never split, so a batch may be larger); the roots go in the \
             last batch. Blank lines are skipped; "refs" may be left out. Standard input that is not a \
             regular file is copied to an unlinked temporary file as it is read, to be read again when \
-            written. Objects already in the store under an imported id are replaced, which may free what \
+            written. The fields `export --decoded` adds ("typeName", "decoded", "text") are ignored; a \
+            line that has them but no "payload" (`export --decoded-only`) is a bad line. Objects already in the store under an imported id are replaced, which may free what \
             only they referred to (and then a later batch that refers to that may be refused).
+
+            Ctrl-C stops the import after the batch being written (a second Ctrl-C ends it at once) and \
+            exits 130, saying what was written: the batches, objects and the last line L such that the \
+            objects of lines 1 … L are all written. Run the same import again with --resume-after-line L \
+            to finish it; the roots are set only by the last batch. What an unfinished import wrote and no \
+            root or pinned object reaches is freed by `logstore-tool compact`.
             """
     )
 
@@ -35,24 +42,40 @@ struct Import: ParsableCommand {
     @Option(help: "Objects per atomic batch (a cycle of objects is never split).")
     var batchSize = 1000
 
+    @Option(
+        help: """
+            Do not write the objects of lines 1 … N again: an import stopped by Ctrl-C wrote them (they must \
+            be live in the store); later lines and all roots are imported as usual.
+            """)
+    var resumeAfterLine: Int?
+
+    /// For tests of Ctrl-C: after each batch, say so on standard error and wait this many milliseconds.
+    @Option(help: .private)
+    var testPauseAfterBatch: Int?
+
     /// How many bad lines are listed before the rest are only counted.
     private static let badLinesListed = 20
 
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        if let resumeAfterLine, resumeAfterLine < 0 {
+            throw ValidationError("--resume-after-line must be a line number (0 or more)")
+        }
     }
 
     func run() throws {
+        Interruption.install()
         let source = try ImportSource(path: input)
         let opened = try store.openWritable(createIfMissing: true)
         defer { try? opened.close() }
 
         let plan = try read(source, checkingAgainst: opened)
         let (batches, largestCycle) = plan.batches(of: batchSize)
-        var written = Progress()
+        var written = Progress(objectCount: plan.objects.count)
         do {
             if plan.highestID > 0 { try opened.reserveIDs(through: ObjectID(plan.highestID)) }
             for (number, members) in batches.enumerated() {
+                if Interruption.requested { break }
                 var batch = WriteBatch()
                 batch.reserveCapacity(members.count)
                 for member in members {
@@ -72,6 +95,11 @@ struct Import: ParsableCommand {
                 written.objects += members.count
                 written.roots += last ? plan.roots.count : 0
                 written.batches += 1
+                for member in members { written.members[member] = true }
+                if let testPauseAfterBatch {
+                    Console.error("test: batch \(number + 1) of \(batches.count) written")
+                    usleep(UInt32(clamping: testPauseAfterBatch * 1000))
+                }
             }
             try opened.close()
         } catch {
@@ -81,9 +109,16 @@ struct Import: ParsableCommand {
                     + "written in \(plural(written.batches, "batch"))")
             throw ExitCode(1)
         }
+        if written.batches < batches.count {
+            reportInterruption(plan, written, batchCount: batches.count)
+            throw ExitCode(Interruption.exitCode)
+        }
+        let resumed =
+            plan.skipped.isEmpty
+            ? "" : " (\(plural(plan.skipped.count, "object")) of lines 1 … \(resumeAfterLine ?? 0) were written before)"
         print(
             "imported \(plural(written.objects, "object")) and \(plural(written.roots, "root")) "
-                + "from \(plural(plan.lines, "line")) in \(plural(written.batches, "batch"))")
+                + "from \(plural(plan.lines, "line")) in \(plural(written.batches, "batch"))" + resumed)
         if let largestCycle, largestCycle > batchSize {
             print("note: \(largestCycle) objects that refer to each other in a cycle were written in one batch")
         }
@@ -99,6 +134,10 @@ struct Import: ParsableCommand {
         var lineNumber = 0
         while let (line, location) = try source.next() {
             lineNumber += 1
+            if Interruption.requested {
+                Console.error("import interrupted (Ctrl-C) while reading line \(lineNumber): nothing was written")
+                throw ExitCode(Interruption.exitCode)
+            }
             if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { continue }
             let parsed: ImportLine
             do {
@@ -111,18 +150,23 @@ struct Import: ParsableCommand {
             switch parsed {
             case .object(let record):
                 let id = record.id.rawValue
-                if let problem = idRangeProblem(id) {
+                if let problem = idRangeProblem(id) ?? reservationProblem(id) {
                     bad.append((lineNumber, problem))
                     continue
                 }
-                if let first = plan.positions[id] {
-                    bad.append((lineNumber, "object \(id) appears again (first on line \(plan.objects[first].line))"))
+                if let first = plan.positions[id].map({ plan.objects[$0].line }) ?? plan.skipped[id] {
+                    bad.append((lineNumber, "object \(id) appears again (first on line \(first))"))
+                    continue
+                }
+                if let resumeAfterLine, lineNumber <= resumeAfterLine {
+                    plan.skipped[id] = lineNumber
                     continue
                 }
                 plan.positions[id] = plan.objects.count
                 plan.objects.append(
                     ImportObject(
-                        id: id, references: record.references.map(\.rawValue), line: lineNumber, location: location))
+                        id: id, references: record.references.map(\.rawValue), isPinned: record.isPinned,
+                        line: lineNumber, location: location))
                 plan.highestID = max(plan.highestID, id)
             case .root(let name, let id):
                 if let problem = idRangeProblem(id.rawValue) {
@@ -134,8 +178,9 @@ struct Import: ParsableCommand {
                     continue
                 }
                 rootLines[name] = lineNumber
+                // A root names an object of the input or one live in the store (checked below): its id
+                // needs no reservation of its own.
                 plan.roots.append(ImportRoot(name: name, id: id.rawValue, line: lineNumber))
-                plan.highestID = max(plan.highestID, id.rawValue)
             }
         }
         plan.lines = lineNumber
@@ -149,6 +194,7 @@ struct Import: ParsableCommand {
         var liveInStore: [UInt64: Bool] = [:]
         func isKnown(_ id: UInt64) throws -> Bool {
             if plan.positions[id] != nil || badIDs.contains(id) { return true }
+            // An object of a skipped line is known when it is live in the store (checked below).
             if let known = liveInStore[id] { return known }
             let known = try target.contains(ObjectID(id))
             liveInStore[id] = known
@@ -163,6 +209,14 @@ struct Import: ParsableCommand {
                     object.line,
                     "object \(object.id) refers to unknown object \(first)"
                         + (more > 0 ? " (and \(plural(more, "other unknown object")))" : "")
+                ))
+        }
+        for (id, line) in plan.skipped where try !isKnown(id) {
+            bad.append(
+                (
+                    line,
+                    "object \(id) is not in the store, so the import cannot resume after line \(resumeAfterLine ?? 0) "
+                        + "(import without --resume-after-line)"
                 ))
         }
         for root in plan.roots where try !isKnown(root.id) {
@@ -190,10 +244,45 @@ struct Import: ParsableCommand {
         return "object id \(id) is outside the ids a store holds (1 … \(largest))"
     }
 
+    /// Why an object line may not bring `id` (beyond the ids a store reserves for what it brings in,
+    /// which would leave it no ids to hand out), or nil.
+    private func reservationProblem(_ id: UInt64) -> String? {
+        let limit = LogStoreLimits.maxReservableID.rawValue
+        guard id > limit else { return nil }
+        return "object id \(id) is over \(limit) (2^62), the largest id an import may bring: "
+            + "the store could hand out no new ids after it"
+    }
+
+    /// Says on standard error what an import stopped by Ctrl-C wrote, and how to finish or undo it.
+    private func reportInterruption(_ plan: ImportPlan, _ written: Progress, batchCount: Int) {
+        let firstMissing = written.members.firstIndex(of: false).map { plan.objects[$0].line }
+        let complete = (firstMissing ?? plan.lines + 1) - 1
+        let pinned = plan.objects.indices.filter { written.members[$0] && plan.objects[$0].isPinned }.count
+        Console.error(
+            "import interrupted (Ctrl-C): \(written.batches) of \(plural(batchCount, "batch")) written, "
+                + "\(written.objects) of \(plural(plan.objects.count, "object")); "
+                + "no root set (the \(plural(plan.roots.count, "root")) go in the last batch)")
+        Console.error(
+            complete > 0
+                ? "the objects of lines 1 … \(complete) are written; later lines are not, or only some of them"
+                : "no line is written completely")
+        Console.error(
+            "to finish: run the same import again with --resume-after-line \(complete) "
+                + "(the objects of lines 1 … \(complete) are then checked to be in the store, not written again)")
+        Console.error(
+            "to undo: `logstore-tool compact \(store.directory)` frees what was written that no root or pinned "
+                + "object reaches (\(plural(written.objects - pinned, "unpinned object")) written); "
+                + "the \(plural(pinned, "pinned object")) written stay live until deleted")
+    }
+
     private struct Progress {
         var objects = 0
         var roots = 0
         var batches = 0
+        /// Whether each object of the plan was written.
+        var members: [Bool]
+
+        init(objectCount: Int) { members = [Bool](repeating: false, count: objectCount) }
     }
 }
 
@@ -209,6 +298,7 @@ struct LineLocation {
 private struct ImportObject {
     var id: UInt64
     var references: [UInt64]
+    var isPinned: Bool
     var line: Int
     var location: LineLocation
 }
@@ -226,8 +316,10 @@ private struct ImportPlan {
     /// Index in `objects` of each object id.
     var positions: [UInt64: Int] = [:]
     var roots: [ImportRoot] = []
-    /// The highest id any line names.
+    /// The highest id any object line brings.
     var highestID: UInt64 = 0
+    /// Objects of the lines `--resume-after-line` skips (written by an earlier import): id and line.
+    var skipped: [UInt64: Int] = [:]
     var lines = 0
 
     /// Objects (indices into `objects`) in batches: whole strongly connected components of the
@@ -395,6 +487,10 @@ private enum ImportLine {
         var pinned: Bool?
         var payload: String?
         var root: String?
+        /// What `export --decoded` adds for people; ignored, but a line with it and no payload is
+        /// refused with a message that says why.
+        var decoded: String?
+        var text: String?
     }
 
     /// Just the id, of a line that is otherwise bad.
@@ -430,7 +526,15 @@ private enum ImportLine {
             return
         }
         guard let type = fields.type else { throw ToolError("missing field \"type\"") }
-        guard let encoded = fields.payload else { throw ToolError("missing field \"payload\"") }
+        guard let encoded = fields.payload else {
+            if fields.decoded != nil || fields.text != nil {
+                throw ToolError(
+                    "missing field \"payload\": the line has only decoded fields (written by export "
+                        + "--decoded-only, for reading), which import cannot turn back into the object; "
+                        + "export without --decoded-only to import")
+            }
+            throw ToolError("missing field \"payload\"")
+        }
         guard let payload = Data(base64Encoded: encoded) else {
             throw ToolError("field \"payload\" is not valid base64")
         }

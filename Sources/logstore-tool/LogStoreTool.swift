@@ -7,6 +7,7 @@ struct LogStoreTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logstore-tool",
         abstract: "Inspect, verify and maintain LogStore stores.",
+        version: "logstore-tool \(PackageVersion.current)",
         subcommands: [
             Demo.self,
             EngineDemo.self,

@@ -61,6 +61,7 @@ struct Stats: ParsableCommand {
             report.withoutDictionary = StatsReport.RecordSpace(
                 records: none.records, frameBytes: none.frameBytes, payloadBytes: none.payloadBytes)
         }
+        report.types = StatsReport.types(counts: statistics.countsByType, space: space, names: typeNames)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -69,6 +70,12 @@ struct Stats: ParsableCommand {
         } else {
             printText(report)
         }
+    }
+
+    /// A type for people: its name with the tag beside it (`Circle (type 2166834857)`), or `type 7`
+    /// when no name is known.
+    private func typeLabel(_ tag: String, _ report: StatsReport) -> String {
+        report.typeNames[tag].map { "\($0) (type \(tag))" } ?? "type \(tag)"
     }
 
     private func printText(_ report: StatsReport) {
@@ -100,7 +107,7 @@ struct Stats: ParsableCommand {
             }
         }
         let types = report.countsByType.sorted { (UInt32($0.key) ?? 0) < (UInt32($1.key) ?? 0) }
-            .map { "type \($0.key)\(report.typeNames[$0.key].map { " \($0)" } ?? ""): \($0.value)" }
+            .map { "\(typeLabel($0.key, report)): \($0.value)" }
         print("live objects: \(report.liveObjects)" + (types.isEmpty ? "" : " (\(types.joined(separator: ", ")))"))
         let unreachable = report.liveObjects - report.reachableObjects
         print(
@@ -117,9 +124,8 @@ struct Stats: ParsableCommand {
             print("space of live records (frame bytes ÷ payload bytes):")
             for (tag, space) in report.spaceByType.sorted(by: { (UInt32($0.key) ?? 0) < (UInt32($1.key) ?? 0) }) {
                 let ratio = space.payloadBytes == 0 ? 0 : Double(space.frameBytes) / Double(space.payloadBytes)
-                let name = report.typeNames[tag].map { " \($0)" } ?? ""
                 print(
-                    "  type \(tag)\(name): \(space.records) records, \(formatBytes(space.frameBytes)) for "
+                    "  \(typeLabel(tag, report)): \(space.records) records, \(formatBytes(space.frameBytes)) for "
                         + "\(formatBytes(space.payloadBytes)) of payload, \(String(format: "%.3f", ratio))")
             }
         }
@@ -182,6 +188,9 @@ private struct StatsReport: Encodable {
     var recovery: String?
     /// Per type tag, the live records' frame bytes and payload bytes.
     var spaceByType: [String: RecordSpace] = [:]
+    /// Per type, keyed by its name (the tag in decimal when no name is known): the tag, the live
+    /// objects, and the frame and payload bytes of their records.
+    var types: [String: TypeSummary] = [:]
     /// The store's compression dictionaries, with the live records compressed against each.
     var dictionaries: [DictionarySpace] = []
     /// The live records compressed against no dictionary.
@@ -200,6 +209,28 @@ private struct StatsReport: Encodable {
         var records: Int
         var frameBytes: UInt64
         var payloadBytes: UInt64
+    }
+
+    struct TypeSummary: Encodable {
+        var tag: UInt32
+        var objects: Int
+        var frameBytes: UInt64
+        var payloadBytes: UInt64
+    }
+
+    /// ``types`` from the counts and space per tag and the names of the tags.
+    static func types(
+        counts: [UInt32: Int], space: [UInt32: Snapshot.RecordSpace], names: [UInt32: String]
+    ) -> [String: TypeSummary] {
+        var types: [String: TypeSummary] = [:]
+        for tag in Set(counts.keys).union(space.keys).sorted() {
+            var key = names[tag] ?? String(tag)
+            if types[key] != nil { key += " (tag \(tag))" }  // a name that reads like another tag
+            types[key] = TypeSummary(
+                tag: tag, objects: counts[tag] ?? 0, frameBytes: space[tag]?.frameBytes ?? 0,
+                payloadBytes: space[tag]?.payloadBytes ?? 0)
+        }
+        return types
     }
 
     init(

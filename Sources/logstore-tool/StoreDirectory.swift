@@ -10,6 +10,7 @@ struct StoreDirectory: ParsableArguments {
     /// Opens the store without the write lock and without repairing anything, so it works beside a
     /// writer; a torn tail is reported on standard error and left for the next writable open to cut.
     func openReadOnly() throws -> Store {
+        try checkNotAFile()
         let store = try Store.open(at: directory, options: StoreOptions(createIfMissing: false, readOnly: true))
         if let recovery = store.recovery {
             Console.error("note: \(recovery)")
@@ -20,6 +21,7 @@ struct StoreDirectory: ParsableArguments {
     /// Opens the store for writing (taking its lock) with ``writableOptions(segmentSize:createIfMissing:)``;
     /// a torn tail cut by the open is reported on standard error.
     func openWritable(segmentSize: Int? = nil, createIfMissing: Bool = false) throws -> Store {
+        try checkNotAFile()
         let store = try Store.open(
             at: directory, options: writableOptions(segmentSize: segmentSize, createIfMissing: createIfMissing))
         if let recovery = store.recovery {
@@ -27,6 +29,18 @@ struct StoreDirectory: ParsableArguments {
         }
         return store
     }
+
+    /// Throws when the directory argument names a file (or anything else that is not a directory).
+    func checkNotAFile() throws { try refuseNonDirectory(directory) }
+}
+
+/// Throws a ``ToolError`` saying so when `path` exists and is not a directory (following symbolic links):
+/// a store is a directory. A missing path is left to the command (some create it, some refuse it).
+func refuseNonDirectory(_ path: String) throws {
+    var info = stat()
+    guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else { return }
+    let kind = info.st_mode & S_IFMT == S_IFREG ? "a file" : "not a directory"
+    throw ToolError("\(path) is \(kind), not a store directory (a store is a directory)")
 }
 
 /// Options for the tool's writable opens: no background compaction or mark-sweep, so nothing changes

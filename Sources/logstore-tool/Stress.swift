@@ -21,6 +21,10 @@ struct Stress: ParsableCommand {
             difference from the model, any unexpected error) and latency percentiles per operation. Exit \
             code 0 when there were no errors (a failed background compaction pass counts as one), 1 \
             otherwise.
+
+            Ctrl-C ends the run early: the threads stop within 64 operations each, the store is checked \
+            as at the end of a full run, the summary of the partial run is printed, and the exit code is 130 \
+            (a second Ctrl-C ends the process at once).
             """
     )
 
@@ -37,16 +41,17 @@ struct Stress: ParsableCommand {
     var seed: UInt64 = 1
 
     func validate() throws {
-        guard seconds > 0, threads > 0, threads <= 256 else {
-            throw ValidationError("--seconds must be positive and --threads 1...256")
+        guard seconds > 0, seconds.isFinite else { throw ValidationError("--seconds must be positive, got \(seconds)") }
+        guard threads > 0, threads <= 256 else { throw ValidationError("--threads must be 1 … 256, got \(threads)") }
+        try refuseNonDirectory(directory)
+        if FileManager.default.fileExists(atPath: directory + "/STORE") {
+            throw ValidationError("\(directory) holds a store already; stress needs a new directory")
         }
     }
 
     func run() throws {
-        if FileManager.default.fileExists(atPath: directory + "/STORE") {
-            throw ValidationError("\(directory) holds a store already; stress needs a new directory")
-        }
         let store = try Store.open(at: directory)
+        Interruption.install()
         Console.error("stress: \(directory), \(threads) threads, \(seconds) s, seed \(seed)")
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
         let operations = Atomic<Int>(0)
@@ -58,9 +63,14 @@ struct Stress: ParsableCommand {
             defer { progressDone.signal() }
             var last = 0
             var lastTime = started
-            while DispatchTime.now().uptimeNanoseconds < deadline {
+            while DispatchTime.now().uptimeNanoseconds < deadline, !Interruption.requested {
                 let left = Double(deadline - min(deadline, DispatchTime.now().uptimeNanoseconds)) / 1e9
-                Thread.sleep(forTimeInterval: min(10, left))
+                // Up to 10 s, in short sleeps so that Ctrl-C ends the wait at once.
+                let wake = DispatchTime.now().uptimeNanoseconds + UInt64(min(10, left) * 1e9)
+                while DispatchTime.now().uptimeNanoseconds < wake, !Interruption.requested {
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                if Interruption.requested { break }
                 let done = operations.load(ordering: .relaxed)
                 let now = DispatchTime.now().uptimeNanoseconds
                 let elapsed = Double(now - started) / 1e9
@@ -88,13 +98,14 @@ struct Stress: ParsableCommand {
                     operations.add(64, ordering: .relaxed)
                     failures.add(worker.errorCount - reportedErrors, ordering: .relaxed)
                     reportedErrors = worker.errorCount
-                    if DispatchTime.now().uptimeNanoseconds >= deadline { break }
+                    if DispatchTime.now().uptimeNanoseconds >= deadline || Interruption.requested { break }
                 }
             }
             operations.add(count % 64, ordering: .relaxed)
             finished.withLock { $0.append(worker) }
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let interrupted = Interruption.requested
         progressDone.wait()
         let statistics = try store.statistics()
         try store.close()
@@ -105,10 +116,17 @@ struct Stress: ParsableCommand {
         try reopened.close()
         let report = try Store.verify(at: directory)
 
+        if interrupted {
+            print(
+                String(
+                    format: "interrupted (Ctrl-C) after %.1f of %@ s: the summary of the partial run", elapsed,
+                    "\(seconds)"))
+        }
         summarize(workers, elapsed: elapsed, statistics: statistics, report: report)
         let errors =
             workers.reduce(0) { $0 + $1.errorCount } + report.problems.count
             + (statistics.backgroundCompactionError == nil ? 0 : 1)
+        if interrupted { throw ExitCode(Interruption.exitCode) }
         if errors > 0 { throw ExitCode(1) }
     }
 

@@ -13,7 +13,10 @@ struct Tables: ParsableCommand {
             (prefs."window.frame"); no PATH, or `root`, is the root table. Without an option, prints the \
             children of the table at PATH (key, kind, value), or the value at PATH. --set, --delete and \
             --import change the store (--set and --import create it when missing); --export and listings open it \
-            read-only, beside a writer.
+            read-only, beside a writer. A --json listing is {"path", "children": [{"key", "kind", "value", \
+            "applicationType"}]}: an int or double value is a JSON number (a double that is infinite or NaN \
+            is the string "inf", "-inf" or "nan"), a bool is true or false, a date is ISO 8601 text, data is \
+            base64 text; a table has no "value".
             """,
         aliases: ["odb"]
     )
@@ -100,7 +103,7 @@ struct Tables: ParsableCommand {
                 case .table: fields.append("\"kind\": \"table\"")
                 case .value(let value, let type):
                     fields.append("\"kind\": \"\(value.kindName)\"")
-                    fields.append("\"value\": \(jsonString(value.description))")
+                    fields.append("\"value\": \(jsonValue(value))")
                     if let type { fields.append("\"applicationType\": \(jsonString(type))") }
                 }
                 return "{" + fields.joined(separator: ", ") + "}"
@@ -119,6 +122,19 @@ struct Tables: ParsableCommand {
                 let kind = value.kindName + String(repeating: " ", count: max(0, 6 - value.kindName.count))
                 print("\(padded)  \(kind)  \(value.description)" + (type.map { "  (\($0))" } ?? ""))
             }
+        }
+    }
+
+    /// `value` in a listing's JSON: an int or a finite double as a JSON number, a bool as `true` or
+    /// `false`; a string, a date (ISO 8601), data (base64) and a double that is infinite or NaN
+    /// (`"inf"`, `"-inf"`, `"nan"`) as a JSON string. "kind" says which it is.
+    private func jsonValue(_ value: ODBValue) -> String {
+        switch value {
+        case .int(let number): return String(number)
+        case .bool(let flag): return String(flag)
+        case .double(let number) where number.isFinite: return String(number)
+        case .double(let number): return number.isNaN ? "\"nan\"" : number < 0 ? "\"-inf\"" : "\"inf\""
+        case .date, .string, .data: return jsonString(value.description)
         }
     }
 

@@ -1,8 +1,9 @@
 import ArgumentParser
+import Foundation
 import LogStore
 
-/// `verify DIR`: checks every frame, every live record and referential integrity; exit code 0 when
-/// sound, 1 when not.
+/// `verify DIR [--json]`: checks every frame, every live record and referential integrity; exit code 0
+/// when sound, 1 when not.
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every frame and live record of a store; exit 0 when sound, 1 when damaged.",
@@ -10,14 +11,27 @@ struct Verify: ParsableCommand {
             Changes nothing and takes no lock. Every problem is listed with its file and, when known, byte \
             offset: damaged frames and records, references to objects that are not live (dangling) and \
             roots that point at objects that are not live. Unreachable objects awaiting mark-sweep are a \
-            note, not a problem.
+            note, not a problem. With --json: {"store", "sound", "segments", "frames", "dictionaries", \
+            "liveObjects", "notes": [text], "problems": [{"file", "offset" (absent when not known), \
+            "message"}]}, and the same exit code.
             """
     )
 
     @OptionGroup var store: StoreDirectory
 
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
     func run() throws {
+        try store.checkNotAFile()
         let report = try Store.verify(at: store.directory)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(VerifyReport(store.directory, report)), as: UTF8.self))
+            if !report.isSound { throw ExitCode(1) }
+            return
+        }
         print("store: \(store.directory)")
         print(
             "segments: \(report.segments), frames: \(report.frames), dictionaries: \(report.dictionaries), "
@@ -34,5 +48,34 @@ struct Verify: ParsableCommand {
             throw ExitCode(1)
         }
         print("sound")
+    }
+}
+
+/// The JSON form of `verify`'s report.
+private struct VerifyReport: Encodable {
+    struct Problem: Encodable {
+        var file: String
+        var offset: UInt64?
+        var message: String
+    }
+
+    var store: String
+    var sound: Bool
+    var segments: Int
+    var frames: Int
+    var dictionaries: Int
+    var liveObjects: Int
+    var notes: [String]
+    var problems: [Problem]
+
+    init(_ directory: String, _ report: VerificationReport) {
+        store = directory
+        sound = report.isSound
+        segments = report.segments
+        frames = report.frames
+        dictionaries = report.dictionaries
+        liveObjects = report.liveObjects
+        notes = report.notes
+        problems = report.problems.map { Problem(file: $0.file, offset: $0.offset, message: $0.message) }
     }
 }

@@ -14,6 +14,20 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
         #expect(result.stdout.contains("demo passed"))
         #expect(result.stdout.contains("(shared: the same instance)"))
+        // The output explains what freed the dropped circle, what the live objects are, and the types by name.
+        #expect(
+            result.stdout.contains(
+                "nothing else referred to it, so the reference-count cascade freed it at once; mark-sweep (which "
+                    + "frees unreachable cycles) then found nothing more: 0 collected"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "11 live objects checked: the drawing's 10 and 1 internal record of the object layer "
+                    + "(its field and type names)"), "\(result.stdout)")
+        #expect(result.stdout.contains("    Circle (tag \(TypeNames.tag(for: "Circle"))): 2\n"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "    \(TypeNames.keyRecordTypeName) (tag \(TypeNames.keyRecordTag)): 1 (internal: the object layer's "
+                    + "field and type names)"), "\(result.stdout)")
 
         let objects = try ObjectStore.open(at: path, types: drawingTypes)
         let context = objects.makeContext()
@@ -34,7 +48,9 @@ import Testing
         let circleID = try #require(context.id(of: circle))
         let layerID = try #require(context.id(of: background))
         let stats = try ToolRunner.run(["stats", path])
-        #expect(stats.stdout.contains("Circle: 2") && stats.stdout.contains("Layer: 3"), "\(stats.output)")
+        #expect(
+            stats.stdout.contains("Circle (type \(TypeNames.tag(for: "Circle"))): 2")
+                && stats.stdout.contains("Layer (type \(TypeNames.tag(for: "Layer"))): 3"), "\(stats.output)")
         let get = try ToolRunner.run(["get", path, "\(circleID)"])
         #expect(
             get.stdout.contains("Circle {center: {x: -4.0, y: 5.5}, radius: 0.5}"), "\(get.output)")

@@ -35,10 +35,31 @@ import Testing
         try store.close()
     }
 
+    @Test func reservingAnIDBeyondTheLargestReservableIsRefused() throws {
+        let directory = TemporaryStore("id-reserve-headroom")
+        let store = try directory.open(options: testOptions())
+        let limit = LogStoreLimits.maxReservableID.rawValue
+        #expect(limit == 1 << 62)
+        for id in [limit + 1, largest - 1, largest] {
+            let error = try #require(throws: LogStoreError.self) { try store.reserveIDs(through: ObjectID(id)) }
+            #expect(error.code == .idOutOfRange, "\(error)")
+            #expect(error.message.contains("the largest id that can be reserved is \(limit)"), "\(error)")
+            #expect(error.objects == [ObjectID(id)])
+        }
+        // Nothing moved; the largest reservable id is accepted and leaves ids to hand out.
+        #expect(store.newID() == ObjectID(1))
+        try store.reserveIDs(through: LogStoreLimits.maxReservableID)
+        try store.put(LogStoreLimits.maxReservableID, typeTag: 1, payload: [1])
+        let next = try store.put(typeTag: 1, payload: [2])
+        #expect(next == ObjectID(limit + 1))
+        try store.close()
+    }
+
     @Test func theLargestIDIsUsableAndThenTheIDsAreExhausted() throws {
         let directory = TemporaryStore("id-exhausted")
         let store = try directory.open(options: testOptions())
-        try store.reserveIDs(through: ObjectID(largest - 1))
+        // Only a test can move the allocator this far: reserveIDs(through:) stops at maxReservableID.
+        store.reserveIDsUnchecked(through: ObjectID(largest - 1))
         try store.put(ObjectID(largest - 1), typeTag: 1, payload: [1])
         let last = store.newID()
         #expect(last == ObjectID(largest))

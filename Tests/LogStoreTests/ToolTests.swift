@@ -330,6 +330,11 @@ import Testing
             "{\"id\":18446744073709551550,\"type\":1,\"payload\":\"\"}",
             "object id 18446744073709551550 is outside the ids a store holds (1 … 9223372036854775807)"
         ),
+        (
+            "{\"id\":9223372036854775807,\"type\":1,\"payload\":\"\"}",
+            "object id 9223372036854775807 is over 4611686018427387904 (2^62), the largest id an import may "
+                + "bring: the store could hand out no new ids after it"
+        ),
     ])
     func importWritesNothingWhenALineIsBad(badLine: String, reason: String) throws {
         let directory = TemporaryStore("tool-import-bad")
@@ -346,10 +351,11 @@ import Testing
         #expect(result.stderr.contains("nothing was written"), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").filter { $0.hasPrefix("line ") }.count == 1, "\(result.stderr)")
 
-        // The whole input is checked before anything is written: the store is empty.
+        // The whole input is checked before anything is written: the store is empty, and takes new objects.
         let store = try directory.open(options: quietOptions())
         #expect(try store.count() == 0)
         #expect(try store.roots().isEmpty)
+        #expect(try store.put(typeTag: 1, payload: []) == ObjectID(1))
         try store.close()
         #expect(try Store.verify(at: directory.path).isSound)
     }

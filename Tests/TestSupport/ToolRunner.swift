@@ -161,6 +161,18 @@ package final class RunningTool {
         stdout.wait(timeout: timeout) { data, closed in closed || data.contains(UInt8(ascii: "\n")) }
     }
 
+    /// Waits until standard error holds `text` or is closed, at most `timeout` seconds; whether it holds it.
+    package func waitForError(containing text: String, timeout: Double) -> Bool {
+        let bytes = Data(text.utf8)
+        _ = stderr.wait(timeout: timeout) { data, closed in closed || data.range(of: bytes) != nil }
+        return stderr.wait(timeout: 0) { data, _ in data.range(of: bytes) != nil }
+    }
+
+    /// Sends SIGINT, as Ctrl-C in a terminal does.
+    package func interrupt() {
+        _ = kill(process.processIdentifier, SIGINT)
+    }
+
     /// Sends SIGKILL.
     package func killNow() {
         _ = kill(process.processIdentifier, SIGKILL)

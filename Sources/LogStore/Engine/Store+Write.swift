@@ -23,9 +23,9 @@ extension Store {
     /// Ids end at ``LogStoreLimits/maxObjectID`` (2^63 − 1). Once every id was handed out, this returns
     /// an id one past that limit, and every write that uses it throws ``LogStoreError/Code/exhausted``.
     /// It does not throw itself: every caller goes on to write the id, which reports the error, and the
-    /// limit is out of reach of ids handed out one by one (only an import or ``reserveIDs(through:)`` of
-    /// ids near it gets there), so a throwing signature would burden every call for a case that
-    /// practically never happens.
+    /// limit is out of reach of ids handed out one by one (``reserveIDs(through:)`` stops at
+    /// ``LogStoreLimits/maxReservableID``, leaving 2^62 − 1 ids), so a throwing signature would burden
+    /// every call for a case that practically never happens.
     public func newID() -> ObjectID {
         nextID.withLock { next in
             let id = next
@@ -36,15 +36,28 @@ extension Store {
 
     /// Moves the id allocator past `id`, so ids up to it may be used in puts (as `import` does with
     /// the ids it brings) and are never handed out by ``newID()``.
+    ///
+    /// `id` may be at most ``LogStoreLimits/maxReservableID`` (2^62), so that ids brought in from
+    /// outside always leave the allocator ids to hand out.
     /// - throws: ``LogStoreError`` with code `idOutOfRange` when `id` is larger than
-    ///   ``LogStoreLimits/maxObjectID`` (nothing changes then).
+    ///   ``LogStoreLimits/maxReservableID`` (nothing changes then).
     public func reserveIDs(through id: ObjectID) throws(LogStoreError) {
-        guard id.rawValue <= LogFormat.maxObjectID else {
+        let limit = LogStoreLimits.maxReservableID.rawValue
+        guard id.rawValue <= limit else {
             throw LogStoreError(
-                .idOutOfRange, "cannot reserve ids through \(id): the largest object id is \(LogFormat.maxObjectID)",
+                .idOutOfRange,
+                "cannot reserve ids through \(id): the largest id that can be reserved is \(limit) (2^62), "
+                    + "so that ids remain for newID() to hand out",
                 objects: [id])
         }
         nextID.withLock { $0 = max($0, id.rawValue + 1) }
+    }
+
+    /// Moves the id allocator past `id`, up to ``LogStoreLimits/maxObjectID``, without the limit of
+    /// ``reserveIDs(through:)``: for tests of the end of the id space.
+    @_spi(Testing)
+    public func reserveIDsUnchecked(through id: ObjectID) {
+        nextID.withLock { $0 = max($0, min(id.rawValue, LogFormat.maxObjectID) + 1) }
     }
 
     /// Stores a new object under a new id and returns the id.
