@@ -1,0 +1,99 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What is recognized as a store before anything is written into a folder: files that only carry a
+/// store's names are not a store, a folder is left as it was when an open or a tool command refuses it,
+/// and a file that cannot be a store's is reported at once, naming it.
+@Suite struct StoreRecognitionTests {
+    /// Every name in `directory` with its bytes.
+    func listing(_ path: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: path) {
+            files[name] = try Data(contentsOf: URL(fileURLWithPath: path + "/" + name))
+        }
+        return files
+    }
+
+    func write(_ bytes: [UInt8], to path: String) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    func options(readOnly: Bool) -> StoreOptions {
+        var options = testOptions()
+        options.readOnly = readOnly
+        return options
+    }
+
+    @Test func compactRefusesAnEmptyFolderAndLeavesItEmpty() throws {
+        let directory = TemporaryStore("tool-compact-empty")
+        let result = try ToolRunner.run(["compact", directory.path])
+        #expect(result.status != 0, "\(result.output)")
+        #expect(result.stderr.contains("storeMissing") && result.stderr.contains("empty"), "\(result.output)")
+        #expect(directory.fileNames().isEmpty, "\(directory.fileNames())")
+    }
+
+    @Test func anEmptyFolderIsNotCreatedAsAStoreWithoutCreateIfMissing() throws {
+        let directory = TemporaryStore("empty-no-create")
+        #expect {
+            try Store.open(at: directory.path, options: StoreOptions(createIfMissing: false))
+        } throws: { error in
+            (error as? LogStoreError)?.code == .storeMissing
+        }
+        #expect(directory.fileNames().isEmpty, "\(directory.fileNames())")
+    }
+
+    /// An empty segment file is no sign of a store: beside other files, the folder is not a store.
+    @Test func anEmptySegmentBesideOtherFilesIsNotAStoreAndNothingIsWritten() throws {
+        let directory = TemporaryStore("empty-segment", unverifiedBecause: "a foreign folder with an empty .seg")
+        try write(Array("my notes\n".utf8), to: directory.path + "/notes.txt")
+        try write([], to: directory.path + "/0000000001.seg")
+        let before = try listing(directory.path)
+        for readOnly in [false, true] {
+            #expect {
+                try Store.open(at: directory.path, options: options(readOnly: readOnly))
+            } throws: { error in
+                (error as? LogStoreError)?.code == .notAStore
+            }
+        }
+        #expect(try listing(directory.path) == before)
+    }
+
+    /// An empty `SEGMENTS` with nothing else of a store's: refused before anything (not even `LOCK`) is
+    /// written.
+    @Test(arguments: [[UInt8](), Array("garbage!garbage!".utf8)])
+    func aFolderWithOnlyADamagedManifestIsRefusedBeforeAnythingIsWritten(manifest: [UInt8]) throws {
+        let directory = TemporaryStore("empty-manifest", unverifiedBecause: "SEGMENTS is not a manifest")
+        try write(manifest, to: directory.path + "/SEGMENTS")
+        let before = try listing(directory.path)
+        #expect {
+            try Store.open(at: directory.path, options: testOptions())
+        } throws: { error in
+            (error as? LogStoreError)?.code == .notAStore
+        }
+        #expect(try listing(directory.path) == before)
+    }
+
+    /// A store whose `SEGMENTS` is empty: `corruptManifest`, and no `LOCK` is written first.
+    @Test func aStoreWithAnEmptyManifestFailsBeforeTheLockIsWritten() throws {
+        let directory = TemporaryStore("store-empty-manifest", unverifiedBecause: "SEGMENTS is emptied")
+        let store = try directory.open(options: testOptions())
+        try store.put(typeTag: 1, payload: [1])
+        try store.close()
+        try write([], to: directory.path + "/SEGMENTS")
+        try FileManager.default.removeItem(atPath: directory.path + "/LOCK")
+        let before = try listing(directory.path)
+        #expect {
+            try Store.open(at: directory.path, options: testOptions())
+        } throws: { error in
+            (error as? LogStoreError)?.code == .corruptManifest
+        }
+        #expect(try listing(directory.path) == before)
+    }
+}
