@@ -96,4 +96,32 @@ import Testing
         }
         #expect(try listing(directory.path) == before)
     }
+
+    /// A failed import into a new folder leaves it as it was: a missing folder missing, an empty one empty.
+    @Test(arguments: [false, true])
+    func aFailedImportIntoANewFolderLeavesItAsItWas(folderExists: Bool) throws {
+        let parent = TemporaryStore("import-new-folder")
+        let path = parent.path + "/store"
+        if folderExists { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) }
+        let input = Data("{\"id\":1,\"type\":1,\"refs\":[2],\"payload\":\"AA==\"}\nnot json\n".utf8)
+        let result = try ToolRunner.run(["import", path], input: input)
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.stderr.contains("nothing was written"), "\(result.output)")
+        #expect(FileManager.default.fileExists(atPath: path) == folderExists)
+        if folderExists {
+            let names = try listing(path).keys.sorted()
+            #expect(names.isEmpty, "\(names)")
+        }
+    }
+
+    /// A good import into a new folder creates the store there.
+    @Test func anImportIntoAnEmptyFolderCreatesTheStore() throws {
+        let directory = TemporaryStore("import-empty-folder")
+        let input = Data("{\"id\":5,\"type\":1,\"refs\":[],\"payload\":\"AQI=\"}\n{\"root\":\"r\",\"id\":5}\n".utf8)
+        let result = try ToolRunner.run(["import", directory.path], input: input)
+        #expect(result.status == 0, "\(result.output)")
+        let store = try directory.open(options: testOptions())
+        #expect(try store.get(ObjectID(5))?.payload == [1, 2])
+        #expect(try store.root(named: "r") == ObjectID(5))
+    }
 }
