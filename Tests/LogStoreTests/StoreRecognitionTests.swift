@@ -124,4 +124,29 @@ import Testing
         #expect(try store.get(ObjectID(5))?.payload == [1, 2])
         #expect(try store.root(named: "r") == ObjectID(5))
     }
+
+    /// A symbolic link named like a segment whose target does not exist is reported at once, naming it,
+    /// by every open and by `verify`, without a second load attempt.
+    @Test func aDanglingSymlinkNamedLikeASegmentIsReportedAtOnce() throws {
+        let directory = TemporaryStore("dangling-segment", unverifiedBecause: "a segment is a dangling link")
+        let store = try directory.open(options: testOptions())
+        try store.put(typeTag: 1, payload: [1])
+        try store.close()
+        let path = directory.path + "/0000000009.seg"
+        #expect(symlink(directory.path + "/no-such-file", path) == 0)
+        func isReported(_ error: any Error) -> Bool {
+            guard let error = error as? LogStoreError else { return false }
+            return error.file == path && "\(error)".contains("symbolic link")
+                && !"\(error)".contains("while the store was read")
+        }
+        for readOnly in [false, true] {
+            let faults = FaultInjector()
+            var options = options(readOnly: readOnly)
+            options.faultInjector = faults
+            let started = ContinuousClock.now
+            #expect(performing: { try Store.open(at: directory.path, options: options) }, throws: isReported)
+            #expect(ContinuousClock.now - started < .milliseconds(200))
+        }
+        #expect(performing: { try Store.verify(at: directory.path) }, throws: isReported)
+    }
 }
