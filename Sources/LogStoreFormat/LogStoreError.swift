@@ -68,7 +68,8 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code("invalidArgument")
         /// The store was opened read-only and a write was attempted.
         public static let readOnly = Code("readOnly")
-        /// The store directory does not exist and `createIfMissing` is off.
+        /// The store directory does not exist, or is empty (holds no store yet), and `createIfMissing` is
+        /// off. Nothing was written there.
         public static let storeMissing = Code("storeMissing")
         /// The directory is not a store: it holds other files and none of a store's (`STORE`, `SEGMENTS`,
         /// segment files), or it is empty and the open cannot make it a store (read-only, `verify`).

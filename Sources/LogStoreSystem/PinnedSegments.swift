@@ -36,14 +36,15 @@ package final class PinnedSegments {
 
     /// Opens (read-only) each segment in `numbers` of `directory`.
     /// - throws: ``LogStoreError`` with code `ioError` when a segment cannot be opened for another
-    ///   reason than that it is gone.
+    ///   reason than that it is gone (also when it is a symbolic link whose target does not exist: the
+    ///   name is still there, and reading again would find it again).
     package static func pin(_ numbers: [UInt32], in directory: String, io: SystemIO) throws(LogStoreError) -> Outcome {
         let pinned = PinnedSegments(io: io)
         for number in numbers {
             let path = directory + "/" + LogFormat.segmentFileName(number)
             do throws(SystemError) {
                 pinned.descriptors[number] = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
-            } catch  where error.errno == ENOENT {
+            } catch  where error.isNoSuchFile {
                 return .vanished(path: path, error: error)
             } catch {
                 throw LogStoreError(.ioError, "cannot open segment", file: path, underlying: error)

@@ -26,6 +26,10 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// Whether the call failed because nothing is at the path (`ENOENT`, and not a symbolic link whose
+    /// target does not exist, which is there and never goes away by itself).
+    package var isNoSuchFile: Bool { errno == ENOENT && reason == nil }
+
     /// `call(path): strerror (errno)`, or `call(path): reason` when there is a reason.
     public var description: String {
         if let reason { return "\(call)(\(path ?? "")): \(reason)" }

@@ -51,8 +51,19 @@ package struct SystemIO: Sendable {
                 try requireRegularFile(fd, path: path)
                 return fd
             }
-            if errno != EINTR { throw SystemError(call: "open", errno: errno, path: path) }
+            if errno != EINTR { throw Self.openFailure(errno, path: path) }
         }
+    }
+
+    /// The error of an `open` of `path` that failed with `code`: for `ENOENT` where a symbolic link is
+    /// (its target does not exist), a reason saying so, as the file is there but can never be opened.
+    private static func openFailure(_ code: Int32, path: String) -> SystemError {
+        var info = stat()
+        guard code == ENOENT, lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else {
+            return SystemError(call: "open", errno: code, path: path)
+        }
+        return SystemError(
+            call: "open", errno: code, path: path, reason: "a symbolic link whose target does not exist")
     }
 
     /// Checks that `fd` (just opened) is a regular file and clears `O_NONBLOCK`; closes it and throws

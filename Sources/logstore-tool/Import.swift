@@ -66,10 +66,14 @@ struct Import: ParsableCommand {
     func run() throws {
         Interruption.install()
         let source = try ImportSource(path: input)
-        let opened = try store.openWritable(createIfMissing: true)
+        // A new store is created only once the input is known to be good: a refused import leaves a
+        // missing or empty folder as it was.
+        let existing = try openExistingStore()
+        defer { try? existing?.close() }
+        let plan = try read(source, checkingAgainst: existing)
+        let opened = try existing ?? store.openWritable(createIfMissing: true)
         defer { try? opened.close() }
 
-        let plan = try read(source, checkingAgainst: opened)
         let (batches, largestCycle) = plan.batches(of: batchSize)
         var written = Progress(objectCount: plan.objects.count)
         do {
@@ -124,8 +128,18 @@ struct Import: ParsableCommand {
         }
     }
 
-    /// Reads and checks the whole input; reports every bad line and exits 1 when there is any.
-    private func read(_ source: ImportSource, checkingAgainst target: Store) throws -> ImportPlan {
+    /// The store in the folder, opened for writing; nil when the folder is missing or empty (no store yet).
+    private func openExistingStore() throws -> Store? {
+        do {
+            return try store.openWritable(createIfMissing: false)
+        } catch let error as LogStoreError where error.code == .storeMissing {
+            return nil
+        }
+    }
+
+    /// Reads and checks the whole input against `target` (nil: a new store, with nothing in it); reports
+    /// every bad line and exits 1 when there is any.
+    private func read(_ source: ImportSource, checkingAgainst target: Store?) throws -> ImportPlan {
         var plan = ImportPlan()
         var bad: [(line: Int, reason: String)] = []
         /// Ids of object lines that are bad: references to them are not reported again.
@@ -196,7 +210,7 @@ struct Import: ParsableCommand {
             if plan.positions[id] != nil || badIDs.contains(id) { return true }
             // An object of a skipped line is known when it is live in the store (checked below).
             if let known = liveInStore[id] { return known }
-            let known = try target.contains(ObjectID(id))
+            let known = try target?.contains(ObjectID(id)) ?? false
             liveInStore[id] = known
             return known
         }

@@ -72,13 +72,19 @@ import Testing
             (error as? LogStoreError)?.code == .notAStore
         }
         #expect(directory.fileNames().isEmpty)
-        // The identity file is written before anything else: when its rename fails, nothing else is there.
+        // The identity file is written (under the lock) before anything else: when its rename fails, only
+        // the empty lock file is there, and the directory still counts as empty.
         let faults = FaultInjector()
         faults.inject(.rename, .error(EIO))
         var failing = testOptions(faults: faults)
         failing.createIfMissing = true
         #expect(throws: LogStoreError.self) { try directory.open(options: failing) }
-        #expect(!directory.fileNames().contains { $0 == "LOCK" || $0 == "SEGMENTS" || $0 == "STORE" })
+        #expect(directory.fileNames().allSatisfy { $0 == "LOCK" || $0 == "STORE.writing" }, "\(directory.fileNames())")
+        #expect {
+            try directory.open(options: options(readOnly: true))
+        } throws: { error in
+            (error as? LogStoreError)?.code == .notAStore && "\(error)".contains("empty")
+        }
 
         let store = try directory.open(options: testOptions())
         try store.put(typeTag: 1, payload: [1])

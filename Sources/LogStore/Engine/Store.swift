@@ -45,8 +45,10 @@ public final class Store: Sendable {
     ///
     /// Only a store is opened: a directory that holds other files and none of a store's is refused
     /// before anything is written there. An empty directory (or a missing one) opened for writing
-    /// becomes a store: its identity file (`STORE`) is written first. A store made before identity
-    /// files existed opens too, and an open for writing adds the file.
+    /// becomes a store when `createIfMissing` is on: under its lock, its identity file (`STORE`) is
+    /// written before anything else. Of several opens creating the same store at once, one creates it
+    /// and the others find it `locked` (or open it once the first has closed it). A store made before
+    /// identity files existed opens too, and an open for writing adds the file.
     ///
     /// Opening rebuilds the index by scanning the segments. After a crash, a torn tail of the newest
     /// segment (left mid-write) is cut back to the last complete commit, the cut bytes kept in a side
@@ -58,12 +60,14 @@ public final class Store: Sendable {
     /// of times), and it reports damage only when it finds it again.
     ///
     /// - throws: ``LogStoreError`` with code `notAStore` when the directory is not a store (or is
-    ///   empty and the open is read-only), `locked` when another process or `Store` has it open for
-    ///   writing, `corruptFrame` / `corruptSegmentHeader` / `unsupportedVersion` (naming file and offset)
-    ///   when a segment is damaged outside a torn tail, `corruptManifest` / `missingSegment` when the
-    ///   segment manifest is damaged or a segment it lists is missing, `corruptStoreIdentity`,
-    ///   `storeMissing`, `invalidArgument`, or `ioError` (on a full disk, saying how much space it needs;
-    ///   for a read-only open, also when a writer kept changing the segments for every attempt).
+    ///   empty and the open is read-only), `storeMissing` when it is missing or empty and
+    ///   `createIfMissing` is off, `locked` when another process or `Store` has it open for writing,
+    ///   `corruptFrame` / `corruptSegmentHeader` / `unsupportedVersion` (naming file and offset) when a
+    ///   segment is damaged outside a torn tail, `corruptManifest` / `missingSegment` when the segment
+    ///   manifest is damaged or a segment it lists is missing, `corruptStoreIdentity`, `invalidArgument`,
+    ///   or `ioError` (on a full disk, saying how much space it needs; for a file that cannot be read, such
+    ///   as a symbolic link named like a segment whose target does not exist; for a read-only open, also
+    ///   when a writer kept changing the segments for every attempt).
     public static func open(at directory: String, options: StoreOptions = StoreOptions()) throws(LogStoreError)
         -> Store
     {
@@ -80,18 +84,10 @@ public final class Store: Sendable {
                 throw LogStoreError(.ioError, "cannot create the store directory", file: directory, underlying: error)
             }
         }
-        let recognized = try StoreRecognition(directory: directory, io: io)
-        if let damage = recognized.identityDamage { throw damage }
-        if recognized.kind == .empty {
-            if options.readOnly { try recognized.requireStore(directory, for: "a read-only open") }
-            try StoreRecognition.createIdentity(in: directory, io: io)
-        }
-        let lock = options.readOnly ? nil : try DirectoryLock(directory: directory, io: io)
+        let (kind, lock) = try StoreRecognition.claim(directory, options: options, io: io)
         let mode: StoreLoader.Mode = options.readOnly ? .readOnly : .writable(segmentSize: options.segmentSize)
-        var loaded = try StoreLoader(
-            directory: directory, mode: mode, io: io, requiresManifest: recognized.kind != .legacy
-        ).load()
-        if recognized.kind == .legacy, options.readOnly {
+        var loaded = try StoreLoader(directory: directory, mode: mode, io: io, requiresManifest: kind != .legacy).load()
+        if kind == .legacy, options.readOnly {
             loaded.notes.append(
                 "\(directory): no identity file (\(StoreIdentity.fileName)): the store was made by an older "
                     + "version; the next open for writing adds it")
@@ -110,7 +106,7 @@ public final class Store: Sendable {
         if !options.readOnly {
             try store.refreshManifestAtOpen(onDisk: loaded.manifest)
             // After the manifest: a store with an identity file and segments must have one.
-            if recognized.kind == .legacy { try StoreRecognition.createIdentity(in: directory, io: io) }
+            if kind == .legacy { try StoreRecognition.createIdentity(in: directory, io: io) }
         }
         // A full newest segment that writing does not continue in is sealed before a newer one exists.
         if !options.readOnly, let newest = loaded.newest, !loaded.newestIsSealed,

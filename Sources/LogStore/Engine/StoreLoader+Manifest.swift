@@ -71,9 +71,8 @@ extension StoreLoader {
         case .success(let decoded):
             manifest = decoded
         case .failure(let problem):
-            let code: LogStoreError.Code = problem.isUnsupportedVersion ? .unsupportedVersion : .corruptManifest
-            let reason = problem.reason + "; lost segments cannot be detected, so it is left as it is"
-            try fail(path, problem.offset, reason, code, &loaded)
+            let damage = Self.manifestDamage(problem, path: path)
+            try fail(path, damage.offset, damage.message, damage.code, &loaded)
             return nil
         }
         loaded.manifest = manifest
@@ -101,6 +100,28 @@ extension StoreLoader {
             try fail(path, nil, "segment(s) listed in the manifest are missing: \(names)", .missingSegment, &loaded)
         }
         return nil
+    }
+
+    /// The error for a manifest at `path` whose bytes fail its checks with `problem`.
+    static func manifestDamage(_ problem: SegmentManifest.Problem, path: String) -> LogStoreError {
+        LogStoreError(
+            problem.isUnsupportedVersion ? .unsupportedVersion : .corruptManifest,
+            problem.reason + "; lost segments cannot be detected, so it is left as it is", file: path,
+            offset: problem.offset)
+    }
+
+    /// The error an open would meet loading the manifest as it is now (damaged, or unreadable), or nil;
+    /// what an open for writing checks before it writes anything, the lock file included.
+    func manifestDamageBeforeLoading() -> LogStoreError? {
+        switch readManifestFile() {
+        case .absent:
+            return nil
+        case .unreadable(let error):
+            return LogStoreError(.ioError, "cannot read the segment manifest", file: manifestPath, underlying: error)
+        case .bytes(let bytes):
+            guard case .failure(let problem) = bytes.withUnsafeBytes({ SegmentManifest.decode($0) }) else { return nil }
+            return Self.manifestDamage(problem, path: manifestPath)
+        }
     }
 
     /// After a clean close the append segment must be the one recorded (none when 0 was recorded).

@@ -14,9 +14,10 @@ struct StoreRecognition {
     enum Kind: Equatable {
         /// An identity file (`STORE`), valid or not.
         case store
-        /// No identity file, but a segment manifest or segment files: a store made before identity files.
+        /// No identity file, but a manifest or a segment that starts with LogStore's magic: a store made
+        /// before identity files.
         case legacy
-        /// Nothing (but maybe an identity file left half-made by an interrupted creation).
+        /// Nothing but what an interrupted creation leaves (an empty `LOCK`, `STORE.writing`).
         case empty
     }
 
@@ -25,66 +26,76 @@ struct StoreRecognition {
     var identityDamage: LogStoreError?
 
     /// Looks at `directory`, an existing directory, without changing it.
-    /// - throws: ``LogStoreError`` with code `notAStore` when it holds other files and none of a store's, or
-    ///   `ioError` when it cannot be read.
+    /// - throws: ``LogStoreError`` with code `notAStore` when it holds other files and no store's (files
+    ///   that only carry a store's names included), or `ioError` when it cannot be read.
     init(directory: String, io: SystemIO) throws(LogStoreError) {
         let names: [String]
         do {
-            names = try io.listDirectory(directory).filter { $0 != Self.temporaryIdentityName }
+            names = try io.listDirectory(directory).filter { !Self.isCreationLeftover($0, in: directory) }
         } catch {
             throw LogStoreError(.ioError, "cannot list the directory", file: directory, underlying: error)
         }
         if names.contains(StoreIdentity.fileName) {
             kind = .store
             identityDamage = Self.readIdentity(directory + "/" + StoreIdentity.fileName, io: io)
-        } else if names.contains(where: {
-            $0 == SegmentManifest.fileName || LogFormat.segmentNumber(fromFileName: $0) != nil
-        }) {
-            try Self.requireLogStoreContent(directory, names: names, io: io)
+        } else if Self.holdsLogStoreContent(directory, names: names, io: io) {
             kind = .legacy
         } else if names.isEmpty {
             kind = .empty
         } else {
-            let examples = names.sorted().prefix(3).joined(separator: ", ")
-            throw LogStoreError(
-                .notAStore,
-                "not a LogStore store: the directory holds \(names.count) other file(s) (\(examples)"
-                    + (names.count > 3 ? ", …" : "") + ") and no STORE, SEGMENTS or segment file; nothing was written",
-                file: directory)
+            throw Self.notAStore(directory, names: names)
         }
     }
 
-    /// A directory without an identity file is taken for a store made before identity files only when its
-    /// manifest or one of its first segments starts with LogStore's magic, or is empty, shorter than a
-    /// magic or starts with zeros (a creation a crash interrupted); files that merely carry a store's
-    /// names (`SEGMENTS`, `0000000001.seg`) with other content make it `notAStore`, and nothing is written.
-    private static func requireLogStoreContent(_ directory: String, names: [String], io: SystemIO)
-        throws(LogStoreError)
-    {
+    /// Whether `name` is what a creation interrupted before it wrote `STORE` leaves, which does not make
+    /// a directory any less empty: `STORE.writing`, or `LOCK` when it is an empty regular file (the lock is
+    /// taken before the identity file is written, and its file never holds anything).
+    private static func isCreationLeftover(_ name: String, in directory: String) -> Bool {
+        if name == temporaryIdentityName { return true }
+        guard name == LogFormat.lockFileName else { return false }
+        var info = stat()
+        return lstat(directory + "/" + name, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_size == 0
+    }
+
+    /// Whether a directory without an identity file holds a store made before identity files: its
+    /// manifest starts with the manifest magic, or one of its four lowest-numbered segments starts with
+    /// the segment magic. An empty, short, zeroed or unreadable file only named like a store's is no sign
+    /// of a store.
+    private static func holdsLogStoreContent(_ directory: String, names: [String], io: SystemIO) -> Bool {
         let segments = names.compactMap { name in LogFormat.segmentNumber(fromFileName: name).map { ($0, name) } }
             .sorted { $0.0 < $1.0 }.prefix(4).map(\.1)
         var candidates: [(name: String, magic: [UInt8])] = segments.map { ($0, LogFormat.segmentMagic) }
         if names.contains(SegmentManifest.fileName) {
             candidates.append((SegmentManifest.fileName, SegmentManifest.magic))
         }
-        for candidate in candidates {
+        return candidates.contains { candidate in
             let path = directory + "/" + candidate.name
-            let prefix: [UInt8]
-            do {
-                let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
-                defer { io.close(fd) }
-                let size = try io.size(fd, path: path)
-                prefix = try io.read(fd, count: Int(min(size, 8)), at: 0, path: path)
-            } catch {
-                return  // Unreadable or not a regular file: the load reports it, naming the file.
-            }
-            if prefix.count < 8 || prefix.allSatisfy({ $0 == 0 }) || prefix.elementsEqual(candidate.magic) { return }
+            guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return false }
+            defer { io.close(fd) }
+            let prefix = try? io.read(fd, count: candidate.magic.count, at: 0, path: path)
+            return prefix == candidate.magic
         }
-        let examples = candidates.map(\.name).prefix(3).joined(separator: ", ")
-        throw LogStoreError(
+    }
+
+    /// The error for a directory of `names` (none of them `STORE`, none with LogStore's content).
+    private static func notAStore(_ directory: String, names: [String]) -> LogStoreError {
+        let storeNames = names.filter {
+            $0 == SegmentManifest.fileName || LogFormat.segmentNumber(fromFileName: $0) != nil
+        }.sorted()
+        if !storeNames.isEmpty {
+            let examples = storeNames.prefix(3).joined(separator: ", ") + (storeNames.count > 3 ? ", …" : "")
+            return LogStoreError(
+                .notAStore,
+                "not a LogStore store: \(examples) carry a store's file names but not LogStore's content (no "
+                    + "manifest starting with its magic, no segment starting with its magic), and there is no "
+                    + "STORE; nothing was written",
+                file: directory)
+        }
+        let examples = names.sorted().prefix(3).joined(separator: ", ")
+        return LogStoreError(
             .notAStore,
-            "not a LogStore store: \(examples) carry a store's file names but not LogStore's content, and there is "
-                + "no STORE; nothing was written",
+            "not a LogStore store: the directory holds \(names.count) other file(s) (\(examples)"
+                + (names.count > 3 ? ", …" : "") + ") and no STORE, SEGMENTS or segment file; nothing was written",
             file: directory)
     }
 

@@ -54,7 +54,7 @@ enum StoreDictionaries {
             } catch {
                 damage.append(
                     Damage(
-                        kind: error.errno == ENOENT ? .vanished(error) : .unreadable(error), path: path, offset: 0,
+                        kind: error.isNoSuchFile ? .vanished(error) : .unreadable(error), path: path, offset: 0,
                         message: "cannot read the dictionary file: \(error)"))
                 continue
             }

@@ -1,0 +1,56 @@
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
+
+/// What an open makes of a directory before it loads anything: recognition, then (for writing) the lock
+/// and, in an empty directory, the creation of the store under that lock.
+///
+/// Nothing is written into a directory until it is recognized as a store or as empty. The lock is then
+/// the first thing written, and the directory is looked at again under it: two processes (or two `Store`s)
+/// creating a store in the same empty directory at once are thus one after the other. The first writes
+/// `STORE`; the second finds the directory `locked`, or, once the first has closed it, a store, which it
+/// opens. So a second creator can never replace, or install a half-written, identity file.
+extension StoreRecognition {
+    /// Recognizes `directory` (an existing directory) for an open with `options`: for writing, takes its
+    /// lock and creates the store when the directory is empty.
+    /// - returns: what the directory holds (a store or a legacy one; never empty), and the lock of an
+    ///   open for writing.
+    /// - throws: ``LogStoreError``: `notAStore` for a directory that is not a store (or an empty one opened
+    ///   read-only), `storeMissing` for an empty one that the options do not let the open create,
+    ///   `corruptStoreIdentity` / `unsupportedVersion` for a damaged `STORE`, `corruptManifest` (or
+    ///   `ioError`) for a damaged (or unreadable) `SEGMENTS` found before anything is written, `locked`, or
+    ///   `ioError` (also on a full disk while the identity file is written).
+    static func claim(_ directory: String, options: StoreOptions, io: SystemIO) throws(LogStoreError) -> (
+        kind: Kind, lock: DirectoryLock?
+    ) {
+        let seen = try StoreRecognition(directory: directory, io: io)
+        if let damage = seen.identityDamage { throw damage }
+        if options.readOnly {
+            try seen.requireStore(directory, for: "a read-only open")
+            return (seen.kind, nil)
+        }
+        if seen.kind == .empty { try requireCreation(directory, options: options) }
+        if let damage = StoreLoader(directory: directory, mode: .readOnly, io: io).manifestDamageBeforeLoading() {
+            throw damage
+        }
+        let lock = try DirectoryLock(directory: directory, io: io)
+        // Under the lock, what the directory holds cannot change behind this open any more; another open
+        // may have created the store (or a user changed the directory) since it was looked at.
+        let held = try StoreRecognition(directory: directory, io: io)
+        if let damage = held.identityDamage { throw damage }
+        guard held.kind == .empty else { return (held.kind, lock) }
+        try requireCreation(directory, options: options)
+        try createIdentity(in: directory, io: io)
+        return (.store, lock)
+    }
+
+    /// Throws `storeMissing` unless the options let an open make a store of the empty `directory`.
+    private static func requireCreation(_ directory: String, options: StoreOptions) throws(LogStoreError) {
+        guard options.createIfMissing else {
+            throw LogStoreError(
+                .storeMissing,
+                "no store: the directory is empty, and this open does not create one (createIfMissing is off); "
+                    + "nothing was written",
+                file: directory)
+        }
+    }
+}
