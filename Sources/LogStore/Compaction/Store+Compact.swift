@@ -25,6 +25,7 @@ extension Store {
     ///
     /// Readers are never blocked for long; writers go on meanwhile. The background compactor (see
     /// ``CompactionOptions``) runs the same code.
+    ///
     /// A pass never runs beside ``close()``: one in progress when another thread closes the store finishes
     /// first, and one asked for once the close has begun is refused with `closed`.
     /// - parameter progress: called from the compacting thread as bytes of the chosen segments are processed.
