@@ -55,6 +55,7 @@ final class BackgroundCompactor: Sendable {
                 do throws(LogStoreError) {
                     try store.writeMissingHints()
                 } catch {
+                    if error.code == .closed { return }
                     lastError.withLock { $0 = error }
                 }
             }

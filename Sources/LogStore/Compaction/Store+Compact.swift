@@ -25,6 +25,9 @@ extension Store {
     ///
     /// Readers are never blocked for long; writers go on meanwhile. The background compactor (see
     /// ``CompactionOptions``) runs the same code.
+    ///
+    /// A pass never runs beside ``close()``: one in progress when another thread closes the store finishes
+    /// first, and one asked for once the close has begun is refused with `closed`.
     /// - parameter progress: called from the compacting thread as bytes of the chosen segments are processed.
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, `corruptFrame` when a chosen segment
     ///   is damaged (nothing is deleted then), or `ioError`.
@@ -91,8 +94,21 @@ extension Store {
     ) throws(LogStoreError) -> CompactionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkWritable()
-        return try compactionLock.withLock { _ throws(LogStoreError) -> CompactionReport in
+        return try withCompactionLock { () throws(LogStoreError) -> CompactionReport in
             try compactionPass(garbageRatio: garbageRatio, rewritingAll: rewritingAll, limit: limit, progress: progress)
+        }
+    }
+
+    /// Runs `body` holding the compaction lock (one pass, dictionary removal or hint write at a time; see
+    /// ``compactionLock`` for the lock order), waiting while another holds it.
+    /// - throws: ``LogStoreError`` with code `closed` when ``close()`` has begun (nothing runs then), and
+    ///   what `body` throws.
+    func withCompactionLock<Result: Sendable>(_ body: () throws(LogStoreError) -> Result) throws(LogStoreError)
+        -> Result
+    {
+        try compactionLock.withLock { closing throws(LogStoreError) -> Result in
+            guard !closing else { throw LogStoreError(.closed, "the store is closed", file: directory) }
+            return try body()
         }
     }
 

@@ -45,7 +45,7 @@ extension Store {
     /// - returns: the ids removed.
     @discardableResult
     func removeUnusedDictionaries() throws(LogStoreError) -> [UInt32] {
-        try compactionLock.withLock { _ throws(LogStoreError) -> [UInt32] in
+        try withCompactionLock { () throws(LogStoreError) -> [UInt32] in
             guard let newest = pipeline.newestDictionary else { return [] }
             try pipeline.awaitDurable(newest.fence)
             let (all, files) = state.withLock { state in

@@ -9,9 +9,13 @@
 
 /// Hint files: written for every sealed segment (by the compactor thread, and for compaction outputs
 /// as they are made), used by open instead of scanning, deleted with their segment.
+///
+/// Every writer of a hint holds the compaction lock (``Store/compactionLock``): a hint is written under a
+/// temporary name that depends only on its segment, and a pass deletes the hints of its inputs.
 extension Store {
     /// Writes the hint file of every sealed segment that has none yet, now (the background compactor
-    /// does it too), so the next open rebuilds the index from hints instead of scanning.
+    /// does it too), so the next open rebuilds the index from hints instead of scanning. Waits while a
+    /// compaction pass runs.
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, or `ioError`.
     public func writeHints() throws(LogStoreError) {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
@@ -19,9 +23,15 @@ extension Store {
         try writeMissingHints()
     }
 
-    /// Writes the hint file of every sealed segment that has none yet.
-    /// - throws: ``LogStoreError`` with code `ioError` when one cannot be written.
+    /// Writes the hint file of every sealed segment that has none yet, under the compaction lock.
+    /// - throws: ``LogStoreError`` with code `closed` once ``close()`` has begun, `ioError` when a hint
+    ///   cannot be written.
     func writeMissingHints() throws(LogStoreError) {
+        try withCompactionLock { () throws(LogStoreError) in try writeMissingHintsHoldingCompactionLock() }
+    }
+
+    /// ``writeMissingHints()`` for a caller that holds the compaction lock.
+    func writeMissingHintsHoldingCompactionLock() throws(LogStoreError) {
         let missing = pipeline.withBusySegments { busy in
             state.withLock { state in
                 state.segments.numbers.compactMap { number -> (SegmentFile, UInt64)? in
@@ -36,6 +46,7 @@ extension Store {
     }
 
     /// Writes the hint of one sealed segment: under a temporary name, synced, renamed, directory synced.
+    /// Call with the compaction lock held.
     /// - returns: false when no hint can be built (the segment is not sealed, or is damaged).
     @discardableResult
     func writeHint(for file: SegmentFile, size: UInt64) throws(LogStoreError) -> Bool {

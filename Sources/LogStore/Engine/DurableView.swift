@@ -37,12 +37,18 @@ struct DurableView: Sendable {
         return nil
     }
 
-    /// Calls `body` for every durable live object, in increasing id order.
+    /// Calls `body` for every durable live object, in increasing id order: what ``durableEntry(_:index:undo:)``
+    /// finds, and nothing else.
+    ///
+    /// A pending put of a new object has no undo entry (it had no durable version), so an empty `undo` does
+    /// not mean that nothing is pending: pending entries are passed over either way.
     static func forEachDurable(
         index: ObjectIndex, undo: [UInt64: IndexEntry], _ body: (UInt64, IndexEntry) -> Void
     ) {
         guard !undo.isEmpty else {
-            index.forEachLive(body)
+            index.forEachLive { id, entry in
+                if !entry.isPending { body(id, entry) }
+            }
             return
         }
         var all: [(UInt64, IndexEntry)] = []

@@ -36,8 +36,17 @@ public final class Store: Sendable {
     /// The write path: queue, group commit, interval sync, prefill, sealing and creating segments.
     let pipeline: CommitPipeline
     private let lock: Mutex<DirectoryLock?>
-    /// Held for the whole of a compaction pass: one pass at a time.
-    let compactionLock = Mutex(())
+    /// Held for the whole of a compaction pass, of a removal of unused dictionaries, and of every write of
+    /// hint files (by a pass, the background compactor, ``writeHints()`` and ``close()``): one at a time, so
+    /// no two threads ever write the same hint (they would share its temporary name) and no hint is written
+    /// for a segment a pass is deleting. Its value is set once ``close()`` has begun: whatever takes the lock
+    /// through ``withCompactionLock(_:)`` afterwards is refused with `closed`.
+    ///
+    /// Lock order: this lock comes first. It is never taken while holding another lock of the store; under
+    /// it, the code takes the commit pipeline's queue lock, the manifest writer's lock and the index lock
+    /// (`state`), briefly and only in the orders they use elsewhere (queue, then index; manifest, then
+    /// index; manifest, then queue). A committer never waits for it.
+    let compactionLock = Mutex(false)
     /// The background compaction thread, when ``CompactionOptions/background`` is on.
     let compactor = Mutex<BackgroundCompactor?>(nil)
 
@@ -162,7 +171,9 @@ public final class Store: Sendable {
     public func close() throws(LogStoreError) {
         guard pipeline.close() else { return }
         compactor.withLock { $0 }?.stop()
-        compactionLock.withLock { _ in }  // an on-demand pass in another thread finishes first
+        // A pass (or hint write) in another thread finishes first; any that would start from now on is
+        // refused with `closed`, so nothing is written beside the rest of the close or after it.
+        compactionLock.withLock { closing in closing = true }
         defer {
             state.withLock {
                 $0.isOpen = false
@@ -178,10 +189,10 @@ public final class Store: Sendable {
             try pipeline.syncActiveSegment()
             if let trimFailure { throw trimFailure }
             // Sealed segments the compactor has not hinted yet get their hints now (after the data is
-            // durable; under the compaction lock, so no pass started meanwhile writes them too), and the
-            // next open reads hints instead of scanning them. A hint that cannot be written costs only
-            // that scan: the close goes on.
-            if !options.readOnly { compactionLock.withLock { _ in try? writeMissingHints() } }
+            // durable; under the compaction lock, which nobody else takes any more), and the next open
+            // reads hints instead of scanning them. A hint that cannot be written costs only that scan:
+            // the close goes on.
+            if !options.readOnly { compactionLock.withLock { _ in try? writeMissingHintsHoldingCompactionLock() } }
             if !options.readOnly, pipeline.failure == nil { try recordCleanClose() }
         } else {
             pipeline.stopPrefill()
