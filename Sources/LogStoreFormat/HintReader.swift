@@ -219,6 +219,13 @@ package struct HintProblem: Error, Equatable {
     public let entryCount: Int
     /// Whether the entries are in the layout of version 2.
     public let isCompact: Bool
+    /// Whether the entries' frames follow each other without a gap, the first at the end of the segment
+    /// header: as in every hint a writer makes (a sealed segment holds nothing but committed frames and
+    /// its seal).
+    package let isContiguous: Bool
+    /// Where the last entry's frame ends (the end of the segment header when there is no entry): where a
+    /// contiguous hint says the seal frame is.
+    package let framesEnd: UInt64
 
     /// Checks the header, the checksum and every entry's bounds, kind and ranges.
     package static func open(_ bytes: UnsafeRawBufferPointer) -> Result<HintReader, HintProblem> {
@@ -246,6 +253,7 @@ package struct HintProblem: Error, Equatable {
         let segmentSize = base.readLE(UInt64.self, at: 24)
         var cursor = HintFile.headerSize
         var previous = (sequence: UInt64(0), id: UInt64(0), frameEnd: UInt64(LogFormat.segmentHeaderSize))
+        var isContiguous = true
         for _ in 0..<count {
             let decoded: EntryView?
             if isCompact {
@@ -274,6 +282,7 @@ package struct HintProblem: Error, Equatable {
             if let problem = FrameDecoder.rangeProblem(kind: entry.kind, sequence: entry.sequence, id: entry.id) {
                 return .failure(HintProblem("invalid hint entry at byte \(cursor): \(problem)"))
             }
+            if UInt64(entry.offset) != previous.frameEnd { isContiguous = false }
             previous = (entry.sequence, entry.id, frameEnd)
             cursor += entry.size
         }
@@ -281,7 +290,7 @@ package struct HintProblem: Error, Equatable {
         return .success(
             HintReader(
                 bytes: bytes, segmentNumber: UInt32(number), segmentSize: segmentSize, entryCount: Int(count),
-                isCompact: isCompact))
+                isCompact: isCompact, isContiguous: isContiguous, framesEnd: previous.frameEnd))
     }
 
     /// Whether `other` describes the same segment (number and size) with the same entries, field for

@@ -32,8 +32,15 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptFrame = Code("corruptFrame")
         /// A segment file's header is damaged (wrong magic, bad checksum, impossible field).
         public static let corruptSegmentHeader = Code("corruptSegmentHeader")
-        /// A compression dictionary file is damaged (its checksum, length or fields are wrong).
+        /// A compression dictionary file is damaged (its checksum, length or fields are wrong), or is not the
+        /// dictionary the store wrote under its name: its content is not the one the segment manifest
+        /// records for it (another store's dictionary copied in, or one altered with its checksum fixed).
         public static let corruptDictionary = Code("corruptDictionary")
+        /// A hint file is valid as a file (its checksum holds) but does not describe its segment's frames,
+        /// which compaction found before dropping anything of the segment. The index this session rebuilt
+        /// from it may be wrong about that segment, so no pass compacts it; the hint file is deleted, and
+        /// the next open scans the segment (open the store again to see every object).
+        public static let corruptHint = Code("corruptHint")
         /// A frame names a compression dictionary the store does not have.
         public static let missingDictionary = Code("missingDictionary")
         /// A segment that the store's manifest lists is missing from the directory.

@@ -360,4 +360,122 @@ import Testing
         let report = try Store.verify(at: directory.path)
         #expect(report.problems.contains { $0.file == path && $0.message.contains("checksum") })
     }
+
+    // MARK: - A dictionary tied to its store and content
+
+    /// A closed store with dictionary 1 and records compressed against it; returns them by id.
+    func storeWithADictionary(_ directory: TemporaryStore, seed: UInt64) throws -> [ObjectID: [UInt8]] {
+        let store = try directory.open(options: Self.options)
+        let written = try Self.fill(store, count: 6_000, seed: seed)
+        try store.close()
+        #expect(directory.fileNames().contains("0000000001.dict"))
+        return written
+    }
+
+    /// The error an open throws, expected to be `corruptDictionary` naming `path`.
+    func expectRefused(_ directory: TemporaryStore, path: String, readOnly: Bool = false) {
+        var options = Self.options
+        options.readOnly = readOnly
+        #expect {
+            _ = try Store.open(at: directory.path, options: options)
+        } throws: { error in
+            guard let error = error as? LogStoreError else { return false }
+            return error.code == .corruptDictionary && error.file == path
+                && error.message.contains("not the dictionary this store wrote")
+        }
+    }
+
+    /// Another store's dictionary, a valid file of the same name, copied over the store's own: every
+    /// record compressed against it would decode into other bytes. Open refuses it, naming it; `verify`
+    /// reports it.
+    @Test func anotherStoresDictionaryIsRefusedAndVerifyNamesIt() throws {
+        let directory = TemporaryStore("dictionary-foreign", unverifiedBecause: "its dictionary is another store's")
+        let other = TemporaryStore("dictionary-foreign-source")
+        _ = try storeWithADictionary(directory, seed: 21)
+        _ = try storeWithADictionary(other, seed: 22)
+        let path = directory.path + "/0000000001.dict"
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: other.path + "/0000000001.dict", toPath: path)
+
+        expectRefused(directory, path: path)
+        expectRefused(directory, path: path, readOnly: true)
+        let report = try Store.verify(at: directory.path)
+        #expect(
+            report.problems.contains { $0.file == path && $0.message.contains("not the dictionary this store wrote") },
+            "\(report.problems)")
+    }
+
+    /// The store's own dictionary with its content zeroed and its checksum computed anew: valid as a file,
+    /// refused as the store's dictionary.
+    @Test func aDictionaryAlteredWithItsChecksumFixedIsRefused() throws {
+        let directory = TemporaryStore("dictionary-zeroed", unverifiedBecause: "its dictionary is altered")
+        _ = try storeWithADictionary(directory, seed: 23)
+        let path = directory.path + "/0000000001.dict"
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let decoded = try bytes.withUnsafeBytes { try DictionaryFile.decode($0).get() }
+        let zeroed = [UInt8](repeating: 0, count: decoded.content.count)
+        try Data(DictionaryFile.encode(id: 1, content: zeroed)).write(to: URL(fileURLWithPath: path))
+
+        expectRefused(directory, path: path)
+        let report = try Store.verify(at: directory.path)
+        #expect(report.problems.contains { $0.file == path }, "\(report.problems)")
+    }
+
+    /// A store whose manifest records no dictionary (written by a version that did not record them) opens
+    /// as it did, read-only and for writing; the open for writing records its dictionary, and from then on
+    /// another store's dictionary is refused.
+    @Test func aManifestWithoutDictionaryRecordsGetsThemAtTheNextOpenForWriting() throws {
+        let directory = TemporaryStore("dictionary-unrecorded-manifest")
+        let other = TemporaryStore("dictionary-unrecorded-source")
+        let written = try storeWithADictionary(directory, seed: 24)
+        _ = try storeWithADictionary(other, seed: 25)
+        let manifestPath = directory.path + "/" + SegmentManifest.fileName
+        func manifestVersion() throws -> UInt16 {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+            return UInt16(bytes[8]) | UInt16(bytes[9]) << 8
+        }
+        #expect(try manifestVersion() == SegmentManifest.dictionaryVersion)
+        let recorded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: manifestPath))).withUnsafeBytes {
+            try SegmentManifest.decode($0).get()
+        }
+        let older = SegmentManifest(
+            segments: recorded.segments, reservedIDs: recorded.reservedIDs, cleanClose: recorded.cleanClose)
+        try Data(older.encoded()).write(to: URL(fileURLWithPath: manifestPath))
+        #expect(try manifestVersion() == SegmentManifest.version)
+
+        var readOnly = Self.options
+        readOnly.readOnly = true
+        let reader = try Store.open(at: directory.path, options: readOnly)
+        for (id, payload) in written { #expect(try reader.get(id)?.payload == payload) }
+        try reader.close()
+        #expect(try manifestVersion() == SegmentManifest.version)
+
+        let store = try directory.open(options: Self.options)
+        for (id, payload) in written { #expect(try store.get(id)?.payload == payload) }
+        try store.close()
+        #expect(try manifestVersion() == SegmentManifest.dictionaryVersion)
+
+        let path = directory.path + "/0000000001.dict"
+        let own = try Data(contentsOf: URL(fileURLWithPath: path))
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: other.path + "/0000000001.dict", toPath: path)
+        expectRefused(directory, path: path)
+        try own.write(to: URL(fileURLWithPath: path))
+    }
+
+    /// A dictionary file the manifest does not record (its write was interrupted before the manifest
+    /// recorded it) is not used, and the store opens.
+    @Test func anUnrecordedDictionaryFileIsNotUsed() throws {
+        let directory = TemporaryStore("dictionary-unrecorded-file")
+        let written = try storeWithADictionary(directory, seed: 26)
+        let stray = directory.path + "/0000000002.dict"
+        try Data(DictionaryFile.encode(id: 2, content: Array(repeating: 7, count: 100))).write(
+            to: URL(fileURLWithPath: stray))
+        let store = try directory.open(options: Self.options)
+        #expect(store.openNotes.contains { $0.contains(stray) }, "\(store.openNotes)")
+        #expect(try store.snapshot().dictionaries().map(\.id) == [1])
+        for (id, payload) in written { #expect(try store.get(id)?.payload == payload) }
+        try store.close()
+        try FileManager.default.removeItem(atPath: stray)
+    }
 }

@@ -131,7 +131,7 @@ struct ReferenceTracker {
     /// are freed by the same batch, so the counts it leaves detached return to zero; if one does not,
     /// the integrity check refuses the whole sweep.
     private mutating func collect(_ id: UInt64, _ state: inout IndexState) {
-        guard let entry = state.index.entry(id), !entry.isPinned else { return }
+        guard let entry = state.index.entry(id), !state.keepsAsPinned(id, entry) else { return }
         let references = references(of: entry, id: id, state)
         setEntry(id, nil, &state)
         collected.append(id)
@@ -143,7 +143,9 @@ struct ReferenceTracker {
     private mutating func collectGarbage(_ state: inout IndexState) {
         var work = candidates
         while let id = work.popLast() {
-            guard let entry = state.index.entry(id), entry.incoming == 0, !entry.isPinned else { continue }
+            guard let entry = state.index.entry(id), entry.incoming == 0, !state.keepsAsPinned(id, entry) else {
+                continue
+            }
             let references = references(of: entry, id: id, state)
             setEntry(id, nil, &state)
             collected.append(id)

@@ -9,7 +9,8 @@ public struct GarbageCollectionReport: Sendable, Equatable {
     public var reachable = 0
     /// Objects freed by this pass (cycles and other unreachable objects).
     public var collected = 0
-    /// Unreachable objects spared because a batch named them after the snapshot.
+    /// Unreachable objects spared because a batch named them after the snapshot, or because their frames
+    /// on disk say they are pinned (or cannot be read), with everything they reach.
     public var spared = 0
     /// Wall-clock duration in seconds.
     public var seconds: Double = 0
@@ -42,13 +43,35 @@ extension Store {
         let marked = snapshot.mark()
         report.liveAtSnapshot = snapshot.ids.count
         var garbage = Set<UInt64>()
+        var unmarked: [Int] = []
         for (position, isMarked) in marked.enumerated() {
-            if isMarked { report.reachable += 1 } else { garbage.insert(snapshot.ids[position]) }
+            if isMarked { report.reachable += 1 } else { unmarked.append(position) }
+        }
+        // The frames decide, not the entries (which a hint file may have given): a durable object whose
+        // frame is pinned is a root after all, and one whose frame cannot be read is not freed.
+        var spared: [UInt64] = []
+        var pinned: [Int] = []
+        for position in unmarked {
+            let id = snapshot.ids[position]
+            garbage.insert(id)
+            let entry = snapshot.entries[position]
+            guard !entry.isPending, entry.segment != 0 else { continue }
+            let verdict = snapshot.segments[entry.segment].flatMap { IndexState.framePinned(id, entry, in: $0) }
+            if verdict != false { spared.append(id) }
+            if verdict == true { pinned.append(position) }
+        }
+        if !spared.isEmpty {
+            let before = garbage.count
+            snapshot.spare(Set(spared), in: &garbage)
+            report.spared += before - garbage.count
+            state.withLock { state in
+                for position in pinned { state.repairPinned(snapshot.ids[position], snapshot.entries[position]) }
+            }
         }
         let swept = try pipeline.sweep { touched in
             let before = garbage.count
             snapshot.spare(touched, in: &garbage)
-            report.spared = before - garbage.count
+            report.spared += before - garbage.count
             return garbage.sorted()
         }
         if swept { report.collected = garbage.count }

@@ -133,6 +133,9 @@ extension Store {
                 chosen.sorted { (shares[$0.file.number] ?? 0) > (shares[$1.file.number] ?? 0) }.prefix(max(1, limit))
             ).sorted { $0.file.number < $1.file.number }
         }
+        // Before anything is written: what the index says of a segment whose records came from its hint
+        // decides nothing until the hint is found true.
+        try checkReplayedHints(of: chosen)
         guard !chosen.isEmpty else {
             report.segmentsAfter = report.segmentsBefore
             report.bytesAfter = report.bytesBefore
@@ -268,7 +271,9 @@ extension Store {
                 report.segmentsBefore = state.segments.count
                 report.bytesBefore = state.segments.all.reduce(0) { $0 + $1.size }
                 return state.segments.numbers.compactMap { number -> (SegmentFile, UInt64)? in
-                    guard !busy.contains(number), let info = state.segments[number] else { return nil }
+                    guard !busy.contains(number), let info = state.segments[number], !info.hintDisagrees else {
+                        return nil
+                    }
                     let garbage = info.garbageBytes
                     let qualifies =
                         rewritingAll

@@ -71,6 +71,8 @@ extension Store {
                 } catch {
                     throw LogStoreError(.ioError, "cannot sync the store directory", file: directory, underlying: error)
                 }
+                // No longer recorded (a record whose file is gone is harmless until then: nothing names it).
+                try writeManifest()
             }
             return unused
         }

@@ -12,11 +12,14 @@ extension Store {
     }
 
     /// At open for writing: rewrites the manifest unless the one on disk already lists exactly the
-    /// segments there are and holds no clean-close record (so an open that has nothing to write, e.g.
-    /// on a full disk, writes nothing).
+    /// segments there are, records exactly the dictionaries there are (a manifest written before the
+    /// store recorded its dictionaries gets their records now) and holds no clean-close record (so an open
+    /// that has nothing to write, e.g. on a full disk, writes nothing).
     func refreshManifestAtOpen(onDisk: SegmentManifest?) throws(LogStoreError) {
-        let numbers = state.withLock { $0.segments.numbers }
-        if let onDisk, onDisk.segments == numbers, onDisk.cleanClose == nil { return }
+        let (numbers, records) = state.withLock { ($0.segments.numbers, $0.dictionaries.records) }
+        if let onDisk, onDisk.segments == numbers, onDisk.cleanClose == nil, onDisk.dictionaries ?? [] == records {
+            return
+        }
         try writeManifest()
     }
 

@@ -163,10 +163,22 @@ extension StoreLoader {
             let path = directory + "/" + gone
             return StoreChange("dictionary \(path) was deleted while the store was read", file: path)
         }
-        let found = StoreDictionaries.load(directory, names: names, io: io)
+        let found = StoreDictionaries.load(directory, names: names, records: loaded.manifest?.dictionaries, io: io)
+        if tracksChanges, found.damage.contains(where: { if case .unrecorded = $0.kind { true } else { false } }) {
+            // Written (and recorded in a manifest newer than the one read) while the store was read: a frame
+            // read here may name it.
+            if case .bytes(let bytes) = readManifestFile(),
+                case .success(let current) = bytes.withUnsafeBytes({ SegmentManifest.decode($0) }),
+                current.dictionaries != loaded.manifest?.dictionaries
+            {
+                return StoreChange("a dictionary was written while the store was read", file: manifestPath)
+            }
+        }
         loaded.state.dictionaries = found.dictionaries
         for damage in found.damage {
             switch damage.kind {
+            case .unrecorded:
+                loaded.notes.append("\(damage.path): \(damage.message)")
             case .vanished(let error) where tracksChanges:
                 return StoreChange(
                     "dictionary \(damage.path) was deleted while the store was read", file: damage.path,

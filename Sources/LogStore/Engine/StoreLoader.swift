@@ -327,7 +327,9 @@ struct StoreLoader {
         case .success(let header):
             isOutput = header.isCompactionOutput
         }
-        if !isNewest, !collectsProblems, let hint = usableHint(number, size: size, format: file.format, into: &loaded) {
+        if !isNewest, !collectsProblems,
+            let hint = usableHint(number, segment: bytes, format: file.format, into: &loaded)
+        {
             replay(hint, file: file, size: size, isOutput: isOutput, into: &loaded)
             return
         }
@@ -370,16 +372,25 @@ struct StoreLoader {
         if isNewest { loaded.newest = (file, validSize) }
     }
 
-    /// The valid hint of sealed segment `number`, mapped, or nil (with a note saying why, when there is one).
-    private func usableHint(_ number: UInt32, size: UInt64, format: FrameFormat, into loaded: inout Loaded) -> (
-        SegmentFile, HintReader
-    )? {
+    /// The valid hint of sealed segment `number` (`segment`, its bytes), mapped, or nil (with a note saying
+    /// why, when there is one).
+    /// - parameter checkLayout: whether to check ``layoutProblem(of:segment:format:)`` (`verify` compares the
+    ///   whole hint with its segment instead).
+    private func usableHint(
+        _ number: UInt32, segment: UnsafeRawBufferPointer, format: FrameFormat, checkLayout: Bool = true,
+        into loaded: inout Loaded
+    ) -> (SegmentFile, HintReader)? {
         let name = HintFile.fileName(number)
         guard hintNames.contains(name) else { return nil }
         let path = directory + "/" + name
+        let size = UInt64(segment.count)
         switch prefetcher?.take(number, path: path, io: io) ?? HintPrefetcher.open(number, path: path, io: io) {
         case .opened(let mapping, .success(let reader))
         where reader.segmentNumber == number && reader.segmentSize == size && reader.isCompact == format.isCompact:
+            if checkLayout, let problem = Self.layoutProblem(of: reader, segment: segment, format: format) {
+                loaded.notes.append("\(path): \(problem); scanned the segment instead")
+                return nil
+            }
             return (mapping, reader)
         case .opened(_, .success):
             loaded.notes.append(
@@ -393,6 +404,22 @@ struct StoreLoader {
         case .failed(let error):
             loaded.notes.append("\(path): cannot read the hint (\(error)); scanned the segment instead")
         }
+        return nil
+    }
+
+    /// What shows, without reading the segment's frames, that a hint (with a valid checksum) does not
+    /// describe its segment: its frames must follow each other from the end of the header, with no gap,
+    /// up to the segment's seal frame (checked, one frame at the segment's end), which ends the file. A hint
+    /// that leaves out an entry, or describes a frame longer or shorter than it is, fails this unless
+    /// another entry makes up for it; only a scan (`verify`, and compaction before it drops anything of the
+    /// segment) finds every difference.
+    static func layoutProblem(of hint: HintReader, segment: UnsafeRawBufferPointer, format: FrameFormat) -> String? {
+        guard hint.isContiguous else { return "hint entries leave a gap between frames" }
+        let end = hint.framesEnd
+        guard end < UInt64(segment.count),
+            case .success(let seal) = FrameDecoder.decode(segment, at: Int(end), format: format),
+            seal.kind == .seal, seal.id == end, Int(end) + seal.length == segment.count
+        else { return "hint entries do not end where the segment's seal frame is" }
         return nil
     }
 
@@ -438,7 +465,13 @@ struct StoreLoader {
         loaded.state.segments.update(number) { $0.retainedBytes = retained }
         loaded.frames += hint.reader.entryCount
         loaded.state.segments.update(number) { $0.size = size }
-        loaded.state.segments.update(number) { $0.hasHint = true }
+        let checksum = hint.reader.bytes.baseAddress.map {
+            $0.readLE(UInt64.self, at: hint.reader.bytes.count - LogFormat.frameChecksumSize)
+        }
+        loaded.state.segments.update(number) { info in
+            info.hasHint = true
+            info.unverifiedHint = checksum
+        }
         loaded.hints[number] = hint.reader
         if hasReferences { loaded.hintsWithReferences.insert(number) }
         loaded.hintMappings.append(hint.mapping)
@@ -453,7 +486,7 @@ struct StoreLoader {
         var scratch = Loaded()
         guard
             let (mapping, reader) = usableHint(
-                number, size: UInt64(bytes.count), format: FrameFormat(segment: bytes), into: &scratch)
+                number, segment: bytes, format: FrameFormat(segment: bytes), checkLayout: false, into: &scratch)
         else {
             notes = scratch.notes
             for note in notes { loaded.problems.append(Problem(file: path, offset: nil, message: note)) }

@@ -21,6 +21,8 @@ package final class CompressionDictionary: @unchecked Sendable {
     package let id: UInt32
     /// The dictionary's bytes (at most ``DictionaryFile/maximumContentSize``).
     package let content: UnsafeRawBufferPointer
+    /// XXH3-64 (seed 0) of ``content``: what the segment manifest records of it.
+    package let contentChecksum: UInt64
     private let stream: UnsafeMutablePointer<LZ4_stream_t>
 
     /// A dictionary of `content` (copied). Returns nil when LZ4 cannot allocate its stream.
@@ -33,6 +35,7 @@ package final class CompressionDictionary: @unchecked Sendable {
         self.id = id
         self.content = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(storage)[0..<bytes.count])
         self.stream = stream
+        contentChecksum = Checksum.xxh3(content)
         LZ4_loadDict(stream, content.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
     }
 
@@ -83,6 +86,14 @@ package struct CompressionDictionaries: Sendable {
     package var all: [CompressionDictionary] { byID.values.sorted { $0.id < $1.id } }
 
     package var isEmpty: Bool { byID.isEmpty }
+
+    /// What the segment manifest records of every dictionary, in increasing id order.
+    package var records: [SegmentManifest.DictionaryRecord] {
+        all.map {
+            SegmentManifest.DictionaryRecord(
+                id: $0.id, contentLength: UInt32($0.content.count), contentChecksum: $0.contentChecksum)
+        }
+    }
 
     package mutating func add(_ dictionary: CompressionDictionary) {
         byID[dictionary.id] = dictionary

@@ -164,8 +164,8 @@ extension CommitPipeline {
         }
     }
 
-    /// Writes a new dictionary of `content` durably, publishes it to readers and makes it the one new
-    /// puts are compressed against. Returns it and the sequence number of the last batch encoded before:
+    /// Writes a new dictionary of `content` durably and records it in the segment manifest, publishes it
+    /// to readers and makes it the one new puts are compressed against. Returns it and the sequence number of the last batch encoded before:
     /// every later batch is compressed against it.
     @discardableResult
     func installDictionary(_ content: [UInt8], into queue: inout CommitQueue) throws(LogStoreError) -> (
@@ -177,6 +177,14 @@ extension CommitPipeline {
         }
         let dictionary = try StoreDictionaries.write(id: newest + 1, content: content, in: directory, io: io)
         index.withLock { $0.dictionaries.add(dictionary) }
+        do throws(LogStoreError) {
+            // The manifest records its content before any frame names it: a file that is not this one is
+            // refused on open (another store's dictionary, or this one altered).
+            try manifest.write(reservedIDs: queue.reservedIDs)
+        } catch {
+            index.withLock { $0.dictionaries.remove(dictionary.id) }
+            throw error
+        }
         queue.dictionary = dictionary
         queue.dictionaryFence = queue.nextSequence - 1
         queue.dictionarySampler = nil

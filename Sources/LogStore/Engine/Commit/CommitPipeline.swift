@@ -93,7 +93,7 @@ final class CommitPipeline: Sendable {
 
     /// The manifest, rewritten from the index's segments and the pipeline's id reservation.
     func writeManifest(cleanClose: SegmentManifest.CleanClose? = nil) throws(LogStoreError) {
-        try manifest.write(reservedIDs: { queue.withLock { $0.reservedIDs } }, cleanClose: cleanClose)
+        try manifest.write(reservedIDs: queue.withLock { $0.reservedIDs }, cleanClose: cleanClose)
     }
 
     /// The active segment's number and the counters of ``StoreStatistics``.

@@ -17,8 +17,12 @@ enum StoreDictionaries {
             case vanished(SystemError)
             /// It could not be read.
             case unreadable(SystemError)
-            /// Its bytes are not a valid dictionary file (true: a valid one of a newer version).
+            /// Its bytes are not a valid dictionary file (true: a valid one of a newer version), or its
+            /// content is not the one the segment manifest records for it.
             case invalid(unsupportedVersion: Bool)
+            /// A valid file the segment manifest, which records the store's dictionaries, does not record:
+            /// no frame names it (a dictionary is recorded before any frame names it), so it is not loaded.
+            case unrecorded
         }
         var kind: Kind
         var path: String
@@ -26,10 +30,14 @@ enum StoreDictionaries {
         var message: String
     }
 
-    /// Every dictionary file in `directory` (among `names`, its listing), checked.
-    static func load(_ directory: String, names: [String], io: SystemIO) -> (
-        dictionaries: CompressionDictionaries, damage: [Damage]
-    ) {
+    /// Every dictionary file in `directory` (among `names`, its listing), checked: each must be valid and,
+    /// when the segment manifest records the store's dictionaries (`records`, nil when it does not: a
+    /// manifest written before the store had one, or by an older version), have the content recorded for
+    /// its id.
+    static func load(
+        _ directory: String, names: [String], records: [SegmentManifest.DictionaryRecord]?, io: SystemIO
+    ) -> (dictionaries: CompressionDictionaries, damage: [Damage]) {
+        let recorded = records.map { records in Dictionary(records.map { ($0.id, $0) }) { first, _ in first } }
         var dictionaries = CompressionDictionaries()
         var damage: [Damage] = []
         for name in names.sorted() {
@@ -66,6 +74,27 @@ enum StoreDictionaries {
                     invalid(12, "the file holds dictionary \(decoded.id), not \(id)")
                     continue
                 }
+                if let recorded {
+                    guard let record = recorded[id] else {
+                        damage.append(
+                            Damage(
+                                kind: .unrecorded, path: path, offset: 0,
+                                message: "the segment manifest does not record this dictionary (a write of it was "
+                                    + "interrupted, or it was copied in); no frame names it, so it is not used"))
+                        continue
+                    }
+                    let checksum = decoded.content.withUnsafeBytes { Checksum.xxh3($0) }
+                    guard record.contentChecksum == checksum, Int(record.contentLength) == decoded.content.count
+                    else {
+                        invalid(
+                            UInt64(DictionaryFile.headerSize),
+                            "not the dictionary this store wrote as \(id): its content (\(decoded.content.count) bytes, "
+                                + "XXH3-64 \(hex(checksum))) is not the one the segment manifest records "
+                                + "(\(record.contentLength) bytes, \(hex(record.contentChecksum))): another store's "
+                                + "dictionary, or one altered")
+                        continue
+                    }
+                }
                 guard let dictionary = CompressionDictionary(id: id, content: decoded.content) else {
                     let error = SystemError(call: "LZ4_createStream", errno: ENOMEM, path: path)
                     damage.append(
@@ -79,6 +108,8 @@ enum StoreDictionaries {
         }
         return (dictionaries, damage)
     }
+
+    private static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
 
     /// Writes dictionary `id` durably (temporary name, sync, rename, directory sync) and returns it ready
     /// for use: a frame may name it as soon as this returns.
