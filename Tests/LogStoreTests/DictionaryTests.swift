@@ -321,6 +321,42 @@ import Testing
         try reopened.close()
     }
 
+    /// A full rewrite asked for while `close()` runs writes no dictionary: once the close has begun, the
+    /// dictionary is refused with `closed`, so nothing is written beside the close or after it.
+    @Test func aRewriteDuringCloseWritesNoDictionary() throws {
+        let directory = TemporaryStore("dictionary-close-rewrite")
+        let faults = FaultInjector()
+        var options = Self.options
+        options.faultInjector = faults
+        let store = try directory.open(options: options)
+        // Fewer payloads than the sampler gathers: no dictionary yet, a rewrite would build one.
+        let written = try Self.fill(store, count: 300, seed: 23)
+        #expect(directory.fileNames().filter { $0.hasSuffix(".dict") }.isEmpty)
+        let outcome = Shared<String?>(nil)
+        // Once close has refused new batches, it syncs the segment being written: just before, another
+        // thread asks for a full rewrite, and the close goes on only when that call has returned.
+        faults.perform(before: .sync, pathSuffix: "." + LogFormat.segmentExtension) { _ in
+            let rewrite = ThreadGroup()
+            rewrite.start(1) { _ in
+                let result: String
+                do throws(LogStoreError) {
+                    _ = try store.rewriteAllSegments()
+                    result = "rewritten"
+                } catch {
+                    result = "\(error.code)"
+                }
+                outcome.withLock { $0 = result }
+            }
+            rewrite.join()
+        }
+        try store.close()
+        #expect(outcome.withLock { $0 } == "closed")
+        #expect(directory.fileNames().filter { $0.hasSuffix(".dict") }.isEmpty, "\(directory.fileNames())")
+        let reopened = try directory.open(options: Self.options)
+        for (id, payload) in written { #expect(try reopened.get(id)?.payload == payload) }
+        try reopened.close()
+    }
+
     @Test func aMissingDictionaryIsATypedErrorWithFileAndOffset() throws {
         let directory = TemporaryStore("dictionary-missing", unverifiedBecause: "its dictionary is deleted")
         let store = try directory.open(options: Self.options)

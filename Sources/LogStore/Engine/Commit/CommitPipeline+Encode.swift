@@ -165,12 +165,15 @@ extension CommitPipeline {
     }
 
     /// Writes a new dictionary of `content` durably and records it in the segment manifest, publishes it
-    /// to readers and makes it the one new puts are compressed against. Returns it and the sequence number of the last batch encoded before:
-    /// every later batch is compressed against it.
+    /// to readers and makes it the one new puts are compressed against. Returns it and the sequence number
+    /// of the last batch encoded before: every later batch is compressed against it.
+    /// - throws: ``LogStoreError`` with code `closed` once ``close()`` has begun (nothing is written beside
+    ///   a close or after it), `exhausted`, or what writing the dictionary or the manifest throws.
     @discardableResult
     func installDictionary(_ content: [UInt8], into queue: inout CommitQueue) throws(LogStoreError) -> (
         dictionary: CompressionDictionary, fence: UInt64
     ) {
+        guard !queue.closed else { throw LogStoreError(.closed, "the store is closed", file: directory) }
         let newest = index.withLock { $0.dictionaries.all.last?.id ?? 0 }
         guard newest < UInt32.max else {
             throw LogStoreError(.exhausted, "the store has used every dictionary id", file: directory)
