@@ -75,11 +75,11 @@ let package = Package(
             path: "Tests/CrashHarness"
         ),
         // What every test target and the crash harness share: temporary stores verified at teardown, test
-        // seeds, the crash payload, running logstore-tool. The seeded generator is LogStoreExamples'
-        // SplitMix64.
+        // seeds, the crash payload, running logstore-tool, forged hint files. The seeded generator is
+        // LogStoreExamples' SplitMix64.
         .target(
             name: "TestSupport",
-            dependencies: ["LogStore", "LogStoreExamples"],
+            dependencies: ["LogStore", "LogStoreFormat", "LogStoreExamples"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
