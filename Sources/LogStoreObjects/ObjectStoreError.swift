@@ -15,7 +15,9 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         /// field-name record knows it).
         public static let unregisteredType = Code("unregisteredType")
         /// The object is of another type than the one asked for (e.g. a `Rectangle` asked for as a
-        /// `Circle`), or a field holds a value of another kind than the one decoded.
+        /// `Circle`), or a field holds a value of another kind than the one decoded; or
+        /// ``ObjectContext/deleteAll(of:includingSubclasses:)`` found an object that the index lists under
+        /// the type but whose record is of another (nothing is deleted then).
         public static let typeMismatch = Code("typeMismatch")
         /// A field that has no default is absent from the stored object (and from its old names).
         public static let missingField = Code("missingField")

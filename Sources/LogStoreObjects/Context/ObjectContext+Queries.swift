@@ -51,10 +51,35 @@ extension ObjectContext {
     /// Deletes every stored object of class `type` (subclasses included unless `includingSubclasses` is
     /// false) on the next save. The save fails (engine `stillReferenced`) when an object that is not
     /// deleted still references one of them.
+    ///
+    /// The objects are listed from the index, whose type tags may come from a hint file; each one's record
+    /// is read (its frame header, not its payload) to check its type before anything is marked, so an
+    /// object of another type is never deleted.
     /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
-    ///   ``ObjectStore``'s `types:`, `store`.
+    ///   ``ObjectStore``'s `types:`; `typeMismatch` when the index lists an object whose record is of
+    ///   another type (the index disagrees with the segment: nothing is marked; open the store again after
+    ///   deleting its hint files, or run `verify`); `store`.
     public func deleteAll<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) {
-        for id in try ids(of: type, includingSubclasses: includingSubclasses) { markDeleted(id) }
+        let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
+        let view = try readView()
+        var ids: [ObjectID] = []
+        for tag in tags { ids += view.ids(ofType: tag) }
+        for id in ids {
+            let stored: UInt32?
+            do {
+                stored = try view.header(of: id)?.typeTag
+            } catch {
+                throw ObjectStoreError(error)
+            }
+            guard let stored, !tags.contains(stored) else { continue }
+            let name = registry.type(forTag: stored)?.name ?? "type tag \(stored)"
+            throw ObjectStoreError(
+                .typeMismatch,
+                "object \(id) is listed as a \(T.self) by the index, but its record is a \(name): the index"
+                    + " disagrees with the segment (a damaged hint file?); nothing is deleted",
+                typeName: name, objectID: id)
+        }
+        for id in ids { markDeleted(id) }
     }
 
     /// Deletes every stored object and removes every named root, on the next save.
