@@ -36,10 +36,11 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         /// dictionary the store wrote under its name: its content is not the one the segment manifest
         /// records for it (another store's dictionary copied in, or one altered with its checksum fixed).
         public static let corruptDictionary = Code("corruptDictionary")
-        /// A hint file is valid as a file (its checksum holds) but does not describe its segment's frames,
-        /// which compaction found before dropping anything of the segment. The index this session rebuilt
-        /// from it may be wrong about that segment, so no pass compacts it; the hint file is deleted, and
-        /// the next open scans the segment (open the store again to see every object).
+        /// A hint file that the open used is valid as a file (its checksum holds) but does not describe its
+        /// segment's frames, which a compaction or mark-sweep pass found before freeing or dropping
+        /// anything. The index this session rebuilt from it may be wrong, so nothing is compacted or
+        /// collected (by those passes) until the store is opened again; the hint file is deleted, and the
+        /// next open scans the segment (open the store again to see every object and root).
         public static let corruptHint = Code("corruptHint")
         /// A frame names a compression dictionary the store does not have.
         public static let missingDictionary = Code("missingDictionary")

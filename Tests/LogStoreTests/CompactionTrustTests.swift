@@ -112,4 +112,52 @@ import Testing
         try store.close()
         #expect(try Store.verify(at: directory.path).isSound)
     }
+
+    /// A hint that gives a deleted object's older put (segment 1) an id nobody uses makes that segment look
+    /// free of dead records, and the tombstone (segment 2) look droppable. Compaction compares every hint
+    /// open used with its segment before it drops anything, and stops; the object stays deleted, also when
+    /// the next open scans every segment.
+    @Test func aHintHidingAnOlderPutNeverLetsItsTombstoneGo() throws {
+        let directory = TemporaryStore("compact-forged-tombstone")
+        let store = try directory.open(options: options())
+        let deleted = try store.put(typeTag: 1, payload: payloadBytes(500, seed: 0))
+        var live: [ObjectID: [UInt8]] = [:]
+        var index: UInt64 = 0
+        func fill(until segments: Int) throws {
+            while directory.segmentFiles().count < segments {
+                index += 1
+                let payload = payloadBytes(500, seed: index)
+                live[try store.put(typeTag: 1, payload: payload)] = payload
+            }
+        }
+        try fill(until: 2)
+        try store.delete(deleted)
+        try fill(until: 3)
+        try store.writeHints()
+        try store.close()
+        try directory.forgeHint(segment: 1) { entries in
+            let put = try #require(entries.firstIndex { $0.kind == .put && $0.id == deleted.rawValue })
+            entries[put].id = 1_000_000
+        }
+
+        let forged = try directory.open(options: options())
+        #expect(forged.segmentsLoadedFromHints == 2)
+        let error = try #require(throws: LogStoreError.self) { try forged.compact() }
+        #expect(error.code == .corruptHint, "\(error)")
+        #expect(error.file == directory.path + "/" + HintFile.fileName(1))
+        try forged.close()
+
+        try directory.deleteHints()
+        let reopened = try directory.open(options: options())
+        #expect(try reopened.get(deleted) == nil)
+        try reopened.compact()
+        #expect(try reopened.get(deleted) == nil)
+        for (id, payload) in live { #expect(try reopened.get(id)?.payload == payload, "object \(id)") }
+        try reopened.close()
+        try directory.deleteHints()
+        let scanned = try directory.open(options: options())
+        #expect(try scanned.get(deleted) == nil)
+        #expect(try scanned.ids() == live.keys.sorted())
+        try scanned.close()
+    }
 }

@@ -117,8 +117,8 @@ import Testing
         try reopened.close()
     }
 
-    /// A hint that clears an object's pinned flag makes the index take it for unpinned; mark-sweep asks
-    /// the frame and keeps it, pinned.
+    /// A hint that clears an object's pinned flag makes the index take it for unpinned; mark-sweep compares
+    /// the hint with its segment before it frees anything, and stops (so does a second pass), keeping it.
     @Test func markSweepKeepsAnObjectWhoseHintClearedItsPinnedFlag() throws {
         let directory = TemporaryStore("hint-cleared-pin-sweep")
         var pinned = ObjectID(0)
@@ -128,11 +128,11 @@ import Testing
         }
         let store = try directory.open(options: options())
         #expect(store.segmentsLoadedFromHints == 1)
-        let report = try store.collectGarbage()
-        #expect(report.collected == 0, "\(report)")
+        let error = try #require(throws: LogStoreError.self) { try store.collectGarbage() }
+        #expect(error.code == .corruptHint, "\(error)")
         #expect(try store.get(pinned)?.payload == [7, 7, 7])
-        // Still pinned: a second pass keeps it too.
-        #expect(try store.collectGarbage().collected == 0)
+        #expect(throws: LogStoreError.self) { try store.collectGarbage() }
+        #expect(try store.get(pinned)?.payload == [7, 7, 7])
         try store.close()
         let reopened = try directory.open(options: options())
         #expect(try reopened.collectGarbage().collected == 0)
@@ -160,6 +160,109 @@ import Testing
         try store.close()
         let reopened = try directory.open(options: options())
         #expect(try reopened.get(pinned)?.payload == [7, 7, 7])
+        try reopened.close()
+    }
+
+    // MARK: - Roots
+
+    /// A closed store whose sealed segment 1 holds an unpinned object reachable only from the root "main",
+    /// and the root "tmp" set (after "main") and removed; returns the object's id and the live payloads.
+    func makeStoreWithRoot(_ directory: TemporaryStore) throws -> (ObjectID, [ObjectID: [UInt8]]) {
+        var target = ObjectID(0)
+        let live = try makeStore(directory) { store in
+            target = store.newID()
+            try store.write { batch in
+                batch.put(target, typeTag: 4, payload: [4, 4, 4], pinned: false)
+                batch.setRoot("main", to: target)
+            }
+            try store.setRoot("tmp", to: target)
+            try store.removeRoot("tmp")
+        }
+        return (target, live)
+    }
+
+    func position(ofRoot name: String, in entries: [HintFile.Entry]) throws -> Int {
+        try #require(entries.firstIndex { $0.kind == .setRoot && $0.name == Array(name.utf8) })
+    }
+
+    /// A hint that renames the root "main" to "tmp" (whose removal comes later) would leave the object
+    /// unreachable: open checks every root entry against its frame, does not use the hint, and the
+    /// collector keeps the object.
+    @Test func aHintThatRenamesARootIsNotUsed() throws {
+        let directory = TemporaryStore("hint-renamed-root")
+        let (target, live) = try makeStoreWithRoot(directory)
+        try directory.forgeHint { entries in entries[try position(ofRoot: "main", in: entries)].name = Array("tmp".utf8) }
+        let hint = directory.path + "/" + HintFile.fileName(1)
+
+        let store = try directory.open(options: options())
+        #expect(store.segmentsLoadedFromHints == 0)
+        #expect(store.openNotes.contains { $0.contains(hint) && $0.contains("root") }, "\(store.openNotes)")
+        #expect(try store.root(named: "main") == target)
+        #expect(try store.collectGarbage().collected == 0)
+        for (id, payload) in live { #expect(try store.get(id)?.payload == payload, "object \(id)") }
+        try store.close()
+    }
+
+    /// A hint that names another object as the root's target is not used either.
+    @Test func aHintThatRetargetsARootIsNotUsed() throws {
+        let directory = TemporaryStore("hint-retargeted-root")
+        let (target, live) = try makeStoreWithRoot(directory)
+        try directory.forgeHint { entries in entries[try position(ofRoot: "main", in: entries)].id = 5 }
+
+        let store = try directory.open(options: options())
+        #expect(store.segmentsLoadedFromHints == 0)
+        #expect(try store.root(named: "main") == target)
+        #expect(try store.collectGarbage().collected == 0)
+        for (id, payload) in live { #expect(try store.get(id)?.payload == payload, "object \(id)") }
+        try store.close()
+    }
+
+    /// A hint that leaves out the root's entry leaves a gap between frames: open does not use it.
+    @Test func aHintMissingARootEntryIsNotUsed() throws {
+        let directory = TemporaryStore("hint-missing-root")
+        let (target, live) = try makeStoreWithRoot(directory)
+        try directory.forgeHint { entries in entries.remove(at: try position(ofRoot: "main", in: entries)) }
+        let hint = directory.path + "/" + HintFile.fileName(1)
+
+        let store = try directory.open(options: options())
+        #expect(store.segmentsLoadedFromHints == 0)
+        #expect(store.openNotes.contains { $0.contains(hint) && $0.contains("gap") }, "\(store.openNotes)")
+        #expect(try store.root(named: "main") == target)
+        #expect(try store.collectGarbage().collected == 0)
+        for (id, payload) in live { #expect(try store.get(id)?.payload == payload, "object \(id)") }
+        try store.close()
+    }
+
+    /// A hint whose entry for the root's frame says it is an id reservation keeps the layout and gives no
+    /// root entry to check: open uses it, and the root is missing in that session. Mark-sweep compares every
+    /// hint open used with its segment before it frees anything, and stops; the next open sees the root.
+    @Test func markSweepNeverCollectsWhatAHintUnrooted() throws {
+        let directory = TemporaryStore("hint-hidden-root")
+        let (target, live) = try makeStoreWithRoot(directory)
+        try directory.forgeHint { entries in
+            let root = try position(ofRoot: "main", in: entries)
+            entries[root].kind = .reserveIDs
+            entries[root].name = []
+        }
+        let hint = directory.path + "/" + HintFile.fileName(1)
+
+        let forged = try directory.open(options: options())
+        #expect(forged.segmentsLoadedFromHints == 1)
+        #expect(try forged.root(named: "main") == nil)  // in this session: open did not read the frame
+        let error = try #require(throws: LogStoreError.self) { try forged.collectGarbage() }
+        #expect(error.code == .corruptHint, "\(error)")
+        #expect(error.file == hint)
+        #expect(!FileManager.default.fileExists(atPath: hint))
+        #expect(try forged.get(target)?.payload == [4, 4, 4])
+        // Not again in this session: the index still lacks the root.
+        #expect(throws: LogStoreError.self) { try forged.collectGarbage() }
+        #expect(try forged.get(target)?.payload == [4, 4, 4])
+        try forged.close()
+
+        let reopened = try directory.open(options: options())
+        #expect(try reopened.root(named: "main") == target)
+        #expect(try reopened.collectGarbage().collected == 0)
+        for (id, payload) in live { #expect(try reopened.get(id)?.payload == payload, "object \(id)") }
         try reopened.close()
     }
 }

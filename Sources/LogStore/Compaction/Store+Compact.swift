@@ -28,9 +28,15 @@ extension Store {
     ///
     /// A pass never runs beside ``close()``: one in progress when another thread closes the store finishes
     /// first, and one asked for once the close has begun is refused with `closed`.
+    ///
+    /// The first pass of a session that compacts anything first compares every hint file the open used with
+    /// its segment (a read of those segments, as `verify` does): what the index took from a hint decides
+    /// nothing until it is found true.
     /// - parameter progress: called from the compacting thread as bytes of the chosen segments are processed.
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, `corruptFrame` when a chosen segment
-    ///   is damaged (nothing is deleted then), or `ioError`.
+    ///   is damaged (nothing is deleted then), `corruptHint` (naming the hint file) when a hint the open
+    ///   used disagrees with its segment (nothing is compacted in this session then; the next open scans
+    ///   the segment), or `ioError`.
     @discardableResult
     public func compact(progress: ((CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
@@ -133,14 +139,15 @@ extension Store {
                 chosen.sorted { (shares[$0.file.number] ?? 0) > (shares[$1.file.number] ?? 0) }.prefix(max(1, limit))
             ).sorted { $0.file.number < $1.file.number }
         }
-        // Before anything is written: what the index says of a segment whose records came from its hint
-        // decides nothing until the hint is found true.
-        try checkReplayedHints(of: chosen)
         guard !chosen.isEmpty else {
             report.segmentsAfter = report.segmentsBefore
             report.bytesAfter = report.bytesBefore
             return report
         }
+        // Before anything is written: what the index says of a segment whose records came from its hint
+        // decides nothing until the hint is found true, and what is dropped from the chosen segments rests
+        // on what the index says of every segment.
+        try checkEveryReplayedHint()
         let total = chosen.reduce(UInt64(0)) { $0 + $1.size }
         // What the outputs will hold, about: the live bytes of the chosen segments (their page cache is
         // made ahead of the copy; an estimate too high only leaves a hole that is cut back).
@@ -417,8 +424,12 @@ extension Store {
                         report.tombstonesDropped += 1  // the object was put again since
                         continue
                     }
+                    // On checked counters only: a segment whose hint is not found true may hold a dead
+                    // record its hint hides (``checkEveryReplayedHint()`` has checked them all by now).
                     let olderCopyMayExist = state.segments.all.contains { other in
-                        other.file.number != segment && other.minSequence < frame.sequence && other.deadRecords > 0
+                        other.file.number != segment
+                            && ((other.minSequence < frame.sequence && other.deadRecords > 0)
+                                || other.unverifiedHint != nil || other.hintDisagrees)
                     }
                     if olderCopyMayExist {
                         keep.append((frame, nil))

@@ -7,17 +7,45 @@
     import Darwin
 #endif
 
-/// A hint file speeds up an open, but never decides what compaction destroys. Open rebuilds a sealed
-/// segment's records from its hint without reading the segment's frames; before a pass drops any frame
-/// of such a segment (dead by the index), the hint is compared with the segment, entry for entry, as
-/// `verify` compares them. One that disagrees (an entry left out hides an object, which the pass would
-/// otherwise delete with the segment) stops the pass before anything is written or deleted.
+/// A hint file speeds up an open, but never decides what compaction or the collector destroys. Open
+/// rebuilds a sealed segment's records from its hint without reading the segment's frames; before a
+/// compaction pass or a mark-sweep pass frees or drops anything, every hint open used is compared with its
+/// segment, entry for entry, as `verify` compares them (once per hint and session). What a pass decides
+/// for one segment rests on the others too: a frame is dead because another segment holds a newer record
+/// or a tombstone of its object, a tombstone may go because no other segment holds a dead record older
+/// than it, an object is unreachable because no root frame of any segment names it. A hint that disagrees
+/// (an entry left out, or described as another kind, hides an object, a root or a dead record) stops the
+/// pass before anything is written or deleted, and every later one of the session: the index is wrong
+/// until the store is opened again.
 extension Store {
+    /// Checks every hint open used that has not been checked yet, each by a scan of its segment: the first
+    /// compaction or mark-sweep pass of a session reads every segment open did not scan, as `verify` does,
+    /// and later passes nothing. Call with the compaction lock held.
+    /// - throws: ``LogStoreError`` with code `corruptHint` when a hint disagrees with its segment, now or
+    ///   earlier in this session (naming the hint file).
+    func checkEveryReplayedHint() throws(LogStoreError) {
+        let (unchecked, wrong) = state.withLock { state in
+            (
+                state.segments.all.filter { $0.unverifiedHint != nil }.map { (file: $0.file, size: $0.size) },
+                state.segments.all.filter(\.hintDisagrees).map(\.file.number).min()
+            )
+        }
+        if let wrong {
+            throw LogStoreError(
+                .corruptHint,
+                "the hint file this open rebuilt segment \(LogFormat.segmentFileName(wrong)) from disagrees with the"
+                    + " segment, so the index may be wrong: nothing is compacted or collected until the store is"
+                    + " opened again",
+                file: directory + "/" + HintFile.fileName(wrong))
+        }
+        try checkReplayedHints(of: unchecked.sorted { $0.file.number < $1.file.number })
+    }
+
     /// Checks the hint open used for each of `chosen` (the segments of a pass) that has not been checked
     /// yet, by a scan of the segment.
     /// - throws: ``LogStoreError`` with code `corruptHint`, naming the hint file, when one disagrees with
-    ///   its segment (the segment is then never compacted in this session, and the hint is deleted so that
-    ///   the next open scans the segment).
+    ///   its segment (nothing is then compacted or collected in this session, and the hint is deleted so
+    ///   that the next open scans the segment).
     func checkReplayedHints(of chosen: [(file: SegmentFile, size: UInt64)]) throws(LogStoreError) {
         for (file, size) in chosen {
             guard let checksum = state.withLock({ $0.segments[file.number]?.unverifiedHint }) else { continue }
@@ -45,7 +73,7 @@ extension Store {
             throw LogStoreError(
                 .corruptHint,
                 "the hint file this open rebuilt segment \(LogFormat.segmentFileName(file.number)) from \(problem); "
-                    + "nothing of the segment is compacted, \(removal): open the store again",
+                    + "nothing is compacted or collected in this session, \(removal): open the store again",
                 file: path)
         }
     }

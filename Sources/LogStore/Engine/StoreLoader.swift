@@ -387,7 +387,10 @@ struct StoreLoader {
         switch prefetcher?.take(number, path: path, io: io) ?? HintPrefetcher.open(number, path: path, io: io) {
         case .opened(let mapping, .success(let reader))
         where reader.segmentNumber == number && reader.segmentSize == size && reader.isCompact == format.isCompact:
-            if checkLayout, let problem = Self.layoutProblem(of: reader, segment: segment, format: format) {
+            if checkLayout,
+                let problem = Self.layoutProblem(of: reader, segment: segment, format: format)
+                    ?? Self.rootProblem(of: reader, segment: segment, format: format)
+            {
                 loaded.notes.append("\(path): \(problem); scanned the segment instead")
                 return nil
             }
@@ -421,6 +424,28 @@ struct StoreLoader {
             seal.kind == .seal, seal.id == end, Int(end) + seal.length == segment.count
         else { return "hint entries do not end where the segment's seal frame is" }
         return nil
+    }
+
+    /// What shows that a hint's root entries (`setRoot`, `removeRoot`) are not the segment's root frames:
+    /// each one's frame is read and checked (kind, id, sequence number, length, checksum and name), since a
+    /// root renamed, retargeted or turned into a removal would leave objects unreachable. One frame per root
+    /// entry, and roots are few. A root frame that a hint describes as an entry of another kind is not seen
+    /// here: mark-sweep and compaction compare every hint open used with its segment before they free or
+    /// drop anything (``Store/checkEveryReplayedHint()``).
+    static func rootProblem(of hint: HintReader, segment: UnsafeRawBufferPointer, format: FrameFormat) -> String? {
+        var problem: String?
+        hint.forEachEntry { entry in
+            guard problem == nil, entry.kind == .setRoot || entry.kind == .removeRoot else { return }
+            guard case .success(let frame) = FrameDecoder.decode(segment, at: Int(entry.offset), format: format),
+                frame.kind == entry.kind, frame.id == entry.id, frame.sequence == entry.sequence,
+                frame.length == Int(entry.length),
+                let name = FrameDecoder.payload(of: frame, in: segment), name.elementsEqual(entry.nameBytes)
+            else {
+                problem = "hint entry of the root frame at offset \(entry.offset) disagrees with that frame"
+                return
+            }
+        }
+        return problem
     }
 
     /// Rebuilds a sealed segment's share of the state from its hint, without reading the segment.
