@@ -84,7 +84,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LogStoreObjectsTests",
-            dependencies: ["LogStoreObjects", "LogStore", "LogStoreExamples", "TestSupport", "logstore-tool"]
+            dependencies: [
+                "LogStoreObjects", "LogStore", "LogStoreFormat", "LogStoreExamples", "TestSupport", "logstore-tool",
+            ]
         ),
         .testTarget(
             name: "LogStoreTests",

@@ -1,6 +1,6 @@
 import Foundation
-@_spi(Engine) import LogStoreFormat
 import LogStore
+@_spi(Engine) import LogStoreFormat
 import LogStoreObjects
 import TestSupport
 import Testing

@@ -191,7 +191,9 @@ import Testing
     @Test func aHintThatRenamesARootIsNotUsed() throws {
         let directory = TemporaryStore("hint-renamed-root")
         let (target, live) = try makeStoreWithRoot(directory)
-        try directory.forgeHint { entries in entries[try position(ofRoot: "main", in: entries)].name = Array("tmp".utf8) }
+        try directory.forgeHint { entries in
+            entries[try position(ofRoot: "main", in: entries)].name = Array("tmp".utf8)
+        }
         let hint = directory.path + "/" + HintFile.fileName(1)
 
         let store = try directory.open(options: options())

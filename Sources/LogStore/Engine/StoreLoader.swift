@@ -414,8 +414,8 @@ struct StoreLoader {
     /// describe its segment: its frames must follow each other from the end of the header, with no gap,
     /// up to the segment's seal frame (checked, one frame at the segment's end), which ends the file. A hint
     /// that leaves out an entry, or describes a frame longer or shorter than it is, fails this unless
-    /// another entry makes up for it; only a scan (`verify`, and compaction before it drops anything of the
-    /// segment) finds every difference.
+    /// another entry makes up for it; only a scan (`verify`, and compaction and mark-sweep before they drop
+    /// or free anything) finds every difference.
     static func layoutProblem(of hint: HintReader, segment: UnsafeRawBufferPointer, format: FrameFormat) -> String? {
         guard hint.isContiguous else { return "hint entries leave a gap between frames" }
         let end = hint.framesEnd
