@@ -1,12 +1,6 @@
 import LogStore
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// An object database in the style of UserLand Frontier's: a persistent tree of tables under an
 /// implied `root` table, each holding named children that are tables or values, addressed by path.
 ///
@@ -152,22 +146,12 @@ public final class ODB: Sendable {
                             .conflict, "concurrent writers changed the tables this \(what) read, \(attempt) times",
                             underlying: error.underlying))
                 }
-                Self.backOff(attempt)
+                ConflictBackoff.wait(after: attempt, store: store)
             }
         }
     }
 
     static func isConflict(_ error: ODBError) -> Bool {
         error.code == .store && (error.underlying as? LogStoreError)?.code == .conflict
-    }
-
-    /// Lets the other writers through: nothing the first times, then a yield, then short growing sleeps.
-    static func backOff(_ attempt: Int) {
-        if attempt < 3 { return }
-        if attempt < 6 {
-            sched_yield()
-        } else {
-            usleep(UInt32(min(attempt * 20, 2_000)))
-        }
     }
 }
