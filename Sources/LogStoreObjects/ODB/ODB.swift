@@ -33,6 +33,8 @@ public final class ODB: Sendable {
     let accessFailures = Mutex(ODBAccessFailures())
     /// How many times a change whose records changed under it is tried in all.
     public let maxAttempts: Int
+    /// Lets changes that keep conflicting through first.
+    let contention = ContentionGate()
 
     /// The decoded-table cache budget used when none is given: 64 MiB.
     public static let defaultCacheBudget = 64 << 20
@@ -121,12 +123,16 @@ public final class ODB: Sendable {
     }
 
     /// Runs `body` on a fresh snapshot and commits its work, rerunning it when records it read changed
-    /// meanwhile (up to ``maxAttempts`` times in all); `wrap` turns this layer's errors into `body`'s.
+    /// meanwhile (up to ``maxAttempts`` times in all, each rerun after ``ConflictBackoff``); `wrap` turns
+    /// this layer's errors into `body`'s.
     func retryingOnConflict<Result, Failure: Error>(
         _ what: String, _ body: (ODBWork) throws(Failure) -> Result, wrap: (ODBError) -> Failure
     ) throws(Failure) -> Result {
         var attempt = 0
+        var starving = false
+        defer { if starving { contention.leave() } }
         while true {
+            if !starving { contention.admit() }
             let work: ODBWork
             do {
                 work = try ODBWork(store: store, cache: cache, knownRoot: knownRoot)
@@ -145,6 +151,10 @@ public final class ODB: Sendable {
                         ODBError(
                             .conflict, "concurrent writers changed the tables this \(what) read, \(attempt) times",
                             underlying: error.underlying))
+                }
+                if attempt >= ContentionGate.starvingAfter && !starving {
+                    starving = true
+                    contention.enter()
                 }
                 ConflictBackoff.wait(after: attempt, store: store)
             }
