@@ -96,6 +96,11 @@ let package = Package(
                 "logstore-crash-harness",
             ]
         ),
+        // Depends on LogStoreObjects alone: `import LogStoreObjects` is all a user of the object layer needs.
+        .testTarget(
+            name: "LogStoreObjectsImportTests",
+            dependencies: ["LogStoreObjects"]
+        ),
         // The Swift snippets of README.md and Documentation/*.md, compiled (DocSnippetsPlugin).
         .executableTarget(
             name: "doc-snippets",

@@ -25,7 +25,9 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         /// object asked for by id does not exist.
         public static let danglingReference = Code("danglingReference")
         /// A reference cycle runs through plain fields only; at least one field of each cycle must be
-        /// ``ObjectRef``, ``ObjectList`` or ``LazyRef``.
+        /// ``ObjectRef``, ``ObjectList`` or ``LazyRef``. Thrown by a save that would store such a cycle
+        /// (nothing is written; the message names each object and field of the cycle, ``objects`` the
+        /// stored ones), and by a load of one stored before saves refused them.
         public static let cyclicReference = Code("cyclicReference")
         /// A subclass of a persistent class encoded none of its own stored properties: it does not
         /// override `encode(to:)` / `init(from:)` (or `encodeFields(to:)` / `init(fields:)`), so they

@@ -41,11 +41,13 @@ extension ObjectContext {
         return tags.reduce(0) { $0 + view.count(ofType: $1) }
     }
 
-    /// How many persistent objects are stored, of every type.
+    /// How many persistent objects are stored, of every type (not counting the store's field-name records
+    /// nor the tables of an ``ODB`` kept in the same store).
     /// - throws: ``ObjectStoreError`` `store`.
     public func count() throws(ObjectStoreError) -> Int {
         let view = try readView()
-        return view.count() - view.count(ofType: TypeNames.keyRecordTag)
+        return view.count() - view.count(ofType: TypeNames.keyRecordTag) - view.count(ofType: ODBFormat.tableTag)
+            - view.count(ofType: ODBFormat.bucketTag)
     }
 
     /// Deletes every stored object of class `type` (subclasses included unless `includingSubclasses` is
@@ -82,11 +84,14 @@ extension ObjectContext {
         for id in ids { markDeleted(id) }
     }
 
-    /// Deletes every stored object and removes every named root, on the next save.
+    /// Deletes every stored object and removes every named root, on the next save. The tables of an
+    /// ``ODB`` kept in the same store (its root `odb.root` and its records) are left alone.
     /// - throws: ``ObjectStoreError`` `store`.
     public func removeAll() throws(ObjectStoreError) {
         let view = try readView()
-        for name in view.roots().keys.sorted() { confined.state.pendingRoots.append((name, nil)) }
+        for name in view.roots().keys.sorted() where name != ODBFormat.rootName {
+            confined.state.pendingRoots.append((name, nil))
+        }
         for id in view.ids() {
             let header: (typeTag: UInt32, references: [ObjectID])?
             do {
@@ -94,7 +99,9 @@ extension ObjectContext {
             } catch {
                 throw ObjectStoreError(error)
             }
-            guard let header, header.typeTag != TypeNames.keyRecordTag else { continue }
+            guard let header, header.typeTag != TypeNames.keyRecordTag, header.typeTag != ODBFormat.tableTag,
+                header.typeTag != ODBFormat.bucketTag
+            else { continue }
             markDeleted(id)
         }
         for (id, slot) in cache.state.slots.entries where slot.storedHash == nil { forget(id) }

@@ -10,6 +10,7 @@ extension ObjectContext {
     /// unpinned: when nothing live references them any more, the collector removes them.
     /// - throws: ``ObjectStoreError`` `transactionState` inside a transaction (use ``commit()``),
     ///   `encodingFailed`, `unregisteredClass`, `deletedObject` (a saved object references a deleted one),
+    ///   `cyclicReference` (the objects would form a cycle of plain fields, which could not be loaded),
     ///   or `store` (e.g. the engine's `stillReferenced` for a delete). Nothing is written then.
     /// - returns: what was written.
     @discardableResult
@@ -30,6 +31,7 @@ extension ObjectContext {
             session.enqueue(slot, object)
         }
         try session.encodeAll()
+        try session.refusePlainCycles()
         try session.rewriteReferencedButGone()
         try settleNewObjects()
         var batch = WriteBatch()
@@ -144,9 +146,9 @@ extension ObjectContext {
 /// hashing per object beyond the identity cache's own lookups.
 final class SaveSession: ContextConfined<SaveSessionState> {
 
-    private unowned let context: ObjectContext
-    private let generation: Int
-    private lazy var encoder = PayloadEncoder(
+    unowned let context: ObjectContext
+    let generation: Int
+    lazy var encoder = PayloadEncoder(
         catalog: context.objectStore.catalog, fieldCoding: context.registry.usesFieldCoding
     ) {
         [unowned self] object throws(ObjectStoreError) in
@@ -175,7 +177,7 @@ final class SaveSession: ContextConfined<SaveSessionState> {
         state.queue.append((slot, object))
     }
 
-    private func registration(of object: any PersistentObject) throws(ObjectStoreError) -> RegisteredType {
+    func registration(of object: any PersistentObject) throws(ObjectStoreError) -> RegisteredType {
         let key = ObjectIdentifier(type(of: object))
         if let lastType = state.lastType, lastType.0 == key { return lastType.1 }
         if let registered = state.seenTypes[key] {
@@ -207,6 +209,8 @@ final class SaveSession: ContextConfined<SaveSessionState> {
                 typeTag: registered.tag, pinned: slot.pinned, references: references, payload: payload)
             let record = Record(
                 id: slot.id, typeTag: registered.tag, references: references, payload: payload, isPinned: slot.pinned)
+            let plainCount = encoder.state.plainReferences.count
+            if plainCount > 0 { notePlainReferences(of: slot, object, written: slot.storedHash != hash) }
             if slot.storedHash == hash {
                 slot.unchangedIndex = Int32(truncatingIfNeeded: state.unchangedRecords.count)
                 state.unchangedRecords.append(record)
@@ -224,6 +228,15 @@ final class SaveSession: ContextConfined<SaveSessionState> {
             }
         }
         state.queue.removeAll()
+    }
+
+    /// Keeps the targets of the plain reference fields the encoder just met, for ``refusePlainCycles()``.
+    private func notePlainReferences(of slot: CacheSlot, _ object: any PersistentObject, written: Bool) {
+        let start = state.plainTargets.count
+        state.plainTargets += encoder.state.plainReferences
+        state.plainReferrers.append(
+            PlainReferrer(slot: slot, object: object, targets: start..<state.plainTargets.count))
+        if written { state.writesPlainReferences = true }
     }
 
     private func append(_ record: Record, hash: UInt64, slot: CacheSlot) {
@@ -306,6 +319,11 @@ struct SaveSessionState {
     var lastType: (ObjectIdentifier, RegisteredType)?
     /// The registrations met in this save, by class (each type name announced to the catalog once).
     var seenTypes: [ObjectIdentifier: RegisteredType] = [:]
+    /// The encoded objects with plain reference fields, and their targets (see ``SaveSession/refusePlainCycles()``).
+    var plainReferrers: [PlainReferrer] = []
+    var plainTargets: [ObjectID] = []
+    /// Whether an object this save writes (not one found unchanged) has plain reference fields.
+    var writesPlainReferences = false
 }
 
 /// Hands out increasing numbers (save generations), from any thread.

@@ -46,6 +46,9 @@ public final class ObjectContext {
         /// Stored objects this context's own saves freed (see `ObjectContext+Released.swift`): linking one of
         /// them again stores it again.
         var releasedIDs: Set<ObjectID> = []
+        /// Whether the objects loads decode are held strongly until the next save (the contexts of
+        /// ``ObjectStore/update(attempts:_:)``, whose work changes what it loads without keeping it).
+        var holdsLoadedObjects = false
     }
 
     /// This context's ``State``.
@@ -276,6 +279,9 @@ public final class ObjectContext {
             for id in ids { objects.append(try session.load(id)) }
             try session.finish()
             instances.publish(session.state.loadedSlots, liveSlots: cache.state.slots.count)
+            if confined.state.holdsLoadedObjects {
+                for (slot, object) in zip(session.state.loadedSlots, session.state.loaded) { cache.hold(slot, object) }
+            }
             return objects
         } catch {
             // Objects of a failed load may have reference fields that were never filled in: forget them.

@@ -5,6 +5,12 @@ extension ObjectStore {
     /// context changed an object `body` read and changed), runs it again in another new context, which reads
     /// the newer state, up to `attempts` times in all.
     ///
+    /// Before running `body` again it waits until the save it conflicted with is visible (so the new
+    /// context reads a state at least as new) and then a short random time that doubles with each attempt
+    /// (at most 2 ms), so that writers of one object spread out; while a run that conflicted 4 times or
+    /// more retries, the other runs of this object store wait for it (up to 50 ms), so none starves. The context keeps every object `body`
+    /// loads until the save, so a change to an object `body` does not hold on to is saved too.
+    ///
     /// Use it for short read-modify-write work that can simply be redone, such as incrementing a counter
     /// or adding to a list. `body` may run more than once, so it should change nothing outside the context
     /// it is given. Work that must not be redone without asking (an edit the user made on the screen) saves
@@ -21,10 +27,15 @@ extension ObjectStore {
     /// - returns: what the successful run of `body` returned.
     /// - throws: what `body` throws, the last `conflict` when every attempt conflicted, and what
     ///   ``ObjectContext/save()`` throws.
+    @discardableResult
     public func update<Result>(attempts: Int = 3, _ body: (ObjectContext) throws -> Result) throws -> Result {
         var attempt = 1
+        var starving = false
+        defer { if starving { contention.leave() } }
         while true {
+            if !starving { contention.admit() }
             let context = makeContext()
+            context.confined.state.holdsLoadedObjects = true
             let result = try body(context)
             let failure: ObjectStoreError
             do {
@@ -34,6 +45,11 @@ extension ObjectStore {
                 failure = error
             }
             guard failure.code == .conflict, attempt < attempts else { throw failure }
+            if attempt >= ContentionGate.starvingAfter && !starving {
+                starving = true
+                contention.enter()
+            }
+            ConflictBackoff.wait(after: attempt, store: store)
             attempt += 1
         }
     }

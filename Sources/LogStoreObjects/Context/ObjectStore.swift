@@ -15,6 +15,8 @@ public final class ObjectStore: Sendable {
     public let store: Store
     let registry: TypeRegistry
     let catalog: KeyCatalog
+    /// Lets runs of ``update(attempts:_:)`` that keep conflicting through first.
+    let contention = ContentionGate()
 
     /// What opening repaired: the torn tail of the last, unacknowledged write cut after a crash (its bytes
     /// saved to a side file next to the segment), or nil when the log was clean. Only a crash can leave a

@@ -37,6 +37,7 @@ final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
         state.eagerReferences = []
         state.eagerIndex.removeAll()
         state.lazyReferences = []
+        if !state.plainReferences.isEmpty { state.plainReferences.removeAll(keepingCapacity: true) }
         state.openFrames.removeAll(keepingCapacity: true)
         state.openFrames.append(0)
         state.floor = 0
@@ -196,7 +197,13 @@ final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
         switch state.kinds.kind(of: T.self) {
         case .persistent:
             if let object = value as? any PersistentObject {
-                writeReference(try reference(to: object, basePath: basePath, key: key))
+                let id = try reference(to: object, basePath: basePath, key: key)
+                writeReference(id)
+                // A plain field: its target must be decoded before its owner (see `SaveSession+Cycles`).
+                state.plainReferences.append(id)
+                if state.tracesPlainFields {
+                    state.plainFields.append((id, CodingPath.describe(key.map { basePath + [$0] } ?? basePath)))
+                }
                 return
             }
         case .special:
@@ -448,6 +455,12 @@ struct PayloadEncoderState {
     var eagerReferences: [ObjectID] = []
     var eagerIndex = IDTable<Int>()
     var lazyReferences: [ObjectID] = []
+    /// The targets of the object's plain reference fields (not ``ObjectRef``, ``ObjectList`` or ``LazyRef``),
+    /// in the order met, repeated when met again.
+    var plainReferences: [ObjectID] = []
+    /// Whether to note the coding path of each plain reference field in ``plainFields`` (for an error).
+    var tracesPlainFields = false
+    var plainFields: [(target: ObjectID, path: String)] = []
     var keys: KeyCatalog.Snapshot
     /// The field number written last, and for each number the one that followed it last time.
     var lastKeyNumber = 0

@@ -72,7 +72,7 @@ extension ODB {
     ///   `invalidPath` for an empty key.
     @discardableResult
     public func ensureTable(_ path: ODBPath) throws(ODBError) -> ODBTable {
-        try changing { work throws(ODBError) in try work.ensureTable(path.keys) }
+        _ = try changing { work throws(ODBError) in try work.ensureTable(path.keys) }
         return ODBTable(odb: self, path: path)
     }
 
@@ -82,7 +82,7 @@ extension ODB {
     ///   `rootTable` for the root.
     @discardableResult
     public func createTable(_ path: ODBPath) throws(ODBError) -> ODBTable {
-        try changing { work throws(ODBError) in try work.createTable(path.keys) }
+        _ = try changing { work throws(ODBError) in try work.createTable(path.keys) }
         return ODBTable(odb: self, path: path)
     }
 

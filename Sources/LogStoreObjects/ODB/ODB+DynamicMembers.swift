@@ -1,21 +1,26 @@
 import Synchronization
 
 /// Member-access sugar: `odb.RSS.feeds[feedID].editedName = "x"` (see ``ODBReference``).
+///
+/// As in an ``ODBPath``, the root table is implied and `root` (in any case) as the first member names it:
+/// `odb.root.RSS` is `odb.RSS`. A child of the root that is itself named `root` is `odb.root.root`.
 extension ODB {
-    /// The root's child `key` as a path reference.
+    /// The root's child `key` as a path reference; `root` is the root table itself.
     public subscript(dynamicMember key: String) -> ODBReference {
-        ODBReference(odb: self, path: ODBPath(trusted: [key]))
+        ODBReference(odb: self, path: ODBPath([key]))
     }
 
-    /// The root's child `key` as a path reference.
+    /// The root's child `key` as a path reference; `root` is the root table itself.
     public subscript(key: String) -> ODBReference {
-        ODBReference(odb: self, path: ODBPath(trusted: [key]))
+        ODBReference(odb: self, path: ODBPath([key]))
     }
 
-    /// The value of the root's child `key` as a `T`; assigning sets it, assigning nil deletes it.
+    /// The value of the root's child `key` as a `T`; assigning sets it, assigning nil deletes it. (`root`
+    /// names the root table, which holds no value: it reads as nil, and an assignment fails with
+    /// `rootTable`.)
     public subscript<T: ODBValueConvertible>(dynamicMember key: String) -> T? {
-        get { ODBReference(odb: self, path: ODBPath(trusted: []))[key] as T? }
-        set { ODBReference(odb: self, path: ODBPath(trusted: []))[key] = newValue }
+        get { ODBReference(odb: self, path: ODBPath([key])).get(T.self) }
+        set { ODBReference(odb: self, path: ODBPath([key])).set(newValue) }
     }
 
     /// Calls `handler` with every error of a member-access read or assignment (instead of only keeping

@@ -1,12 +1,6 @@
 import LogStore
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// An object database in the style of UserLand Frontier's: a persistent tree of tables under an
 /// implied `root` table, each holding named children that are tables or values, addressed by path.
 ///
@@ -39,6 +33,8 @@ public final class ODB: Sendable {
     let accessFailures = Mutex(ODBAccessFailures())
     /// How many times a change whose records changed under it is tried in all.
     public let maxAttempts: Int
+    /// Lets changes that keep conflicting through first.
+    let contention = ContentionGate()
 
     /// The decoded-table cache budget used when none is given: 64 MiB.
     public static let defaultCacheBudget = 64 << 20
@@ -127,12 +123,16 @@ public final class ODB: Sendable {
     }
 
     /// Runs `body` on a fresh snapshot and commits its work, rerunning it when records it read changed
-    /// meanwhile (up to ``maxAttempts`` times in all); `wrap` turns this layer's errors into `body`'s.
+    /// meanwhile (up to ``maxAttempts`` times in all, each rerun after ``ConflictBackoff``); `wrap` turns
+    /// this layer's errors into `body`'s.
     func retryingOnConflict<Result, Failure: Error>(
         _ what: String, _ body: (ODBWork) throws(Failure) -> Result, wrap: (ODBError) -> Failure
     ) throws(Failure) -> Result {
         var attempt = 0
+        var starving = false
+        defer { if starving { contention.leave() } }
         while true {
+            if !starving { contention.admit() }
             let work: ODBWork
             do {
                 work = try ODBWork(store: store, cache: cache, knownRoot: knownRoot)
@@ -152,22 +152,16 @@ public final class ODB: Sendable {
                             .conflict, "concurrent writers changed the tables this \(what) read, \(attempt) times",
                             underlying: error.underlying))
                 }
-                Self.backOff(attempt)
+                if attempt >= ContentionGate.starvingAfter && !starving {
+                    starving = true
+                    contention.enter()
+                }
+                ConflictBackoff.wait(after: attempt, store: store)
             }
         }
     }
 
     static func isConflict(_ error: ODBError) -> Bool {
         error.code == .store && (error.underlying as? LogStoreError)?.code == .conflict
-    }
-
-    /// Lets the other writers through: nothing the first times, then a yield, then short growing sleeps.
-    static func backOff(_ attempt: Int) {
-        if attempt < 3 { return }
-        if attempt < 6 {
-            sched_yield()
-        } else {
-            usleep(UInt32(min(attempt * 20, 2_000)))
-        }
     }
 }

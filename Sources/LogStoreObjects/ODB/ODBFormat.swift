@@ -22,9 +22,13 @@ enum ODBFormat {
     static let kindTrue: UInt8 = 2
     static let kindInt: UInt8 = 3
     static let kindDouble: UInt8 = 4
-    static let kindDate: UInt8 = 5
+    /// A date as seconds since 1970: written by earlier versions, still read (the conversion from `Date`'s
+    /// own value, seconds since 2001, rounds: a date read back could be off by about 10⁻⁷ s).
+    static let kindDateSince1970: UInt8 = 5
     static let kindString: UInt8 = 6
     static let kindData: UInt8 = 7
+    /// A date as `Date`'s own value, seconds since 2001-01-01 UTC (`timeIntervalSinceReferenceDate`): exact.
+    static let kindDate: UInt8 = 8
     /// Kind-byte flag: an application type string follows the kind byte.
     static let applicationTypeFlag: UInt8 = 0x80
 
@@ -100,7 +104,7 @@ enum ODBFormat {
                 case .int(let number):
                     appendVarint(UInt64(bitPattern: Int64((number << 1) ^ (number >> 63))), to: &bytes)
                 case .double(let number): appendUInt64(number.bitPattern, to: &bytes)
-                case .date(let date): appendUInt64(date.timeIntervalSince1970.bitPattern, to: &bytes)
+                case .date(let date): appendUInt64(date.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
                 case .string(let string): appendString(string, to: &bytes)
                 case .data(let data):
                     appendVarint(UInt64(data.count), to: &bytes)
@@ -254,6 +258,10 @@ enum ODBFormat {
                 case kindDouble:
                     content = .value(.double(Double(bitPattern: try uint64())), applicationType: applicationType)
                 case kindDate:
+                    let seconds = Double(bitPattern: try uint64())
+                    content = .value(
+                        .date(Date(timeIntervalSinceReferenceDate: seconds)), applicationType: applicationType)
+                case kindDateSince1970:
                     let seconds = Double(bitPattern: try uint64())
                     content = .value(.date(Date(timeIntervalSince1970: seconds)), applicationType: applicationType)
                 case kindString: content = .value(.string(try string()), applicationType: applicationType)

@@ -61,11 +61,11 @@ public struct ODBReference: Sendable, CustomStringConvertible {
     /// The path, dot-separated.
     public var description: String { path.description }
 
-    private func get<T: ODBValueConvertible>(_ type: T.Type) -> T? {
+    func get<T: ODBValueConvertible>(_ type: T.Type) -> T? {
         value.flatMap { T(odbValue: $0) }
     }
 
-    private func set<T: ODBValueConvertible>(_ newValue: T?) {
+    func set<T: ODBValueConvertible>(_ newValue: T?) {
         value = newValue?.odbValue
     }
 }

@@ -15,7 +15,7 @@ public enum ODBValue: Hashable, Sendable, CustomStringConvertible {
     case int(Int)
     /// A 64-bit floating-point number.
     case double(Double)
-    /// A moment in time (stored as seconds since 1970 as a `Double`).
+    /// A moment in time (stored exactly: `Date`'s own value, seconds since 2001 as a `Double`).
     case date(Date)
     /// A Unicode string.
     case string(String)
