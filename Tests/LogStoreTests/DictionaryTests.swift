@@ -37,7 +37,7 @@ import Testing
             var batch = WriteBatch()
             for _ in 0..<min(100, count - serial) {
                 serial += 1
-                let id = try store.newID()
+                let id = store.newID()
                 let payload = document(serial, &random)
                 batch.put(id, typeTag: 1, payload: payload)
                 written[id] = payload
@@ -305,7 +305,7 @@ import Testing
         let store = try directory.open(options: Self.options)
         let written = try Self.fill(store, count: 6_000, seed: 17)
         // A second dictionary, without a rewrite: the frames on disk still name the first.
-        try store.pipeline.installDictionary(Array(repeating: UInt8(ascii: "x"), count: 1_000))
+        _ = try store.pipeline.installDictionary(Array(repeating: UInt8(ascii: "x"), count: 1_000))
         // Overwrites against the second leave the first named only by dead frames, which a crash of a
         // non-durable policy could make current again: it stays.
         for (id, payload) in written.prefix(100) { try store.put(id, typeTag: 1, payload: payload) }
