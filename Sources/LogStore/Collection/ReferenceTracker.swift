@@ -12,15 +12,12 @@
 /// - an object that is neither pinned nor referenced (by a live object or a named root) is garbage as
 ///   soon as its count *drops* to zero (or it is unpinned with none): it gets a tombstone in the same
 ///   batch, and its own references are released in turn. A new unpinned object nobody references yet
-///   is left to the mark-sweep pass, so a graph can be built up over several batches;
-/// - while some counts rest on hint files not yet checked (``HintTrust``), such an object is not freed
-///   but remembered in ``IndexState/deferredFrees`` (it stays live), and freed once the hints agree.
+///   is left to the mark-sweep pass, so a graph can be built up over several batches.
 struct ReferenceTracker {
     private enum Undo {
         case entry(UInt64, IndexEntry?)
         case durable(UInt64, IndexEntry?)
         case root(String, ObjectID?)
-        case deferred(UInt64, wasMember: Bool)
     }
 
     /// The writer's pending and flushing chunks: pending records' references are read from them.
@@ -75,8 +72,6 @@ struct ReferenceTracker {
             entry.incoming = old?.incoming ?? UInt32(clamping: detached.removeValue(forKey: id) ?? 0)
             deleted.remove(id)
             setEntry(id, entry, &state)
-            // A new version is a new object: a free deferred for the old one does not apply to it.
-            if !state.deferredFrees.isEmpty { setDeferred(id, false, &state) }
             touched.append(id)
             for target in record.references {
                 adjust(target.rawValue, by: 1, &state)
@@ -85,14 +80,6 @@ struct ReferenceTracker {
             for target in oldReferences { adjust(target.rawValue, by: -1, &state) }
             if let old, old.isPinned, !record.isPinned { candidates.append(id) }
         case .delete(let id):
-            // Whether it is still referenced is read from its count: ``Store/checkHintsBeforeDeleting(_:)``
-            // has the hints checked first, and a batch that got past it anyway is refused.
-            guard state.hintTrust == .checked else {
-                throw LogStoreError(
-                    .corruptHint,
-                    "object \(id) cannot be deleted: its incoming count rests on hint files that are not checked"
-                        + " or disagree with their segments")
-            }
             guard let current = state.index.entry(id.rawValue) else {
                 throw LogStoreError(.notFound, "object \(id) is not live and cannot be deleted")
             }
@@ -159,14 +146,6 @@ struct ReferenceTracker {
             guard let entry = state.index.entry(id), entry.incoming == 0, !state.keepsAsPinned(id, entry) else {
                 continue
             }
-            switch state.hintTrust {
-            case .checked: break
-            case .unchecked:
-                setDeferred(id, true, &state)
-                continue
-            case .disagrees:
-                continue
-            }
             let references = references(of: entry, id: id, state)
             setEntry(id, nil, &state)
             collected.append(id)
@@ -199,12 +178,6 @@ struct ReferenceTracker {
         if delta < 0 && entry.incoming == 0 { candidates.append(id) }
     }
 
-    /// Adds `id` to the deferred frees, or removes it, with an undo step.
-    private mutating func setDeferred(_ id: UInt64, _ member: Bool, _ state: inout IndexState) {
-        let was = member ? !state.deferredFrees.insert(id).inserted : state.deferredFrees.remove(id) != nil
-        if was != member { undo.append(.deferred(id, wasMember: was)) }
-    }
-
     /// Changes the logical entry of `id`, keeping its durable version for readers and an undo step.
     private mutating func setEntry(_ id: UInt64, _ entry: IndexEntry?, _ state: inout IndexState) {
         let current = state.index.entry(id)
@@ -225,8 +198,6 @@ struct ReferenceTracker {
                 state.durableUndo[id] = entry
             case .root(let name, let id):
                 state.logicalRoots[name] = id
-            case .deferred(let id, let wasMember):
-                if wasMember { state.deferredFrees.insert(id) } else { state.deferredFrees.remove(id) }
             }
         }
         undo.removeAll()

@@ -29,8 +29,7 @@ extension Store {
     ///
     /// The first pass of a session first compares every hint file the open used with its segment (a read
     /// of those segments, as `verify` does): the roots and objects the index took from a hint decide
-    /// nothing until it is found true. Objects reference counting held back meanwhile (``HintTrust``) are
-    /// freed then, before the trace.
+    /// nothing until it is found true.
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, `corruptHint` (naming the hint file) when
     ///   a hint the open used disagrees with its segment (nothing is freed in this session then; the next
     ///   open scans the segment), or what a write throws.
@@ -38,9 +37,8 @@ extension Store {
     public func collectGarbage() throws(LogStoreError) -> GarbageCollectionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkWritable()
-        // Under the compaction lock: a pass may delete a hint (with its segment) once it checked it. What
-        // reference counting held back until the hints were checked is freed first.
-        try trustHints()
+        // Under the compaction lock: a pass may delete a hint (with its segment) once it checked it.
+        try withCompactionLock { () throws(LogStoreError) in try checkEveryReplayedHint() }
         return try sweep(takeSnapshot(recordingChanges: true))
     }
 

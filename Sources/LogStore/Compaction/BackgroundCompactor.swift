@@ -30,14 +30,6 @@ final class BackgroundCompactor: Sendable {
             // wait doubles with each failure in a row (10 s up to 10 min).
             var nextPass = ContinuousClock.now
             var backOff = Self.backOffAfterFailure
-            // First, the hints open used: until they are checked, reference counting frees nothing and the
-            // first delete waits for the check.
-            do throws(LogStoreError) {
-                try store?.trustHints()
-            } catch {
-                if error.code == .closed { return }
-                lastError.withLock { $0 = error }
-            }
             while true {
                 _ = wakeUp.wait(timeout: .now() + .milliseconds(interval))
                 if stopping.load(ordering: .acquiring) { return }

@@ -100,12 +100,9 @@ extension Store {
     ) throws(LogStoreError) -> CompactionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkWritable()
-        let report = try withCompactionLock { () throws(LogStoreError) -> CompactionReport in
+        return try withCompactionLock { () throws(LogStoreError) -> CompactionReport in
             try compactionPass(garbageRatio: garbageRatio, rewritingAll: rewritingAll, limit: limit, progress: progress)
         }
-        // A pass that checked the hints lets reference counting free what it held back until then.
-        try freeDeferredObjects()
-        return report
     }
 
     /// Runs `body` holding the compaction lock (one pass, dictionary removal or hint write at a time; see

@@ -17,10 +17,6 @@
 /// (an entry left out, or described as another kind, hides an object, a root or a dead record) stops the
 /// pass before anything is written or deleted, and every later one of the session: the index is wrong
 /// until the store is opened again.
-///
-/// Reference counting rests on the hints too: open counts a hinted segment's references from the hint.
-/// Until every hint is checked, counting frees nothing (``HintTrust``), and a batch that deletes objects
-/// first has every hint checked (``checkHintsBeforeDeleting(_:)``).
 extension Store {
     /// Checks every hint open used that has not been checked yet, each by a scan of its segment: the first
     /// compaction or mark-sweep pass of a session reads every segment open did not scan, as `verify` does,
@@ -43,52 +39,6 @@ extension Store {
                 file: directory + "/" + HintFile.fileName(wrong))
         }
         try checkReplayedHints(of: unchecked.sorted { $0.file.number < $1.file.number })
-        state.withLock { state in
-            guard state.hintTrust == .unchecked,
-                !state.segments.all.contains(where: { $0.unverifiedHint != nil || $0.hintDisagrees })
-            else { return }
-            state.hintTrust = .checked
-        }
-    }
-
-    /// Makes reference counting rest on checked counts: checks every hint open used (as
-    /// ``checkEveryReplayedHint()``, under the compaction lock, waiting for a pass in progress), then frees
-    /// what counting left live meanwhile (``freeDeferredObjects()``). Nothing is read once the hints are
-    /// checked.
-    /// - throws: ``LogStoreError`` with code `corruptHint` when a hint disagrees with its segment (now or
-    ///   earlier in this session), `closed`, or what a commit throws.
-    func trustHints() throws(LogStoreError) {
-        if state.withLock({ $0.hintTrust }) != .checked {
-            try withCompactionLock { () throws(LogStoreError) in try checkEveryReplayedHint() }
-            guard state.withLock({ $0.hintTrust }) == .checked else {
-                throw LogStoreError(
-                    .corruptHint,
-                    "a hint file this open used disagrees with its segment, so incoming reference counts may be"
-                        + " wrong: nothing is deleted or collected until the store is opened again",
-                    file: directory)
-            }
-        }
-        try freeDeferredObjects()
-    }
-
-    /// Frees, in one batch, the objects whose incoming count dropped to zero while the hints were not
-    /// checked, if the hints are checked now and they still qualify (live, unreferenced, not pinned); and
-    /// what they alone kept alive. Call without the compaction lock.
-    /// - throws: what a commit throws.
-    func freeDeferredObjects() throws(LogStoreError) {
-        guard state.withLock({ $0.hintTrust == .checked && !$0.deferredFrees.isEmpty }) else { return }
-        try pipeline.freeDeferred()
-    }
-
-    /// Has every hint checked before a batch that deletes objects: whether a deleted object is still
-    /// referenced is decided on incoming counts, which open may have taken from hint files.
-    /// - throws: ``LogStoreError`` with code `corruptHint` when a hint disagrees (the delete is refused:
-    ///   the counts may be wrong until the store is opened again), and what ``trustHints()`` throws.
-    func checkHintsBeforeDeleting(_ operations: [WriteBatch.Operation]) throws(LogStoreError) {
-        guard state.withLock({ $0.hintTrust }) != .checked,
-            operations.contains(where: { if case .delete = $0 { true } else { false } })
-        else { return }
-        try trustHints()
     }
 
     /// Checks the hint open used for each of `chosen` (the segments of a pass) that has not been checked
@@ -111,9 +61,6 @@ extension Store {
                     info.hasHint = false
                     info.hintDisagrees = true
                 }
-                // Counts may be wrong: reference counting frees nothing more in this session.
-                state.hintTrust = .disagrees
-                state.deferredFrees = []
             }
             var removal = "it was deleted, so the next open scans the segment"
             do {

@@ -164,7 +164,6 @@ extension Store {
             if !expectations.isEmpty { try pipeline.check(expectations) }
             return 0
         }
-        try checkHintsBeforeDeleting(operations)
         return try pipeline.commit(operations, expecting: expectations)
     }
 }

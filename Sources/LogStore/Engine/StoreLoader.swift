@@ -497,8 +497,6 @@ struct StoreLoader {
             info.hasHint = true
             info.unverifiedHint = checksum
         }
-        // The segment's references are counted from the hint: counting frees nothing until it is checked.
-        loaded.state.hintTrust = .unchecked
         loaded.hints[number] = hint.reader
         if hasReferences { loaded.hintsWithReferences.insert(number) }
         loaded.hintMappings.append(hint.mapping)

@@ -30,13 +30,6 @@ struct IndexState: Sendable {
     var isOpen = true
     /// The shared compression dictionaries, by id (readers decompress with them).
     var dictionaries = CompressionDictionaries()
-    /// Whether reference counting may free on the incoming counts: open counted some from hint files
-    /// (``HintTrust``).
-    var hintTrust = HintTrust.checked
-    /// Objects whose incoming count dropped to zero while ``hintTrust`` was `unchecked`: kept live (and
-    /// readable) until the hints are found true, then freed if they still qualify
-    /// (``takeDeferredFrees()``). In memory only.
-    var deferredFrees: Set<UInt64> = []
 
     // MARK: - Replay (open) and publishing (the leader, after a batch is durable)
 

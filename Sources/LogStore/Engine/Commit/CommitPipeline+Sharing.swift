@@ -81,29 +81,4 @@ extension CommitPipeline {
         try awaitDurable(ticket)
         return true
     }
-
-    /// Frees, in one batch of tombstones, the objects reference counting left live while the hints were
-    /// unchecked and that still qualify (``IndexState/takeDeferredFrees()``), with whatever they alone kept
-    /// alive. Nothing is written when none qualifies, or the pipeline failed or closed; when this returns,
-    /// the batch is durable.
-    /// - throws: what a commit throws (the objects are remembered again then).
-    func freeDeferred() throws(LogStoreError) {
-        let ticket = try queue.withLock { queue throws(LogStoreError) -> UInt64? in
-            guard queue.failure == nil, !queue.closed else { return nil }
-            let garbage = index.withLock { $0.takeDeferredFrees() }
-            guard !garbage.isEmpty else { return nil }
-            let allocated = nextID.withLock { $0 }
-            do throws(LogStoreError) {
-                let ticket = try enqueue([], collecting: garbage, allocatedBelow: allocated, into: &queue)
-                // Freed by counting, not by a mark-sweep pass (which `enqueue` assumes of `garbage`).
-                queue.collectedByCount += garbage.count
-                return ticket
-            } catch {
-                index.withLock { $0.deferredFrees.formUnion(garbage) }
-                throw error
-            }
-        }
-        guard let ticket else { return }
-        try awaitDurable(ticket)
-    }
 }
