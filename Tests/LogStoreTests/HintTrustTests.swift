@@ -163,6 +163,41 @@ import Testing
         try reopened.close()
     }
 
+    /// Once the collector found a pinned frame whose hint entry cleared the flag, the segment's hint is
+    /// known wrong: the session refuses to collect, saying the hint disagrees (not that it "was replaced"),
+    /// and the hint the store rewrote from the segment stays, so the next open uses it.
+    @Test func aPinnedFlagRepairMarksTheHintWrongAndKeepsItsRewrite() throws {
+        let directory = TemporaryStore("hint-cleared-pin-repair")
+        var pinned = ObjectID(0)
+        var referrer = ObjectID(0)
+        _ = try makeStore(directory) { store in
+            pinned = try store.put(typeTag: 2, payload: [7, 7, 7])
+            referrer = try store.put(typeTag: 3, references: [pinned], payload: [8])
+        }
+        try forgeHint(directory) { entries in
+            entries[try position(of: pinned.rawValue, in: entries)].flags.remove(.pinned)
+        }
+        let store = try directory.open(options: options())
+        try store.put(referrer, typeTag: 3, payload: [9])  // the last reference to `pinned` goes
+        #expect(try store.get(pinned)?.payload == [7, 7, 7])
+        try store.writeHints()  // rewrites the repaired segment's hint from its frames
+        #expect {
+            try store.collectGarbage()
+        } throws: { error in
+            guard let error = error as? LogStoreError else { return false }
+            return error.code == .corruptHint && error.message.contains("disagrees")
+                && !error.message.contains("replaced")
+        }
+        #expect(directory.fileNames().contains(HintFile.fileName(1)))
+        try store.close()
+        let reopened = try directory.open(options: options())
+        #expect(reopened.segmentsLoadedFromHints >= 1)
+        #expect(try reopened.get(pinned)?.payload == [7, 7, 7])
+        #expect(try reopened.collectGarbage().collected == 0)
+        #expect(try reopened.get(pinned)?.payload == [7, 7, 7])
+        try reopened.close()
+    }
+
     // MARK: - Roots
 
     /// A closed store whose sealed segment 1 holds an unpinned object reachable only from the root "main",

@@ -131,8 +131,9 @@ struct ReferenceTracker {
     /// are freed by the same batch, so the counts it leaves detached return to zero; if one does not,
     /// the integrity check refuses the whole sweep.
     private mutating func collect(_ id: UInt64, _ state: inout IndexState) {
-        guard let entry = state.index.entry(id), !state.keepsAsPinned(id, entry) else { return }
-        let references = references(of: entry, id: id, state)
+        guard let entry = state.index.entry(id), let references = unpinnedReferences(of: entry, id: id, &state) else {
+            return
+        }
         setEntry(id, nil, &state)
         collected.append(id)
         if entry.incoming > 0 { detached[id, default: 0] += Int64(entry.incoming) }
@@ -143,10 +144,9 @@ struct ReferenceTracker {
     private mutating func collectGarbage(_ state: inout IndexState) {
         var work = candidates
         while let id = work.popLast() {
-            guard let entry = state.index.entry(id), entry.incoming == 0, !state.keepsAsPinned(id, entry) else {
-                continue
-            }
-            let references = references(of: entry, id: id, state)
+            guard let entry = state.index.entry(id), entry.incoming == 0,
+                let references = unpinnedReferences(of: entry, id: id, &state)
+            else { continue }
             setEntry(id, nil, &state)
             collected.append(id)
             for target in references {
@@ -154,6 +154,12 @@ struct ReferenceTracker {
                 work.append(target.rawValue)
             }
         }
+    }
+
+    /// The references of an object to free, nil when it is kept as pinned
+    /// (``IndexState/referencesUnlessPinned(_:_:pendingIn:placeholder:)``).
+    private func unpinnedReferences(of entry: IndexEntry, id: UInt64, _ state: inout IndexState) -> [ObjectID]? {
+        state.referencesUnlessPinned(id, entry, pendingIn: chunks) { Self.batchReferences(of: $0, in: operations) }
     }
 
     private func references(of entry: IndexEntry, id: UInt64, _ state: IndexState) -> [ObjectID] {

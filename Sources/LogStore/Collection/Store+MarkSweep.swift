@@ -31,8 +31,8 @@ extension Store {
     /// of those segments, as `verify` does): the roots and objects the index took from a hint decide
     /// nothing until it is found true.
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, `corruptHint` (naming the hint file) when
-    ///   a hint the open used disagrees with its segment (nothing is freed in this session then; the next
-    ///   open scans the segment), or what a write throws.
+    ///   a hint the open used disagrees with its segment (nothing is freed in this session then; a true hint
+    ///   is written in its place), or what a write throws.
     @discardableResult
     public func collectGarbage() throws(LogStoreError) -> GarbageCollectionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
@@ -54,15 +54,19 @@ extension Store {
         for (position, isMarked) in marked.enumerated() {
             if isMarked { report.reachable += 1 } else { unmarked.append(position) }
         }
-        // The frames decide, not the entries (which a hint file may have given): a durable object whose
-        // frame is pinned is a root after all, and one whose frame cannot be read is not freed.
+        // Where an entry's flag may come from a hint not found true, the frame decides: a durable object
+        // whose frame is pinned is a root after all, and one whose frame cannot be read is not freed.
+        // Other entries carry their frame's flag (``IndexState/flagMayComeFromHint(_:)``).
+        let untrusted = state.withLock { state in
+            Set(state.segments.numbers.filter { state.flagMayComeFromHint($0) })
+        }
         var spared: [UInt64] = []
         var pinned: [Int] = []
         for position in unmarked {
             let id = snapshot.ids[position]
             garbage.insert(id)
             let entry = snapshot.entries[position]
-            guard !entry.isPending, entry.segment != 0 else { continue }
+            guard !entry.isPending, entry.segment != 0, untrusted.contains(entry.segment) else { continue }
             let verdict = snapshot.segments[entry.segment].flatMap { IndexState.framePinned(id, entry, in: $0) }
             if verdict != false { spared.append(id) }
             if verdict == true { pinned.append(position) }

@@ -35,8 +35,8 @@ extension Store {
     /// - parameter progress: called from the compacting thread as bytes of the chosen segments are processed.
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, `corruptFrame` when a chosen segment
     ///   is damaged (nothing is deleted then), `corruptHint` (naming the hint file) when a hint the open
-    ///   used disagrees with its segment (nothing is compacted in this session then; the next open scans
-    ///   the segment), or `ioError`.
+    ///   used disagrees with its segment (nothing is compacted in this session then; a true hint is written
+    ///   in its place), or `ioError`.
     @discardableResult
     public func compact(progress: ((CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }

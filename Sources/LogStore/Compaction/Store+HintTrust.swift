@@ -22,7 +22,8 @@ extension Store {
     /// compaction or mark-sweep pass of a session reads every segment open did not scan, as `verify` does,
     /// and later passes nothing. Call with the compaction lock held.
     /// - throws: ``LogStoreError`` with code `corruptHint` when a hint disagrees with its segment, now or
-    ///   earlier in this session (naming the hint file).
+    ///   earlier in this session (naming the hint file; the collector's finding of a pinned frame whose
+    ///   hint entry left the flag out counts, see ``IndexState/repairPinned(_:_:)``).
     func checkEveryReplayedHint() throws(LogStoreError) {
         let (unchecked, wrong) = state.withLock { state in
             (
@@ -44,8 +45,8 @@ extension Store {
     /// Checks the hint open used for each of `chosen` (the segments of a pass) that has not been checked
     /// yet, by a scan of the segment.
     /// - throws: ``LogStoreError`` with code `corruptHint`, naming the hint file, when one disagrees with
-    ///   its segment (nothing is then compacted or collected in this session, and the hint is deleted so
-    ///   that the next open scans the segment).
+    ///   its segment (nothing is then compacted or collected in this session; the hint is deleted, and a
+    ///   true one is written from the segment's frames by the next write of missing hints).
     func checkReplayedHints(of chosen: [(file: SegmentFile, size: UInt64)]) throws(LogStoreError) {
         for (file, size) in chosen {
             guard let checksum = state.withLock({ $0.segments[file.number]?.unverifiedHint }) else { continue }
@@ -62,13 +63,13 @@ extension Store {
                     info.hintDisagrees = true
                 }
             }
-            var removal = "it was deleted, so the next open scans the segment"
+            var removal = "it was deleted, and a new one is written from the segment's frames"
             do {
                 try io.unlink(path)
                 try io.syncDirectory(directory)
             } catch  where error.errno == ENOENT {
             } catch {
-                removal = "it could not be deleted (\(error)): delete it, and the next open scans the segment"
+                removal = "it could not be deleted (\(error)); a new one written from the segment's frames replaces it"
             }
             throw LogStoreError(
                 .corruptHint,

@@ -15,7 +15,8 @@
 extension Store {
     /// Writes the hint file of every sealed segment that has none yet, now (the background compactor
     /// does it too), so the next open rebuilds the index from hints instead of scanning. Waits while a
-    /// compaction pass runs.
+    /// compaction pass runs: it takes the compaction lock, so calling it from a compaction's `progress`
+    /// callback deadlocks (as calling ``compact(progress:)`` there does).
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, or `ioError`.
     public func writeHints() throws(LogStoreError) {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }

@@ -42,10 +42,13 @@ public final class Store: Sendable {
     /// for a segment a pass is deleting. Its value is set once ``close()`` has begun: whatever takes the lock
     /// through ``withCompactionLock(_:)`` afterwards is refused with `closed`.
     ///
-    /// Lock order: this lock comes first. It is never taken while holding another lock of the store; under
-    /// it, the code takes the commit pipeline's queue lock, the manifest writer's lock and the index lock
-    /// (`state`), briefly and only in the orders they use elsewhere (queue, then index; manifest, then
-    /// index; manifest, then queue). A committer never waits for it.
+    /// Lock order: compaction lock, then the commit pipeline's queue lock, then the manifest writer's
+    /// lock, then the index lock (`state`), then `nextID`; a thread holding one of them takes only locks
+    /// later in this order. This lock is never taken while holding another. The queue lock comes before
+    /// the manifest writer's because a commit that completes the dictionary sample installs the dictionary
+    /// under the queue lock, and that rewrites the manifest; ``ManifestWriter/write(reservedIDs:cleanClose:adding:)``
+    /// never takes the queue lock (callers read the id reservation before). A committer never waits for
+    /// this lock.
     let compactionLock = Mutex(false)
     /// The background compaction thread, when ``CompactionOptions/background`` is on.
     let compactor = Mutex<BackgroundCompactor?>(nil)
@@ -149,7 +152,10 @@ public final class Store: Sendable {
         self.state = index
         self.pipeline = CommitPipeline(
             directory: directory, options: options, io: io, index: index, nextID: nextID,
-            manifest: ManifestWriter(directory: directory, io: io, index: index, nextID: nextID), loaded: loaded)
+            manifest: ManifestWriter(
+                directory: directory, io: io, index: index, nextID: nextID,
+                recordedDictionaryID: loaded.manifest?.dictionaries?.map(\.id).max() ?? 0),
+            loaded: loaded)
     }
 
     deinit {

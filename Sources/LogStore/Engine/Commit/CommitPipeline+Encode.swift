@@ -174,20 +174,20 @@ extension CommitPipeline {
         dictionary: CompressionDictionary, fence: UInt64
     ) {
         guard !queue.closed else { throw LogStoreError(.closed, "the store is closed", file: directory) }
-        let newest = index.withLock { $0.dictionaries.all.last?.id ?? 0 }
+        // Above every id this store may have used: one in the index, one a manifest may record (a rewrite
+        // that failed may still have replaced it) and one a file holds (a write interrupted before its
+        // manifest). An id recorded once never gets other content, which the next open would refuse.
+        let newest = max(
+            index.withLock { $0.dictionaries.newest?.id ?? 0 }, manifest.highestDictionaryID,
+            try StoreDictionaries.highestFileID(in: directory, io: io))
         guard newest < UInt32.max else {
             throw LogStoreError(.exhausted, "the store has used every dictionary id", file: directory)
         }
         let dictionary = try StoreDictionaries.write(id: newest + 1, content: content, in: directory, io: io)
-        index.withLock { $0.dictionaries.add(dictionary) }
-        do throws(LogStoreError) {
-            // The manifest records its content before any frame names it: a file that is not this one is
-            // refused on open (another store's dictionary, or this one altered).
-            try manifest.write(reservedIDs: queue.reservedIDs)
-        } catch {
-            index.withLock { $0.dictionaries.remove(dictionary.id) }
-            throw error
-        }
+        // The manifest records its content before any frame names it (a file that is not this one is
+        // refused on open: another store's dictionary, or this one altered), and the index gets it only
+        // once that manifest is durable: nothing, a compaction pass included, can use it before.
+        try manifest.write(reservedIDs: queue.reservedIDs, adding: dictionary)
         queue.dictionary = dictionary
         queue.dictionaryFence = queue.nextSequence - 1
         queue.dictionarySampler = nil

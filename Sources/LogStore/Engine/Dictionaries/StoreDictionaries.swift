@@ -128,6 +128,16 @@ enum StoreDictionaries {
         return dictionary
     }
 
+    /// The highest id of a dictionary file in `directory` (0 when there is none).
+    /// - throws: ``LogStoreError`` with code `ioError` when the directory cannot be listed.
+    static func highestFileID(in directory: String, io: SystemIO) throws(LogStoreError) -> UInt32 {
+        do {
+            return try io.listDirectory(directory).compactMap { DictionaryFile.id(fromFileName: $0) }.max() ?? 0
+        } catch {
+            throw LogStoreError(.ioError, "cannot list the store directory", file: directory, underlying: error)
+        }
+    }
+
     /// Deletes the file of dictionary `id` (the caller has made sure no frame names it).
     static func remove(id: UInt32, in directory: String, io: SystemIO) throws(LogStoreError) {
         let path = directory + "/" + DictionaryFile.fileName(id)
