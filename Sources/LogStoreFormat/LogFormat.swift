@@ -137,11 +137,11 @@ public enum LogStoreLimits {
     /// ``Store/reserveIDs(through:)`` of a larger id is refused with `idOutOfRange`; a frame on disk
     /// that names one is corruption.
     public static let maxObjectID = ObjectID(LogFormat.maxObjectID)
-    /// The largest id ``Store/reserveIDs(through:)`` accepts (and so the largest id an import may bring):
-    /// 2^62. Reserving a larger one is refused with `idOutOfRange`, so an id brought in from outside
-    /// always leaves at least 2^62 − 1 ids for ``Store/newID()`` to hand out, and never pushes the
-    /// allocator to the end of the id space, after which every write of a new object would fail with
-    /// `exhausted`.
+    /// The largest id ``Store/reserveIDs(through:)`` moves the id allocator to (and so the largest new id
+    /// an import may bring): 2^62. Reserving a larger id that is not reserved already (not below the next
+    /// id to hand out) is refused with `idOutOfRange`, so an id brought in from outside always leaves at
+    /// least 2^62 − 1 ids for ``Store/newID()`` to hand out, and never pushes the allocator to the end of
+    /// the id space, after which every write of a new object would fail with `exhausted`.
     public static let maxReservableID = ObjectID(1 << 62)
     /// The largest batch sequence number: 2^63 − 1. A frame on disk with a larger one is corruption.
     public static let maxSequence = LogFormat.maxSequence

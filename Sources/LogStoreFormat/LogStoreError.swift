@@ -58,7 +58,8 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         /// An object id was never handed out by this store (see ``Store/newID()``).
         public static let unallocatedID = Code("unallocatedID")
         /// An object id is 0 or larger than ``LogStoreLimits/maxObjectID`` (a put, a root, an import), or
-        /// ``Store/reserveIDs(through:)`` names an id larger than ``LogStoreLimits/maxReservableID``.
+        /// ``Store/reserveIDs(through:)`` names an id larger than ``LogStoreLimits/maxReservableID`` that
+        /// is not reserved already.
         public static let idOutOfRange = Code("idOutOfRange")
         /// The store has handed out every object id up to ``LogStoreLimits/maxObjectID`` (or used every
         /// sequence number): ``Store/newID()`` has nothing left to hand out.
@@ -83,8 +84,9 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         /// off. Nothing was written there.
         public static let storeMissing = Code("storeMissing")
         /// The directory is not a store: it holds other files and none of a store's (`STORE`, `SEGMENTS`,
-        /// segment files), or it is empty and the open cannot make it a store (read-only, `verify`).
-        /// Nothing was written there.
+        /// segment files), or files that carry a store's names (`SEGMENTS`, `NNNNNNNNNN.seg`) but not its
+        /// content (neither starts with LogStore's magic), or it is empty and the open cannot make it a
+        /// store (read-only, `verify`). Nothing was written there.
         public static let notAStore = Code("notAStore")
         /// The store's identity file (`STORE`) is damaged: wrong magic, wrong length or bad checksum.
         public static let corruptStoreIdentity = Code("corruptStoreIdentity")

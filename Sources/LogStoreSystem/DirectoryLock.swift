@@ -12,13 +12,31 @@
 /// fails too, in this process as in any other; the kernel releases the lock if the process dies.
 package final class DirectoryLock: Sendable {
     private let fd: Int32
+    /// Whether this lock created the `LOCK` file (it did not exist before).
+    package let createdFile: Bool
 
     /// Takes the lock of the store in `directory`, or throws ``LogStoreError/Code/locked``.
     package init(directory: String, io: SystemIO) throws(LogStoreError) {
         let path = directory + "/" + LogFormat.lockFileName
-        let fd: Int32
+        var fd: Int32 = -1
+        var created = false
         do {
-            fd = try io.open(path, flags: O_RDWR | O_CREAT | O_CLOEXEC)
+            // Create it exclusively first, to know whether this lock made the file; an existing one is
+            // opened as it is (a few tries: it may be removed in between).
+            for attempt in 0..<3 {
+                do {
+                    fd = try io.open(path, flags: O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
+                    created = true
+                    break
+                } catch  where error.errno == EEXIST {
+                    do {
+                        fd = try io.open(path, flags: O_RDWR | O_CLOEXEC)
+                        break
+                    } catch  where error.isNoSuchFile && attempt < 2 {
+                        continue
+                    }
+                }
+            }
         } catch {
             throw LogStoreError(.ioError, "cannot open the lock file", file: path, underlying: error)
         }
@@ -33,6 +51,7 @@ package final class DirectoryLock: Sendable {
                 .ioError, "cannot lock the store", file: path, underlying: SystemError(call: "flock", errno: code))
         }
         self.fd = fd
+        self.createdFile = created
     }
 
     deinit {

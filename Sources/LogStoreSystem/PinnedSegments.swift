@@ -27,6 +27,9 @@ package final class PinnedSegments {
 
     private var descriptors: [UInt32: Int32] = [:]
     private let io: SystemIO
+    /// The segments that could not be opened (when ``pin(_:in:io:listingUnopenable:)`` was asked to list
+    /// them rather than throw), in increasing order.
+    package private(set) var unopenable: [(number: UInt32, path: String, error: SystemError)] = []
 
     private init(io: SystemIO) { self.io = io }
 
@@ -35,10 +38,14 @@ package final class PinnedSegments {
     }
 
     /// Opens (read-only) each segment in `numbers` of `directory`.
+    /// - parameter listingUnopenable: list a segment that cannot be opened in ``unopenable`` and go on
+    ///   (for `verify`, which lists every problem), rather than throw.
     /// - throws: ``LogStoreError`` with code `ioError` when a segment cannot be opened for another
     ///   reason than that it is gone (also when it is a symbolic link whose target does not exist: the
-    ///   name is still there, and reading again would find it again).
-    package static func pin(_ numbers: [UInt32], in directory: String, io: SystemIO) throws(LogStoreError) -> Outcome {
+    ///   name is still there, and reading again would find it again), unless `listingUnopenable`.
+    package static func pin(_ numbers: [UInt32], in directory: String, io: SystemIO, listingUnopenable: Bool = false)
+        throws(LogStoreError) -> Outcome
+    {
         let pinned = PinnedSegments(io: io)
         for number in numbers {
             let path = directory + "/" + LogFormat.segmentFileName(number)
@@ -46,6 +53,8 @@ package final class PinnedSegments {
                 pinned.descriptors[number] = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
             } catch  where error.isNoSuchFile {
                 return .vanished(path: path, error: error)
+            } catch  where listingUnopenable {
+                pinned.unopenable.append((number, path, error))
             } catch {
                 throw LogStoreError(.ioError, "cannot open segment", file: path, underlying: error)
             }

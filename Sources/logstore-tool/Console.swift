@@ -101,65 +101,6 @@ final class OutputSink {
     }
 }
 
-/// Reads lines from standard input or a file, without holding the whole input in memory.
-final class LineReader {
-    private let file: UnsafeMutablePointer<FILE>
-    private let ownsFile: Bool
-    private var line: UnsafeMutablePointer<CChar>?
-    private var capacity = 0
-
-    private init(file: UnsafeMutablePointer<FILE>, ownsFile: Bool) {
-        self.file = file
-        self.ownsFile = ownsFile
-    }
-
-    /// Reads standard input.
-    static func standardInput() throws -> LineReader {
-        guard let file = fdopen(STDIN_FILENO, "r") else {
-            throw ToolError("cannot read standard input: \(String(cString: strerror(errno)))")
-        }
-        return LineReader(file: file, ownsFile: false)
-    }
-
-    /// Reads the file at `path`.
-    convenience init(path: String) throws {
-        guard let opened = fopen(path, "re") else {
-            throw ToolError("cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        self.init(file: opened, ownsFile: true)
-    }
-
-    deinit {
-        free(line)
-        if ownsFile { fclose(file) }
-    }
-
-    /// Bytes read so far, line breaks included.
-    private var consumed: Int64 = 0
-
-    /// Where the line that ``next()`` returned last starts: bytes read before it, from where reading began.
-    private(set) var lineOffset: Int64 = 0
-
-    /// The file descriptor the lines are read from.
-    var fileDescriptor: Int32 { fileno(file) }
-
-    /// The next line without its line break, or nil at the end of the input.
-    func next() -> [UInt8]? {
-        let count = getline(&line, &capacity, file)
-        guard count >= 0, let line else { return nil }
-        lineOffset = consumed
-        consumed += Int64(count)
-        var bytes = UnsafeRawBufferPointer(start: line, count: count)
-        while let last = bytes.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") {
-            bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast())
-        }
-        return Array(bytes)
-    }
-
-    /// Whether reading stopped on an error rather than at the end of the input.
-    var failed: Bool { ferror(file) != 0 }
-}
-
 /// Sizes for people: `1.5 MiB`.
 func formatBytes(_ count: UInt64) -> String {
     let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]

@@ -13,9 +13,11 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read objects and roots in export's JSON-lines format into a store.",
         discussion: """
-            Each object is stored under the id it brings, at most 4611686018427387904 (2^62), so that the \
-            store keeps ids to hand out (the store's id allocator moves past it), with its pin ("pinned" defaults to true when missing). The whole input is read and checked first: \
-            a bad line is reported as `line N: reason`, and then nothing at all is written and the exit \
+            Each object is stored under the id it brings, with its pin ("pinned" defaults to true when \
+            missing), and the store's id allocator moves past the highest id. An id above \
+            4611686018427387904 (2^62) is refused unless the store has reserved it already (it is below the \
+            store's next id), so that at least 2^62-1 ids stay for new objects. The whole input is read and \
+            checked first: a bad line is reported as `line N: reason`, and then nothing at all is written and the exit \
             code is 1. A reference to an object that is neither in the input nor live in the store is a \
             bad line. Objects are then written dependencies first (an object after the objects it refers \
             to; objects that refer to each other in a cycle together), in atomic batches of about \
@@ -23,14 +25,16 @@ struct Import: ParsableCommand {
             last batch. Blank lines are skipped; "refs" may be left out. Standard input that is not a \
             regular file is copied to an unlinked temporary file as it is read, to be read again when \
             written. The fields `export --decoded` adds ("typeName", "decoded", "text") are ignored; a \
-            line that has them but no "payload" (`export --decoded-only`) is a bad line. Objects already in the store under an imported id are replaced, which may free what \
-            only they referred to (and then a later batch that refers to that may be refused).
+            line that has them but no "payload" (`export --decoded-only`) is a bad line. Objects already in \
+            the store under an imported id are replaced, which may free what only they referred to (and \
+            then a later batch that refers to that may be refused).
 
-            Ctrl-C stops the import after the batch being written (a second Ctrl-C ends it at once) and \
-            exits 130, saying what was written: the batches, objects and the last line L such that the \
-            objects of lines 1 … L are all written. Run the same import again with --resume-after-line L \
-            to finish it; the roots are set only by the last batch. What an unfinished import wrote and no \
-            root or pinned object reaches is freed by `logstore-tool compact`.
+            Ctrl-C stops the import after the batch being written (a second Ctrl-C ends it at once) and says \
+            what was written: the batches, objects and the last line L such that the objects of lines 1 … L \
+            are all written; the process then ends by SIGINT (exit status 130 in a shell). Run the same import again with --resume-after-line L \
+            to finish it (the objects of lines 1 … L must then be in the store as those lines have them); \
+            the roots are set only by the last batch. What an unfinished import wrote and no root or pinned \
+            object reaches is freed by `logstore-tool compact`; objects it replaced are not restored.
             """
     )
 
@@ -53,6 +57,11 @@ struct Import: ParsableCommand {
     @Option(help: .private)
     var testPauseAfterBatch: Int?
 
+    /// For tests of Ctrl-C: once the input is read and checked, say so on standard error and wait this
+    /// many milliseconds.
+    @Option(help: .private)
+    var testPauseAfterReading: Int?
+
     /// How many bad lines are listed before the rest are only counted.
     private static let badLinesListed = 20
 
@@ -61,16 +70,40 @@ struct Import: ParsableCommand {
         if let resumeAfterLine, resumeAfterLine < 0 {
             throw ValidationError("--resume-after-line must be a line number (0 or more)")
         }
+        for (name, pause) in [("batch", testPauseAfterBatch), ("reading", testPauseAfterReading)] {
+            if let pause, !(0...60_000).contains(pause) {
+                throw ValidationError("--test-pause-after-\(name) must be 0 … 60000 milliseconds")
+            }
+        }
     }
 
     func run() throws {
         Interruption.install()
+        do {
+            try importInput()
+        } catch is Interrupted {
+            Interruption.endProcess()
+        }
+    }
+
+    /// The import; throws ``Interrupted`` when a Ctrl-C stopped it (after saying so).
+    private func importInput() throws {
         let source = try ImportSource(path: input)
         // A new store is created only once the input is known to be good: a refused import leaves a
         // missing or empty folder as it was.
-        let existing = try openExistingStore()
+        let existing = try store.openWritableIfPresent()
         defer { try? existing?.close() }
         let plan = try read(source, checkingAgainst: existing)
+        if let testPauseAfterReading {
+            Console.error("test: input read")
+            usleep(UInt32(testPauseAfterReading) * 1000)
+        }
+        if Interruption.requested {
+            Console.error(
+                "import interrupted (Ctrl-C) after reading the input: nothing was written"
+                    + (existing == nil ? " (no store was created)" : ""))
+            throw Interrupted()
+        }
         let opened = try existing ?? store.openWritable(createIfMissing: true)
         defer { try? opened.close() }
 
@@ -102,7 +135,7 @@ struct Import: ParsableCommand {
                 for member in members { written.members[member] = true }
                 if let testPauseAfterBatch {
                     Console.error("test: batch \(number + 1) of \(batches.count) written")
-                    usleep(UInt32(clamping: testPauseAfterBatch * 1000))
+                    usleep(UInt32(testPauseAfterBatch) * 1000)
                 }
             }
             try opened.close()
@@ -114,8 +147,8 @@ struct Import: ParsableCommand {
             throw ExitCode(1)
         }
         if written.batches < batches.count {
-            reportInterruption(plan, written, batchCount: batches.count)
-            throw ExitCode(Interruption.exitCode)
+            reportInterruption(plan, written, batchCount: batches.count, intoExistingStore: existing != nil)
+            throw Interrupted()
         }
         let resumed =
             plan.skipped.isEmpty
@@ -128,15 +161,6 @@ struct Import: ParsableCommand {
         }
     }
 
-    /// The store in the folder, opened for writing; nil when the folder is missing or empty (no store yet).
-    private func openExistingStore() throws -> Store? {
-        do {
-            return try store.openWritable(createIfMissing: false)
-        } catch let error as LogStoreError where error.code == .storeMissing {
-            return nil
-        }
-    }
-
     /// Reads and checks the whole input against `target` (nil: a new store, with nothing in it); reports
     /// every bad line and exits 1 when there is any.
     private func read(_ source: ImportSource, checkingAgainst target: Store?) throws -> ImportPlan {
@@ -146,12 +170,11 @@ struct Import: ParsableCommand {
         var badIDs: Set<UInt64> = []
         var rootLines: [String: Int] = [:]
         var lineNumber = 0
+        // Ids below it are reserved in the store already: any of them may be imported.
+        let nextID = try target?.statistics().nextID.rawValue ?? 1
         while let (line, location) = try source.next() {
             lineNumber += 1
-            if Interruption.requested {
-                Console.error("import interrupted (Ctrl-C) while reading line \(lineNumber): nothing was written")
-                throw ExitCode(Interruption.exitCode)
-            }
+            if Interruption.requested { break }
             if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { continue }
             let parsed: ImportLine
             do {
@@ -164,7 +187,7 @@ struct Import: ParsableCommand {
             switch parsed {
             case .object(let record):
                 let id = record.id.rawValue
-                if let problem = idRangeProblem(id) ?? reservationProblem(id) {
+                if let problem = idRangeProblem(id) ?? reservationProblem(id, nextID: nextID) {
                     bad.append((lineNumber, problem))
                     continue
                 }
@@ -174,6 +197,16 @@ struct Import: ParsableCommand {
                 }
                 if let resumeAfterLine, lineNumber <= resumeAfterLine {
                     plan.skipped[id] = lineNumber
+                    // The object must be in the store as the line has it (one missing is reported below).
+                    if let stored = try target?.get(record.id), let difference = Self.difference(stored, record) {
+                        bad.append(
+                            (
+                                lineNumber,
+                                "object \(id) in the store differs from line \(lineNumber): \(difference), so the "
+                                    + "import cannot resume after line \(resumeAfterLine) (import without "
+                                    + "--resume-after-line to replace it)"
+                            ))
+                    }
                     continue
                 }
                 plan.positions[id] = plan.objects.count
@@ -198,8 +231,14 @@ struct Import: ParsableCommand {
             }
         }
         plan.lines = lineNumber
-        guard !source.failed else {
-            Console.error("cannot read \(source.name) after line \(lineNumber)")
+        if Interruption.requested {
+            Console.error(
+                "import interrupted (Ctrl-C) while reading line \(lineNumber + (source.interrupted ? 1 : 0)): "
+                    + "nothing was written")
+            throw Interrupted()
+        }
+        if let reason = source.failure {
+            Console.error("cannot read \(source.name) after line \(lineNumber): \(reason)")
             Console.error("import stopped: nothing was written")
             throw ExitCode(1)
         }
@@ -258,35 +297,76 @@ struct Import: ParsableCommand {
         return "object id \(id) is outside the ids a store holds (1 … \(largest))"
     }
 
-    /// Why an object line may not bring `id` (beyond the ids a store reserves for what it brings in,
-    /// which would leave it no ids to hand out), or nil.
-    private func reservationProblem(_ id: UInt64) -> String? {
+    /// Why an object line may not bring `id`, or nil: an id above 2^62 that the store has not reserved
+    /// already (`nextID` is the next id it would hand out) would move its id allocator beyond the ids a
+    /// store keeps free for new objects.
+    private func reservationProblem(_ id: UInt64, nextID: UInt64) -> String? {
         let limit = LogStoreLimits.maxReservableID.rawValue
-        guard id > limit else { return nil }
-        return "object id \(id) is over \(limit) (2^62), the largest id an import may bring: "
-            + "the store could hand out no new ids after it"
+        guard id > limit, id >= nextID else { return nil }
+        return "object id \(id) is over \(limit) (2^62) and not reserved in the store (its next id is "
+            + "\(nextID)): ids above 2^62 are refused so that at least 2^62−1 ids stay for new objects"
+    }
+
+    /// How `stored` (in the store) differs from `line` (an input line of the same id), or nil when they
+    /// are the same.
+    private static func difference(_ stored: Record, _ line: Record) -> String? {
+        var differences: [String] = []
+        if stored.typeTag != line.typeTag {
+            differences.append("tag \(stored.typeTag) in the store, tag \(line.typeTag) on the line")
+        }
+        if stored.references != line.references {
+            let short = stored.references.count <= 8 && line.references.count <= 8
+            func listed(_ references: [ObjectID]) -> String {
+                short ? "[\(references.map { "\($0.rawValue)" }.joined(separator: ", "))]" : "\(references.count)"
+            }
+            differences.append(
+                "the references differ (\(listed(stored.references)) in the store, \(listed(line.references)) on the line)"
+            )
+        }
+        if stored.isPinned != line.isPinned {
+            differences.append(
+                stored.isPinned
+                    ? "pinned in the store, unpinned on the line" : "unpinned in the store, pinned on the line")
+        }
+        if stored.payload != line.payload {
+            differences.append(
+                "the payloads differ (\(plural(stored.payload.count, "byte")) in the store, "
+                    + "\(plural(line.payload.count, "byte")) on the line)")
+        }
+        return differences.isEmpty ? nil : differences.joined(separator: "; ")
     }
 
     /// Says on standard error what an import stopped by Ctrl-C wrote, and how to finish or undo it.
-    private func reportInterruption(_ plan: ImportPlan, _ written: Progress, batchCount: Int) {
+    private func reportInterruption(
+        _ plan: ImportPlan, _ written: Progress, batchCount: Int, intoExistingStore: Bool
+    ) {
         let firstMissing = written.members.firstIndex(of: false).map { plan.objects[$0].line }
         let complete = (firstMissing ?? plan.lines + 1) - 1
         let pinned = plan.objects.indices.filter { written.members[$0] && plan.objects[$0].isPinned }.count
+        let roots =
+            switch plan.roots.count {
+            case 0: "the input sets no root"
+            case 1: "no root set (the root goes in the last batch)"
+            case let count: "no root set (the \(count) roots go in the last batch)"
+            }
         Console.error(
             "import interrupted (Ctrl-C): \(written.batches) of \(plural(batchCount, "batch")) written, "
-                + "\(written.objects) of \(plural(plan.objects.count, "object")); "
-                + "no root set (the \(plural(plan.roots.count, "root")) go in the last batch)")
+                + "\(written.objects) of \(plural(plan.objects.count, "object")); \(roots)")
         Console.error(
             complete > 0
                 ? "the objects of lines 1 … \(complete) are written; later lines are not, or only some of them"
                 : "no line is written completely")
         Console.error(
             "to finish: run the same import again with --resume-after-line \(complete) "
-                + "(the objects of lines 1 … \(complete) are then checked to be in the store, not written again)")
+                + "(the objects of lines 1 … \(complete) are then checked to be in the store as the lines have "
+                + "them, not written again)")
+        let pinnedStay = pinned == 1 ? "the pinned object written stays" : "the \(pinned) pinned objects written stay"
+        let replaced = intoExistingStore ? "; objects the import replaced (same id) are not restored" : ""
+        let unpinned = plural(written.objects - pinned, "unpinned object")
         Console.error(
-            "to undo: `logstore-tool compact \(store.directory)` frees what was written that no root or pinned "
-                + "object reaches (\(plural(written.objects - pinned, "unpinned object")) written); "
-                + "the \(plural(pinned, "pinned object")) written stay live until deleted")
+            "to undo: `logstore-tool compact \(store.directory)` frees what nothing reaches (at most \(unpinned) "
+                + "written: one that a root or a pinned object refers to stays); \(pinnedStay) live until deleted"
+                + replaced)
     }
 
     private struct Progress {
@@ -388,7 +468,7 @@ private final class ImportSource {
             return
         }
         name = "standard input"
-        reader = try LineReader.standardInput()
+        reader = LineReader.standardInput()
         var info = stat()
         let position = lseek(STDIN_FILENO, 0, SEEK_CUR)
         if position >= 0, fstat(STDIN_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
@@ -412,8 +492,11 @@ private final class ImportSource {
         return (line, LineLocation(offset: base + reader.lineOffset, length: line.count))
     }
 
-    /// Whether reading stopped on an error rather than at the end of the input.
-    var failed: Bool { reader.failed }
+    /// Why reading stopped before the end of the input, when it stopped on an error.
+    var failure: String? { reader.readError.map { String(cString: strerror($0)) } }
+
+    /// Whether reading stopped because of a Ctrl-C.
+    var interrupted: Bool { reader.interrupted }
 
     /// The record of `object`, read again; the line must still say what it said.
     func record(_ object: ImportObject) throws -> Record {

@@ -72,10 +72,10 @@ struct Stats: ParsableCommand {
         }
     }
 
-    /// A type for people: its name with the tag beside it (`Circle (type 2166834857)`), or `type 7`
+    /// A type for people: its name with the tag beside it (`Circle (tag 2166834857)`), or `tag 7`
     /// when no name is known.
     private func typeLabel(_ tag: String, _ report: StatsReport) -> String {
-        report.typeNames[tag].map { "\($0) (type \(tag))" } ?? "type \(tag)"
+        report.typeNames[tag].map { "\($0) (tag \(tag))" } ?? "tag \(tag)"
     }
 
     private func printText(_ report: StatsReport) {

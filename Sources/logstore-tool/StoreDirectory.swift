@@ -19,11 +19,24 @@ struct StoreDirectory: ParsableArguments {
     }
 
     /// Opens the store for writing (taking its lock) with ``writableOptions(segmentSize:createIfMissing:)``;
-    /// a torn tail cut by the open is reported on standard error.
+    /// a torn tail cut by the open is reported on standard error. A missing or empty directory that the
+    /// open may not make a store is a ``ToolError`` saying so.
     func openWritable(segmentSize: Int? = nil, createIfMissing: Bool = false) throws -> Store {
+        guard let store = try openWritableIfPresent(segmentSize: segmentSize, createIfMissing: createIfMissing) else {
+            let what = FileManager.default.fileExists(atPath: directory) ? "is empty" : "does not exist"
+            throw ToolError("\(directory) \(what): not a store; nothing was written")
+        }
+        return store
+    }
+
+    /// ``openWritable(segmentSize:createIfMissing:)``, but nil when the directory is missing or empty and
+    /// `createIfMissing` is false (no store there yet).
+    func openWritableIfPresent(segmentSize: Int? = nil, createIfMissing: Bool = false) throws -> Store? {
         try checkNotAFile()
-        let store = try Store.open(
-            at: directory, options: writableOptions(segmentSize: segmentSize, createIfMissing: createIfMissing))
+        let options = writableOptions(segmentSize: segmentSize, createIfMissing: createIfMissing)
+        let opened = Result { () throws(LogStoreError) in try Store.open(at: directory, options: options) }
+        if case .failure(let error) = opened, error.code == .storeMissing { return nil }
+        let store = try opened.get()
         if let recovery = store.recovery {
             Console.error("note: \(recovery)")
         }

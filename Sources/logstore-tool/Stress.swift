@@ -11,7 +11,7 @@ struct Stress: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Soak-test a store: random operations from several threads, every read checked.",
         discussion: """
-            Creates the store in DIR (which must not hold one), then runs for the given time: each thread \
+            Creates the store in DIR (which must be missing or empty), then runs for the given time: each thread \
             works on objects and roots of its own (puts of new objects with references to its older ones, \
             overwrites that change the references, deletes of objects nothing refers to, root changes, \
             batches of ten, and gets checked byte for byte against what it wrote), while the background \
@@ -23,16 +23,20 @@ struct Stress: ParsableCommand {
             otherwise.
 
             Ctrl-C ends the run early: the threads stop within 64 operations each, the store is checked \
-            as at the end of a full run, the summary of the partial run is printed, and the exit code is 130 \
-            (a second Ctrl-C ends the process at once).
+            as at the end of a full run, the summary of the partial run is printed, and the process ends by \
+            SIGINT (exit status 130 in a shell; a second Ctrl-C ends it at once).
             """
     )
 
-    @Argument(help: "A directory for a new store (created; it must not hold a store).")
+    @Argument(help: "A directory for a new store (created; it must be missing or empty).")
     var directory: String
 
-    @Option(help: "How long to run.")
+    @Option(help: "How long to run, in seconds (at most 10000000, about 116 days).")
     var seconds: Double = 60
+
+    /// The longest run `--seconds` accepts: far beyond any soak test, and far below where the deadline
+    /// in nanoseconds would overflow.
+    static let maxSeconds: Double = 1e7
 
     @Option(help: "Threads doing operations.")
     var threads: Int = 2
@@ -41,11 +45,21 @@ struct Stress: ParsableCommand {
     var seed: UInt64 = 1
 
     func validate() throws {
-        guard seconds > 0, seconds.isFinite else { throw ValidationError("--seconds must be positive, got \(seconds)") }
+        guard seconds > 0, seconds <= Self.maxSeconds else {
+            throw ValidationError("--seconds must be positive and at most \(Int(Self.maxSeconds)), got \(seconds)")
+        }
         guard threads > 0, threads <= 256 else { throw ValidationError("--threads must be 1 … 256, got \(threads)") }
         try refuseNonDirectory(directory)
-        if FileManager.default.fileExists(atPath: directory + "/STORE") {
-            throw ValidationError("\(directory) holds a store already; stress needs a new directory")
+        // Any entry counts, hidden ones too: an old store (without a STORE file) or other files must not be
+        // written into.
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        if entries.contains("STORE") || entries.contains("LOCK") {
+            throw ValidationError("\(directory) holds a store already; stress needs a missing or empty directory")
+        }
+        if let first = entries.min() {
+            throw ValidationError(
+                "\(directory) is not empty (it holds \(plural(entries.count, "item")), such as \(first)); "
+                    + "stress needs a missing or empty directory")
         }
     }
 
@@ -53,7 +67,7 @@ struct Stress: ParsableCommand {
         let store = try Store.open(at: directory)
         Interruption.install()
         Console.error("stress: \(directory), \(threads) threads, \(seconds) s, seed \(seed)")
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        let deadline = Self.nanoseconds(after: DispatchTime.now().uptimeNanoseconds, seconds: seconds)
         let operations = Atomic<Int>(0)
         let failures = Atomic<Int>(0)
         let finished = Mutex<[StressWorker]>([])
@@ -66,7 +80,7 @@ struct Stress: ParsableCommand {
             while DispatchTime.now().uptimeNanoseconds < deadline, !Interruption.requested {
                 let left = Double(deadline - min(deadline, DispatchTime.now().uptimeNanoseconds)) / 1e9
                 // Up to 10 s, in short sleeps so that Ctrl-C ends the wait at once.
-                let wake = DispatchTime.now().uptimeNanoseconds + UInt64(min(10, left) * 1e9)
+                let wake = Self.nanoseconds(after: DispatchTime.now().uptimeNanoseconds, seconds: min(10, left))
                 while DispatchTime.now().uptimeNanoseconds < wake, !Interruption.requested {
                     Thread.sleep(forTimeInterval: 0.05)
                 }
@@ -126,8 +140,16 @@ struct Stress: ParsableCommand {
         let errors =
             workers.reduce(0) { $0 + $1.errorCount } + report.problems.count
             + (statistics.backgroundCompactionError == nil ? 0 : 1)
-        if interrupted { throw ExitCode(Interruption.exitCode) }
+        if interrupted { Interruption.endProcess() }
         if errors > 0 { throw ExitCode(1) }
+    }
+
+    /// `start` plus `seconds` in nanoseconds, saturating at `UInt64.max` (a deadline that far never comes).
+    private static func nanoseconds(after start: UInt64, seconds: Double) -> UInt64 {
+        let span = seconds * 1e9
+        guard span < Double(UInt64.max) else { return .max }
+        let (sum, overflow) = start.addingReportingOverflow(UInt64(max(0, span)))
+        return overflow ? .max : sum
     }
 
     private func summarize(

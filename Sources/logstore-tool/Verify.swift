@@ -13,7 +13,10 @@ struct Verify: ParsableCommand {
             roots that point at objects that are not live. Unreachable objects awaiting mark-sweep are a \
             note, not a problem. With --json: {"store", "sound", "segments", "frames", "dictionaries", \
             "liveObjects", "notes": [text], "problems": [{"file", "offset" (absent when not known), \
-            "message"}]}, and the same exit code.
+            "message"}]}, and the same exit code. When the store cannot be checked at all (not a store, \
+            unreadable), the JSON is {"store", "sound": false, "error": {"code" (LogStore's error code, \
+            absent for other errors), "message", "file" and "offset" (when known)}} (the error is also on \
+            standard error) and the exit code 1.
             """
     )
 
@@ -23,12 +26,17 @@ struct Verify: ParsableCommand {
     var json = false
 
     func run() throws {
-        try store.checkNotAFile()
-        let report = try Store.verify(at: store.directory)
+        let report: VerificationReport
+        do {
+            try store.checkNotAFile()
+            report = try Store.verify(at: store.directory)
+        } catch  where json {
+            try printJSON(VerifyFailure(store.directory, error))
+            Console.error("Error: \(error)")
+            throw ExitCode(1)
+        }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(VerifyReport(store.directory, report)), as: UTF8.self))
+            try printJSON(VerifyReport(store.directory, report))
             if !report.isSound { throw ExitCode(1) }
             return
         }
@@ -48,6 +56,37 @@ struct Verify: ParsableCommand {
             throw ExitCode(1)
         }
         print("sound")
+    }
+
+    private func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}
+
+/// The JSON form of a `verify` that could not check the store at all.
+private struct VerifyFailure: Encodable {
+    struct Failure: Encodable {
+        var code: String?
+        var message: String
+        var file: String?
+        var offset: UInt64?
+    }
+
+    var store: String
+    var sound = false
+    var error: Failure
+
+    init(_ directory: String, _ error: any Error) {
+        store = directory
+        if let error = error as? LogStoreError {
+            let cause = error.underlying.map { " (cause: \($0))" } ?? ""
+            self.error = Failure(
+                code: error.code.name, message: error.message + cause, file: error.file, offset: error.offset)
+        } else {
+            self.error = Failure(message: "\(error)")
+        }
     }
 }
 

@@ -49,8 +49,8 @@ import Testing
         let layerID = try #require(context.id(of: background))
         let stats = try ToolRunner.run(["stats", path])
         #expect(
-            stats.stdout.contains("Circle (type \(TypeNames.tag(for: "Circle"))): 2")
-                && stats.stdout.contains("Layer (type \(TypeNames.tag(for: "Layer"))): 3"), "\(stats.output)")
+            stats.stdout.contains("Circle (tag \(TypeNames.tag(for: "Circle"))): 2")
+                && stats.stdout.contains("Layer (tag \(TypeNames.tag(for: "Layer"))): 3"), "\(stats.output)")
         let get = try ToolRunner.run(["get", path, "\(circleID)"])
         #expect(
             get.stdout.contains("Circle {center: {x: -4.0, y: 5.5}, radius: 0.5}"), "\(get.output)")

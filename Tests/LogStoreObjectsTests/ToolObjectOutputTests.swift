@@ -31,7 +31,7 @@ import Testing
 
         // The text names each type first, its tag beside it.
         let text = try ToolRunner.run(["stats", directory.path])
-        #expect(text.stdout.contains("Circle (type \(TypeNames.tag(for: "Circle"))): 2"), "\(text.stdout)")
+        #expect(text.stdout.contains("Circle (tag \(TypeNames.tag(for: "Circle"))): 2"), "\(text.stdout)")
     }
 
     @Test func exportDecodedAddsReadableFieldsAndStillImports() throws {

@@ -43,7 +43,9 @@ import Testing
         for id in [limit + 1, largest - 1, largest] {
             let error = try #require(throws: LogStoreError.self) { try store.reserveIDs(through: ObjectID(id)) }
             #expect(error.code == .idOutOfRange, "\(error)")
-            #expect(error.message.contains("the largest id that can be reserved is \(limit)"), "\(error)")
+            #expect(
+                error.message.contains("ids above \(limit) (2^62) are refused unless they are reserved already"),
+                "\(error)")
             #expect(error.objects == [ObjectID(id)])
         }
         // Nothing moved; the largest reservable id is accepted and leaves ids to hand out.
@@ -52,6 +54,21 @@ import Testing
         try store.put(LogStoreLimits.maxReservableID, typeTag: 1, payload: [1])
         let next = try store.put(typeTag: 1, payload: [2])
         #expect(next == ObjectID(limit + 1))
+        try store.close()
+    }
+
+    /// An id above 2^62 that is below the next id (reserved already) is accepted and changes nothing; one
+    /// at or above the next id is refused.
+    @Test func reservingAnIDAboveTheLimitThatIsReservedAlreadyIsANoOp() throws {
+        let directory = TemporaryStore("id-reserve-reserved")
+        let store = try directory.open(options: testOptions())
+        let limit = LogStoreLimits.maxReservableID.rawValue
+        store.reserveIDsUnchecked(through: ObjectID(limit + 1000))
+        for id in [limit + 1, limit + 999, limit + 1000] { try store.reserveIDs(through: ObjectID(id)) }
+        #expect(store.newID() == ObjectID(limit + 1001))
+        let error = try #require(throws: LogStoreError.self) { try store.reserveIDs(through: ObjectID(limit + 1002)) }
+        #expect(error.code == .idOutOfRange, "\(error)")
+        #expect(store.newID() == ObjectID(limit + 1002))
         try store.close()
     }
 

@@ -106,4 +106,24 @@ import Testing
         }
         try expectStoreHolds([id], at: directory.path)
     }
+
+    /// Files that appear in an empty folder after an open's first look and before its lock make the
+    /// second look refuse the folder; a `LOCK` that open created is removed again, one that was there
+    /// before (an empty leftover of an interrupted creation) stays.
+    @Test(arguments: [false, true])
+    func filesAppearingBeforeTheLockLeaveNoNewLockBehind(lockExisted: Bool) throws {
+        let directory = TemporaryStore("creation-files-appear")
+        let lock = directory.path + "/LOCK"
+        if lockExisted { #expect(FileManager.default.createFile(atPath: lock, contents: Data())) }
+        let faults = FaultInjector()
+        faults.perform(before: .open, pathSuffix: "/LOCK") { _ in
+            _ = FileManager.default.createFile(atPath: directory.path + "/notes.txt", contents: Data("notes\n".utf8))
+        }
+        #expect {
+            try Store.open(at: directory.path, options: testOptions(faults: faults))
+        } throws: { error in
+            (error as? LogStoreError)?.code == .notAStore
+        }
+        #expect(directory.fileNames() == (lockExisted ? ["LOCK", "notes.txt"] : ["notes.txt"]))
+    }
 }

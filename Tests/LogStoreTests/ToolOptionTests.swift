@@ -117,6 +117,54 @@ import Testing
         #expect(result.stderr.contains("Usage: logstore-tool stress <directory>"), "\(result.output)")
     }
 
+    /// Durations that would overflow a deadline in nanoseconds are refused as usage errors.
+    @Test(arguments: [
+        (["stress", "DIR", "--seconds", "1e11"], "--seconds must be positive and at most 10000000"),
+        (["stress", "DIR", "--seconds", "inf"], "--seconds must be positive and at most 10000000"),
+        (
+            ["import", "DIR", "--test-pause-after-batch", "99999999999999"],
+            "--test-pause-after-batch must be 0 … 60000"
+        ),
+    ])
+    func durationsOutOfRangeAreRefused(arguments: [String], message: String) throws {
+        let parent = TemporaryStore("tool-duration-range")
+        let path = parent.path + "/new"
+        let result = try ToolRunner.run(arguments.map { $0 == "DIR" ? path : $0 }, input: Data())
+        #expect(!result.signaled && result.status == 64, "\(result.output)")
+        #expect(result.stderr.contains(message), "\(result.output)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    /// `stress` writes only into a missing or empty folder: one with any entry (a hidden file, or an old
+    /// store without `STORE`) is refused, and left as it was.
+    @Test(arguments: [[".hidden"], ["LOCK", "0000000001.seg", "0000000001.hint"]])
+    func stressRefusesAFolderThatIsNotEmpty(names: [String]) throws {
+        let directory = TemporaryStore("tool-stress-not-empty", unverifiedBecause: "files only named like a store's")
+        for name in names {
+            #expect(FileManager.default.createFile(atPath: directory.path + "/" + name, contents: Data([1, 2])))
+        }
+        let result = try ToolRunner.run(["stress", directory.path, "--seconds", "1"])
+        #expect(result.status == 64, "\(result.output)")
+        #expect(result.stderr.contains("stress needs a missing or empty directory"), "\(result.output)")
+        #expect(directory.fileNames() == names.sorted())
+    }
+
+    /// `verify --json` of a folder it cannot check prints JSON too, with the error, and exits 1.
+    @Test func verifyJSONOfAFolderThatIsNotAStorePrintsTheError() throws {
+        let directory = TemporaryStore("tool-verify-json-not-a-store")
+        #expect(FileManager.default.createFile(atPath: directory.path + "/notes.txt", contents: Data("x".utf8)))
+        let result = try ToolRunner.run(["verify", directory.path, "--json"])
+        #expect(result.status == 1, "\(result.output)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.output)")
+        #expect(object["sound"] as? Bool == false)
+        #expect(object["store"] as? String == directory.path)
+        let error = try #require(object["error"] as? [String: Any])
+        #expect(error["code"] as? String == "notAStore", "\(error)")
+        #expect(error["file"] as? String == directory.path, "\(error)")
+        #expect((error["message"] as? String)?.contains("not a LogStore store") == true, "\(error)")
+    }
+
     @Test func theREADMEListsEveryCommand() throws {
         let help = try ToolRunner.run(["--help"])
         #expect(help.status == 0, "\(help.output)")

@@ -332,8 +332,8 @@ import Testing
         ),
         (
             "{\"id\":9223372036854775807,\"type\":1,\"payload\":\"\"}",
-            "object id 9223372036854775807 is over 4611686018427387904 (2^62), the largest id an import may "
-                + "bring: the store could hand out no new ids after it"
+            "object id 9223372036854775807 is over 4611686018427387904 (2^62) and not reserved in the store (its "
+                + "next id is 1): ids above 2^62 are refused so that at least 2^62−1 ids stay for new objects"
         ),
     ])
     func importWritesNothingWhenALineIsBad(badLine: String, reason: String) throws {
@@ -504,7 +504,8 @@ import Testing
         let missing = directory.path + "/nothing-here"
         let result = try ToolRunner.run(["compact", missing])
         #expect(result.status != 0)
-        #expect(result.stderr.contains("storeMissing"))
+        #expect(
+            result.stderr.contains("\(missing) does not exist: not a store; nothing was written"), "\(result.output)")
         #expect(!FileManager.default.fileExists(atPath: missing))
     }
 

@@ -35,22 +35,29 @@ extension Store {
     }
 
     /// Moves the id allocator past `id`, so ids up to it may be used in puts (as `import` does with
-    /// the ids it brings) and are never handed out by ``newID()``.
+    /// the ids it brings) and are never handed out by ``newID()``. An `id` below the next id to hand
+    /// out changes nothing (those ids are reserved already).
     ///
-    /// `id` may be at most ``LogStoreLimits/maxReservableID`` (2^62), so that ids brought in from
-    /// outside always leave the allocator ids to hand out.
+    /// The allocator is moved at most to ``LogStoreLimits/maxReservableID`` (2^62) + 1, so that ids
+    /// brought in from outside always leave at least 2^62 − 1 ids for ``newID()``: an `id` above 2^62 is
+    /// accepted only when it is below the next id already (any id up to ``LogStoreLimits/maxObjectID`` can
+    /// be stored with a put once it is reserved).
     /// - throws: ``LogStoreError`` with code `idOutOfRange` when `id` is larger than
-    ///   ``LogStoreLimits/maxReservableID`` (nothing changes then).
+    ///   ``LogStoreLimits/maxReservableID`` and not below the next id to hand out (nothing changes then).
     public func reserveIDs(through id: ObjectID) throws(LogStoreError) {
         let limit = LogStoreLimits.maxReservableID.rawValue
-        guard id.rawValue <= limit else {
-            throw LogStoreError(
-                .idOutOfRange,
-                "cannot reserve ids through \(id): the largest id that can be reserved is \(limit) (2^62), "
-                    + "so that ids remain for newID() to hand out",
-                objects: [id])
+        try nextID.withLock { next throws(LogStoreError) in
+            guard id.rawValue >= next else { return }
+            guard id.rawValue <= limit else {
+                throw LogStoreError(
+                    .idOutOfRange,
+                    "cannot reserve ids through \(id): ids above \(limit) (2^62) are refused unless they are "
+                        + "reserved already (below the next id, \(next)), so that at least 2^62 − 1 ids stay for "
+                        + "newID() to hand out",
+                    objects: [id])
+            }
+            next = id.rawValue + 1
         }
-        nextID.withLock { $0 = max($0, id.rawValue + 1) }
     }
 
     /// Moves the id allocator past `id`, up to ``LogStoreLimits/maxObjectID``, without the limit of

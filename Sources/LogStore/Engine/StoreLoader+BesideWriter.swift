@@ -117,8 +117,9 @@ extension StoreLoader {
         var loader = self
         loader.hintNames = Set(names.filter { $0.hasSuffix("." + HintFile.fileExtension) })
         if let change = try checkManifest(manifestFile, against: numbers, into: &loaded) { return .changed(change) }
+        var readable = numbers
         if tracksChanges {
-            switch try PinnedSegments.pin(numbers, in: directory, io: io) {
+            switch try PinnedSegments.pin(numbers, in: directory, io: io, listingUnopenable: collectsProblems) {
             case .vanished(let path, let error):
                 return .changed(
                     StoreChange(
@@ -126,12 +127,20 @@ extension StoreLoader {
                         underlying: error))
             case .pinned(let pinned):
                 loader.pinned = pinned
+                // `verify` lists a segment it cannot open (a dangling symbolic link, no permission) and
+                // checks the others.
+                for failure in pinned.unopenable {
+                    loaded.problems.append(
+                        Problem(file: failure.path, offset: nil, message: "cannot open segment: \(failure.error)"))
+                }
+                let unopenable = Set(pinned.unopenable.map(\.number))
+                readable.removeAll { unopenable.contains($0) }
             }
             if let change = unlistedSegmentsChange(numbers, manifest: loaded.manifest, file: manifestFile) {
                 return .changed(change)
             }
         }
-        var result = try loader.loadListed(numbers, into: loaded)
+        var result = try loader.loadListed(readable, into: loaded)
         // The dictionaries listed with the segments: a writer deletes one only after every segment naming
         // it is deleted, so one of them missing now may be named by a segment read here (read again).
         if let change = try loader.loadDictionaries(into: &result, listedBefore: names) {

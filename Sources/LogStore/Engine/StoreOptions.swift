@@ -42,7 +42,8 @@ public struct StoreOptions: Sendable {
     /// ``compressionMinimumSize``); a full rewrite (``Store/rewriteAllSegments()``) builds a new dictionary
     /// from the live records. Default on.
     public var sharedDictionary: Bool = true
-    /// Create the directory and an empty store when missing. Default on.
+    /// Create the store when the directory is missing (creating it too) or empty. Default on. When off,
+    /// such an open throws ``LogStoreError/Code/storeMissing`` and writes nothing.
     public var createIfMissing: Bool = true
     /// Open without the write lock and without repairing anything; every write throws
     /// ``LogStoreError/Code/readOnly``. Such an open may run beside a writer in another process: it

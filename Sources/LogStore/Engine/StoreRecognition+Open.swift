@@ -8,7 +8,9 @@
 /// the first thing written, and the directory is looked at again under it: two processes (or two `Store`s)
 /// creating a store in the same empty directory at once are thus one after the other. The first writes
 /// `STORE`; the second finds the directory `locked`, or, once the first has closed it, a store, which it
-/// opens. So a second creator can never replace, or install a half-written, identity file.
+/// opens. So a second creator can never replace, or install a half-written, identity file. When the second
+/// look refuses the directory (other files appeared in between), a `LOCK` this open created is removed
+/// again; one that was there before is left alone.
 extension StoreRecognition {
     /// Recognizes `directory` (an existing directory) for an open with `options`: for writing, takes its
     /// lock and creates the store when the directory is empty.
@@ -35,8 +37,16 @@ extension StoreRecognition {
         let lock = try DirectoryLock(directory: directory, io: io)
         // Under the lock, what the directory holds cannot change behind this open any more; another open
         // may have created the store (or a user changed the directory) since it was looked at.
-        let held = try StoreRecognition(directory: directory, io: io)
-        if let damage = held.identityDamage { throw damage }
+        let held: StoreRecognition
+        do throws(LogStoreError) {
+            held = try StoreRecognition(directory: directory, io: io)
+            if let damage = held.identityDamage { throw damage }
+        } catch {
+            // A directory that is no store any more keeps no LOCK that this open made (one that was there
+            // before stays).
+            if lock.createdFile { try? io.unlink(directory + "/" + LogFormat.lockFileName) }
+            throw error
+        }
         guard held.kind == .empty else { return (held.kind, lock) }
         try requireCreation(directory, options: options)
         try createIdentity(in: directory, io: io)

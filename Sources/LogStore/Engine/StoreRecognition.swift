@@ -27,7 +27,8 @@ struct StoreRecognition {
 
     /// Looks at `directory`, an existing directory, without changing it.
     /// - throws: ``LogStoreError`` with code `notAStore` when it holds other files and no store's (files
-    ///   that only carry a store's names included), or `ioError` when it cannot be read.
+    ///   that only carry a store's names included), or `ioError` when it cannot be listed, or when it has
+    ///   no `STORE` and a file named like a store's cannot be opened or read (naming that file).
     init(directory: String, io: SystemIO) throws(LogStoreError) {
         let names: [String]
         do {
@@ -38,12 +39,21 @@ struct StoreRecognition {
         if names.contains(StoreIdentity.fileName) {
             kind = .store
             identityDamage = Self.readIdentity(directory + "/" + StoreIdentity.fileName, io: io)
-        } else if Self.holdsLogStoreContent(directory, names: names, io: io) {
-            kind = .legacy
-        } else if names.isEmpty {
-            kind = .empty
         } else {
-            throw Self.notAStore(directory, names: names)
+            switch Self.lookForLogStoreContent(directory, names: names, io: io) {
+            case .found:
+                kind = .legacy
+            case .unreadable(let path, let error):
+                throw LogStoreError(
+                    .ioError,
+                    "cannot tell whether the directory holds a store: there is no STORE, and this file named like "
+                        + "a store's cannot be read; nothing was written",
+                    file: path, underlying: error)
+            case .none where names.isEmpty:
+                kind = .empty
+            case .none:
+                throw Self.notAStore(directory, names: names)
+            }
         }
     }
 
@@ -57,24 +67,42 @@ struct StoreRecognition {
         return lstat(directory + "/" + name, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_size == 0
     }
 
+    /// What the files of a directory without an identity file say about LogStore's content.
+    private enum Content {
+        /// A sign of a store made before identity files.
+        case found
+        /// No sign, and a file that could carry one could not be opened or read (the first such file).
+        case unreadable(path: String, error: SystemError)
+        /// No sign, and every file that could carry one was read (or is gone).
+        case none
+    }
+
     /// Whether a directory without an identity file holds a store made before identity files: its
     /// manifest starts with the manifest magic, or one of its four lowest-numbered segments starts with
-    /// the segment magic. An empty, short, zeroed or unreadable file only named like a store's is no sign
-    /// of a store.
-    private static func holdsLogStoreContent(_ directory: String, names: [String], io: SystemIO) -> Bool {
+    /// the segment magic. An empty, short or zeroed file only named like a store's is no sign of a store;
+    /// when none is found, the first file that could not be opened or read (permissions, a dangling
+    /// symbolic link, not a regular file) is named, as it might have been the sign.
+    private static func lookForLogStoreContent(_ directory: String, names: [String], io: SystemIO) -> Content {
         let segments = names.compactMap { name in LogFormat.segmentNumber(fromFileName: name).map { ($0, name) } }
             .sorted { $0.0 < $1.0 }.prefix(4).map(\.1)
         var candidates: [(name: String, magic: [UInt8])] = segments.map { ($0, LogFormat.segmentMagic) }
         if names.contains(SegmentManifest.fileName) {
             candidates.append((SegmentManifest.fileName, SegmentManifest.magic))
         }
-        return candidates.contains { candidate in
+        var failure: (path: String, error: SystemError)?
+        for candidate in candidates {
             let path = directory + "/" + candidate.name
-            guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return false }
-            defer { io.close(fd) }
-            let prefix = try? io.read(fd, count: candidate.magic.count, at: 0, path: path)
-            return prefix == candidate.magic
+            do {
+                let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+                defer { io.close(fd) }
+                if try io.read(fd, count: candidate.magic.count, at: 0, path: path) == candidate.magic { return .found }
+            } catch  where error.isNoSuchFile {
+                continue  // gone since the listing: no sign either way
+            } catch {
+                if failure == nil { failure = (path, error) }
+            }
         }
+        return failure.map { .unreadable(path: $0.path, error: $0.error) } ?? .none
     }
 
     /// The error for a directory of `names` (none of them `STORE`, none with LogStore's content).

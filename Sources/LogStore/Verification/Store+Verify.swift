@@ -14,9 +14,11 @@ extension Store {
     /// let report = try Store.verify(at: "/var/db/app")
     /// for problem in report.problems { print(problem) }
     /// ```
+    /// A segment that cannot be opened at all (no permission, a symbolic link whose target does not
+    /// exist) is listed as a problem naming it, and the other segments are checked.
     /// - throws: ``LogStoreError`` with code `storeMissing` when there is no such directory, `notAStore`
-    ///   when it is empty or holds other files and none of a store's, or `ioError` when the directory or
-    ///   a segment cannot be read at all, or when a writer kept changing the segments for every attempt.
+    ///   when it is empty or holds other files and none of a store's, or `ioError` when the directory
+    ///   cannot be read, or when a writer kept changing the segments for every attempt.
     public static func verify(at directory: String) throws(LogStoreError) -> VerificationReport {
         try verify(at: directory, faultInjector: nil)
     }
