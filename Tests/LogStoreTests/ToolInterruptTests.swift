@@ -166,6 +166,39 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    /// A SIGINT ignored when the tool starts (a background job of a non-interactive shell) stays ignored:
+    /// the import runs to its end.
+    @Test func anIgnoredSIGINTStaysIgnored() throws {
+        let directory = TemporaryStore("tool-import-sigint-ignored")
+        let inputFolder = TemporaryStore("tool-import-sigint-ignored-input")
+        let input = inputFolder.path + "/input.jsonl"
+        try Data(importInput().utf8).write(to: URL(fileURLWithPath: input))
+        let tool = try #require(ToolRunner.executable)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        let arguments = [
+            "import", directory.path, "--input", input, "--batch-size", "10", "--test-pause-after-batch", "300",
+        ]
+        process.arguments = ["-c", "trap '' INT && exec \"$0\" \"$@\"", tool] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Once the first batch is written, the tool runs with SIGINT as it found it.
+        var seen = Data()
+        while !seen.contains(Array("batch 1 of 5 written".utf8)) {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk
+        }
+        _ = kill(process.processIdentifier, SIGINT)
+        let rest = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let stderr = String(decoding: seen + rest, as: UTF8.self)
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("test: batch 5 of 5 written") && !stderr.contains("interrupted"), "\(stderr)")
+    }
+
     @Test func resumingAfterLinesWhoseObjectsAreNotInTheStoreIsRefused() throws {
         let directory = TemporaryStore("tool-import-resume-missing")
         let result = try ToolRunner.run(
