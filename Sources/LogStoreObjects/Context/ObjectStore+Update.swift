@@ -35,7 +35,6 @@ extension ObjectStore {
         while true {
             if !starving { contention.admit() }
             let context = makeContext()
-            context.confined.state.holdsLoadedObjects = true
             let result = try body(context)
             let failure: ObjectStoreError
             do {
