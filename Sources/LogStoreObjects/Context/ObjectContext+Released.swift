@@ -45,6 +45,9 @@ extension ObjectContext {
         while let id = work.popLast() {
             guard seen.insert(id).inserted, (try? store.contains(id)) == false else { continue }
             confined.state.releasedIDs.insert(id)
+            // No longer stored: nothing to save unless it is linked again (the save that links it encodes
+            // it then), so the context need not keep it.
+            cache.slot(id)?.strongHold = nil
             work += (try? candidates.before.header(of: id))??.references ?? []
         }
     }
