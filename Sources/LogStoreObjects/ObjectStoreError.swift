@@ -57,9 +57,6 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         public static let foreignObject = Code("foreignObject")
         /// The engine failed; see ``underlying``.
         public static let store = Code("store")
-        /// A query by a protocol type whose conforming classes cannot be told: one not listed in the
-        /// ``ObjectStore``'s `protocols:` (see ``QueryableProtocol``). List it, or query by class.
-        public static let unsupportedQuery = Code("unsupportedQuery")
 
         /// The code's name.
         public var description: String { name }

@@ -35,11 +35,11 @@ extension ObjectContext {
         removeRoot(named: key)
     }
 
-    /// The stored keys (named roots) whose objects are of class `type` (or a subclass), sorted.
-    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
-    ///   ``ObjectStore``'s `types:`, `store`.
+    /// The stored keys (named roots) whose objects are of class `type` (or a subclass), or of a class
+    /// conforming to the protocol type `type` (see ``ids(of:includingSubclasses:)``), sorted.
+    /// - throws: what ``ids(of:includingSubclasses:)`` throws.
     public func keys<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [String] {
-        let tags = Set(try registry.tags(matching: type, includingSubclasses: includingSubclasses))
+        let tags = Set(try matchingTags(of: type, includingSubclasses: includingSubclasses))
         let view = try readView()
         do {
             var keys: [String] = []

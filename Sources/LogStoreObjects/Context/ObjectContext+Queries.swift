@@ -3,17 +3,34 @@ import LogStore
 extension ObjectContext {
     /// The ids of the stored objects of class `type` (and its subclasses, unless `includingSubclasses` is
     /// false) in this context's snapshot (see ``refresh()``), from the index alone, in id order.
+    ///
+    /// `type` may be a protocol type: `(any Shape).self` finds the objects of every registered class that
+    /// conforms to `Shape`, and `(any PersistentObject).self` every object. Whether a class conforms is
+    /// told by the protocol's ``QueryableProtocol`` entry when the store lists one in `protocols:`, else by
+    /// the class's ``PersistentModel/declaredConformances`` (what `@Persistent` records), else by loading
+    /// one of the class's stored objects, once per class and protocol for the life of the
+    /// ``ObjectStore``: the first query by a protocol may decode one object (with what it references
+    /// eagerly) of each class it cannot otherwise tell, in a context of its own, so this context's
+    /// loaded objects and changes are untouched. A class with no stored objects is never loaded. A
+    /// protocol no class conforms to gives no ids. For example:
+    ///
+    /// ```swift
+    /// let shapes = try context.ids(of: (any Shape).self)     // Circles and Rectangles
+    /// ```
     /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
-    ///   ``ObjectStore``'s `types:`, `store`.
+    ///   ``ObjectStore``'s `types:`; `store`; for a protocol type, what ``object(id:as:)`` throws when
+    ///   loading an object to tell whether its class conforms fails.
     public func ids<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [ObjectID] {
         var ids: [ObjectID] = []
-        let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
+        let tags = try matchingTags(of: type, includingSubclasses: includingSubclasses)
         let view = try readView()
         for tag in tags { ids += view.ids(ofType: tag) }
         return ids.sorted()
     }
 
-    /// The stored objects of class `type` (and its subclasses, unless `includingSubclasses` is false).
+    /// The stored objects of class `type` (and its subclasses, unless `includingSubclasses` is false), or
+    /// of the classes conforming to the protocol type `type` (`(any Shape).self`, see
+    /// ``ids(of:includingSubclasses:)``).
     /// - throws: what ``ids(of:includingSubclasses:)`` and ``object(id:as:)`` throw.
     public func objects<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> [T] {
         let ids = try ids(of: type, includingSubclasses: includingSubclasses)
@@ -32,11 +49,12 @@ extension ObjectContext {
     }
 
     /// How many objects of class `type` are stored (subclasses included unless `includingSubclasses` is
-    /// false), from the index alone.
-    /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
-    ///   ``ObjectStore``'s `types:`, `store`.
+    /// false), or of the classes conforming to the protocol type `type` (`(any Shape).self`), from the
+    /// index alone (but for the objects a query by a protocol may load once, see
+    /// ``ids(of:includingSubclasses:)``).
+    /// - throws: what ``ids(of:includingSubclasses:)`` throws.
     public func count<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) -> Int {
-        let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
+        let tags = try matchingTags(of: type, includingSubclasses: includingSubclasses)
         let view = try readView()
         return tags.reduce(0) { $0 + view.count(ofType: $1) }
     }
@@ -51,7 +69,8 @@ extension ObjectContext {
     }
 
     /// Deletes every stored object of class `type` (subclasses included unless `includingSubclasses` is
-    /// false) on the next save. The save fails (engine `stillReferenced`) when an object that is not
+    /// false), or of the classes conforming to the protocol type `type` (`(any Shape).self`, see
+    /// ``ids(of:includingSubclasses:)``), on the next save. The save fails (engine `stillReferenced`) when an object that is not
     /// deleted still references one of them.
     ///
     /// The objects are listed from the index, whose type tags may come from a hint file; each one's record
@@ -60,9 +79,10 @@ extension ObjectContext {
     /// - throws: ``ObjectStoreError`` `unregisteredClass` when `type` is a class left out of the
     ///   ``ObjectStore``'s `types:`; `typeMismatch` when the index lists an object whose record is of
     ///   another type (the index disagrees with the segment: nothing is marked; open the store again after
-    ///   deleting its hint files, or run `verify`); `store`.
+    ///   deleting its hint files, or run `verify`); `store`; for a protocol type, what
+    ///   ``object(id:as:)`` throws when loading an object to tell whether its class conforms fails.
     public func deleteAll<T>(of type: T.Type, includingSubclasses: Bool = true) throws(ObjectStoreError) {
-        let tags = try registry.tags(matching: type, includingSubclasses: includingSubclasses)
+        let tags = try matchingTags(of: type, includingSubclasses: includingSubclasses)
         let view = try readView()
         var ids: [ObjectID] = []
         for tag in tags { ids += view.ids(ofType: tag) }

@@ -15,6 +15,8 @@ public final class ObjectStore: Sendable {
     public let store: Store
     let registry: TypeRegistry
     let catalog: KeyCatalog
+    /// Which registered classes conform to the protocols queries named, as loading their objects told.
+    let conformances = ConformanceCache()
     /// Lets runs of ``update(attempts:_:)`` that keep conflicting through first.
     let contention = ContentionGate()
 
@@ -32,8 +34,9 @@ public final class ObjectStore: Sendable {
     /// - parameters:
     ///   - store: the engine store; the object store does not close it.
     ///   - types: every persistent class the contexts may load or save, subclasses included.
-    ///   - protocols: the protocols queries by type may name besides `any PersistentObject` (see
-    ///     ``QueryableProtocol``).
+    ///   - protocols: optional: protocols queries by type may name, each with a test of whether a class
+    ///     conforms, so that a query by one of them loads no object to find out (see
+    ///     ``QueryableProtocol``). Queries by any other protocol work without it.
     ///   - tuning: settings most users never need (see ``ObjectStoreTuning``).
     /// - throws: ``ObjectStoreError`` `invalidRegistration` (duplicate or colliding type names, a protocol
     ///   listed twice), or `corruptPayload` / `store` when the stored field names cannot be read.
@@ -66,6 +69,10 @@ public final class ObjectStore: Sendable {
             throw error
         }
     }
+
+    /// How many objects queries by a protocol type loaded to find out whether their class conforms (at
+    /// most one per class and protocol: the answer is kept).
+    @_spi(Testing) public var conformanceProbes: Int { conformances.probes }
 
     /// A new context: its own identity cache and unsaved changes, for use on one thread or task at a time.
     public func makeContext() -> ObjectContext {

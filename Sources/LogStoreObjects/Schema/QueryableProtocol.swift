@@ -1,10 +1,12 @@
-/// A protocol that queries by type may name (`count(of: (any Shape).self)`): the protocol's existential
-/// type and a test of whether a class conforms to it.
+/// A protocol that queries by type name (`count(of: (any Shape).self)`), listed with a test of whether a
+/// class conforms to it: optional, the fast way to tell a protocol's conforming classes.
 ///
-/// Swift can tell whether a class conforms to a protocol only where the protocol is named in the
-/// source (`Circle.self is any Shape.Type`), not from a generic `(any Shape).self`; so an
-/// ``ObjectStore`` lists the protocols it is queried by, each with that test. Queries by a class, and
-/// by `(any PersistentObject).self`, need no entry. For example:
+/// Swift can tell whether a class conforms to a protocol only where the protocol is named in the source
+/// (`Circle.self is any Shape.Type`), not from a generic `(any Shape).self`. Without an entry, a query by
+/// a protocol asks the class's ``PersistentModel/declaredConformances`` and otherwise loads one stored
+/// object of the class to test it (once per class and protocol, see
+/// ``ObjectContext/ids(of:includingSubclasses:)``); with an entry, its test alone decides, and no object
+/// is loaded. Queries by a class, and by `(any PersistentObject).self`, need no entry. For example:
 ///
 /// ```swift
 /// let objects = try ObjectStore.open(
@@ -20,7 +22,7 @@ public struct QueryableProtocol: Sendable {
     /// Whether a class conforms.
     let isConformed: @Sendable (any PersistentObject.Type) -> Bool
 
-    /// A protocol queries may name.
+    /// An entry for the protocol `existential`, with its test.
     /// - parameters:
     ///   - existential: the protocol's existential type, as queries name it: `(any Shape).self`, or a
     ///     composition such as `(any Shape & Named).self`.

@@ -22,6 +22,9 @@ final class RegisteredType: Sendable {
     /// How to reach an instance's ``PersistentModel/persistenceSlot``, when the class is a
     /// ``PersistentModel`` (it reports its changes).
     let modelAccess: ModelAccess?
+    /// The protocols and superclasses the class declares (``PersistentModel/declaredConformances``): a
+    /// query by one of these protocols finds the class without loading any of its objects.
+    let declaredConformances: Set<ObjectIdentifier>
     /// How many more encodings ``SubclassEncodingCheck`` looks at: 0 once it found that the class encodes
     /// its own fields or needs no check (not a subclass of a persistent class).
     let encodingChecksLeft = Atomic(SubclassEncodingCheck.maximumChecks)
@@ -30,6 +33,7 @@ final class RegisteredType: Sendable {
         type: any PersistentObject.Type, name: String, tag: UInt32, allTags: [UInt32],
         fieldAliases: [String: [String]], fieldCoder: FieldCoder?, modelAccess: ModelAccess? = nil
     ) {
+        let declared = (type as? any PersistentModel.Type)?.declaredConformances ?? []
         self.type = type
         self.name = name
         self.tag = tag
@@ -37,5 +41,6 @@ final class RegisteredType: Sendable {
         self.fieldAliases = fieldAliases
         self.fieldCoder = fieldCoder
         self.modelAccess = modelAccess
+        self.declaredConformances = Set(declared.map { ObjectIdentifier($0) })
     }
 }

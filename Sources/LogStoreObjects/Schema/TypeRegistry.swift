@@ -7,13 +7,13 @@ struct TypeRegistry: Sendable {
     private(set) var types: [RegisteredType] = []
     private var byTag: [UInt32: Int] = [:]
     private var byClass: [ObjectIdentifier: Int] = [:]
-    /// The protocols queries may name.
+    /// The protocols the store lists (`protocols:`), each with its test of whether a class conforms.
     private let protocols: [QueryableProtocol]
     private var byProtocol: [ObjectIdentifier: Int] = [:]
     /// Whether ``FieldCodable`` types encode through `encodeFields(to:)` and `init(fields:)`.
     let usesFieldCoding: Bool
 
-    /// Registers `types`, in order, and the protocols queries may name.
+    /// Registers `types`, in order, and the protocols listed with a test of whether a class conforms.
     /// - throws: ``ObjectStoreError`` `invalidRegistration` for a duplicate name, a name whose tag
     ///   collides with another's, a reserved name, or a protocol listed twice.
     /// - parameter usingFieldCoding: whether ``FieldCodable`` classes encode through `encodeFields(to:)`
@@ -93,13 +93,19 @@ struct TypeRegistry: Sendable {
     }
 
     /// The tags of every registered class that is `T` or a subclass of it, or, when `T` is a protocol
-    /// type (`any Shape`), that conforms to it: every class for `any PersistentObject`, and for another
-    /// protocol the classes its ``QueryableProtocol`` entry accepts.
-    /// - throws: ``ObjectStoreError`` `unsupportedQuery` for a protocol type not among the store's
-    ///   `protocols:` (its conforming classes cannot be told); `unregisteredClass` for a persistent class
-    ///   that is not registered (its objects could not be told from others, so a count of 0 would be a
-    ///   wrong answer).
-    func tags<T>(matching _: T.Type, includingSubclasses: Bool) throws(ObjectStoreError) -> [UInt32] {
+    /// type (`any Shape`), whose objects are `T`s.
+    ///
+    /// For a protocol type the conforming classes are told, for each class, by the first of: every class
+    /// for `any PersistentObject`; the protocol's ``QueryableProtocol`` entry, when the store lists it; the
+    /// class's ``PersistentModel/declaredConformances``, when they name `T`; else `conforms`, which
+    /// answers from the class's stored objects (false when it has none).
+    /// - throws: ``ObjectStoreError`` `unregisteredClass` for a persistent class that is not registered
+    ///   (its objects could not be told from others, so a count of 0 would be a wrong answer), and what
+    ///   `conforms` throws.
+    func tags<T>(
+        matching _: T.Type, includingSubclasses: Bool,
+        conforms: (RegisteredType) throws(ObjectStoreError) -> Bool
+    ) throws(ObjectStoreError) -> [UInt32] {
         if let persistent = T.self as? any PersistentObject.Type, registration(of: persistent) == nil {
             throw ObjectStoreError(
                 .unregisteredClass,
@@ -107,24 +113,25 @@ struct TypeRegistry: Sendable {
                 typeName: persistent.typeName)
         }
         var tags: [UInt32] = []
-        var conformance: ((any PersistentObject.Type) -> Bool)?
-        if includingSubclasses && !(T.self is AnyClass) {
-            if T.self == (any PersistentObject).self {
-                conformance = { _ in true }
-            } else if let index = byProtocol[ObjectIdentifier(T.self)] {
-                conformance = protocols[index].isConformed
-            } else {
-                throw ObjectStoreError(
-                    .unsupportedQuery,
-                    "cannot tell which classes conform to \(T.self): list it in the ObjectStore's `protocols:` "
-                        + "(QueryableProtocol((\(T.self)).self) { $0 is \(T.self).Type }), or query by class")
-            }
-        }
+        let queried = ObjectIdentifier(T.self)
+        let isProtocol = includingSubclasses && !(T.self is AnyClass)
+        var listed = byProtocol[queried].map { protocols[$0].isConformed }
+        if T.self == (any PersistentObject).self { listed = { _ in true } }
         for registered in types {
-            let matches =
-                includingSubclasses
-                ? registered.type is T.Type || conformance?(registered.type) == true
-                : ObjectIdentifier(registered.type) == ObjectIdentifier(T.self)
+            let matches: Bool
+            if !includingSubclasses {
+                matches = ObjectIdentifier(registered.type) == queried
+            } else if registered.type is T.Type {
+                matches = true
+            } else if !isProtocol {
+                matches = false
+            } else if let listed {
+                matches = listed(registered.type)
+            } else if registered.declaredConformances.contains(queried) {
+                matches = true
+            } else {
+                matches = try conforms(registered)
+            }
             if matches { tags.append(contentsOf: registered.allTags) }
         }
         return tags
