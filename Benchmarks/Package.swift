@@ -141,6 +141,20 @@ let package = Package(
             ],
             path: "Sources/ObjectFigures"
         ),
+        // `@Persistent` models against hand-written FieldCodable and plain Codable: save, load, change
+        // tracking, tracked assignments and memory per object.
+        .executableTarget(
+            name: "ModelFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                "PeerWorkloads",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreObjects", package: "LogStore"),
+                .product(name: "LogStorePersistent", package: "LogStore"),
+                .product(name: "LogStoreExamples", package: "LogStore"),
+            ],
+            path: "Sources/ModelFigures"
+        ),
         // The ODB (path tables, issue 12) against its floors, and the same workload on SQLite through GRDB.
         .executableTarget(
             name: "ODBFigures",
