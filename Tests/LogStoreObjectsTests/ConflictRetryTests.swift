@@ -73,6 +73,55 @@ final class RetryCounter: PersistentObject {
     }
 }
 
+/// The async ``ObjectStore/update(attempts:isolation:_:)``: tasks contending for one counter, every commit
+/// synced, all land.
+@Suite struct AsyncUpdateTests {
+    @Test func asyncUpdatesOfOneCounterAllSucceed() async throws {
+        let directory = TemporaryStore("retry-update-async")
+        var options = StoreOptions(segmentSize: 1 << 20)
+        options.compaction.background = false
+        let objects = try ObjectStore.open(at: directory.path, options: options, types: [RetryCounter.self])
+        directory.closesAtTeardown(objects) { try $0.close() }
+        let setup = objects.makeContext()
+        let id = try setup.insert(RetryCounter())
+        try setup.save()
+        let tasks = 8
+        let increments = 25
+        let failures = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<tasks {
+                group.addTask {
+                    var failed = 0
+                    for _ in 0..<increments {
+                        do {
+                            try await objects.update(attempts: 100) { context in
+                                try context.object(id: id, as: RetryCounter.self)?.value += 1
+                            }
+                        } catch {
+                            failed += 1
+                        }
+                    }
+                    return failed
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+        #expect(try objects.makeContext().object(id: id, as: RetryCounter.self)?.value == tasks * increments)
+        try objects.close()
+    }
+
+    @Test func aCancelledTaskStopsRetrying() async throws {
+        let directory = TemporaryStore("retry-update-cancelled")
+        let objects = try openObjects(directory, types: [RetryCounter.self])
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await objects.update { _ in 1 }
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        try objects.close()
+    }
+}
+
 /// ``ObjectStore/update(attempts:_:)`` saves changes to the objects its work loads, also those the work
 /// does not keep (its context holds them until the save).
 @Suite struct UpdateKeepsLoadedObjectsTests {

@@ -108,19 +108,23 @@ import Testing
         }
     }
 
-    @Test func identityCacheHoldsObjectsWeakly() throws {
+    @Test func identityCacheKeepsTheCodableObjectsItHandedOut() throws {
         let directory = TemporaryStore("weak")
         try withObjects(directory) { objects in
             let context = objects.makeContext()
-            let id = try context.insert(Node("weak"))
+            let id = try context.insert(Node("kept"))
             try context.save()
-            #expect(!context.isLoaded(id), "after the save nothing holds the node: the cache let it go")
+            #expect(context.isLoaded(id), "a Codable object does not report changes: the context keeps it")
             weak var first: Node?
             first = try context.object(id: id, as: Node.self)
-            #expect(first == nil)
-            let held = try #require(try context.object(id: id, as: Node.self))
-            #expect(context.isLoaded(id))
-            #expect(try context.object(id: id, as: Node.self) === held)
+            #expect(first != nil)
+            let other = objects.makeContext()
+            weak var loaded: Node?
+            loaded = try other.object(id: id, as: Node.self)
+            #expect(loaded != nil && other.isLoaded(id))
+            loaded?.label = "changed, not held by the caller"
+            try other.save()
+            #expect(try objects.makeContext().object(id: id, as: Node.self)?.label == "changed, not held by the caller")
         }
     }
 

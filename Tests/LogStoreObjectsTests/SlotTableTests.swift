@@ -5,15 +5,15 @@ import Testing
 
 /// The identity cache's table of slots by id: dense pages, far-apart ids, removal and filtering.
 @Suite struct SlotTableTests {
-    private func slot(_ id: UInt64) -> CacheSlot {
-        CacheSlot(id: ObjectID(id), object: nil, storedHash: nil, pinned: false)
+    private func slot(_ id: UInt64) -> ObjectSlot {
+        ObjectSlot(id: ObjectID(id), object: nil, storedHash: nil, pinned: false)
     }
 
     /// Agrees with a dictionary through inserts, replacements and removals of dense and far-apart ids,
     /// including a far id whose page the dense table later grows to cover.
     @Test func behavesLikeADictionary() {
         var table = SlotTable()
-        var model: [ObjectID: CacheSlot] = [:]
+        var model: [ObjectID: ObjectSlot] = [:]
         var generator = SystemRandomNumberGenerator()
         let far: [UInt64] = [1 << 40, 1 << 40 + 1, 300_000, 300_063, 5_000_000, UInt64.max]
         var ids: [UInt64] = Array(1...3_000) + far

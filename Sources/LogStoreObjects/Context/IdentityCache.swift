@@ -1,52 +1,5 @@
 import LogStore
 
-/// What a context knows of one object id: its live instance (held weakly) and its stored record.
-///
-/// There is one per loaded object, so it is kept small: 87 bytes, a 96-byte allocation (the 8-byte fields
-/// first, then the small ones, so that no padding is needed; `strongHold` is a plain `AnyObject` rather
-/// than a 16-byte existential). A loaded graph's memory is mostly its objects and their slots, and every
-/// fresh page of memory costs time to touch.
-final class CacheSlot {
-    let id: ObjectID
-    /// The instance, while anything outside the cache holds it.
-    weak var object: (any PersistentObject)?
-    /// The instance held strongly until the next save: new objects, root targets, changed pins.
-    var strongHold: AnyObject?
-    /// ``storedHash``'s value, when ``hasStoredHash``.
-    private var storedHashValue: UInt64 = 0
-    /// The save generation that queued this object for encoding / wrote it (see `SaveSession`).
-    var queuedIn = 0
-    var writtenIn = 0
-    /// The version of the stored record (the sequence number of the batch that wrote it) this instance
-    /// was loaded from or last saved as; a save expects the store to still hold it.
-    var version: UInt64 = 0
-    /// During a save: where the save keeps the encoding of this unchanged object, in case it must be
-    /// written after all (`SaveSession`); -1 when none.
-    var unchangedIndex: Int32 = -1
-    /// Whether the object is (to be) stored pinned, a root of its own.
-    var pinned: Bool
-    /// Set while a load has read the record but not decoded it yet.
-    var isLoading = false
-    private var hasStoredHash = false
-
-    /// The content hash of the stored record (type, pin, references, payload); nil when the object was
-    /// never saved.
-    var storedHash: UInt64? {
-        get { hasStoredHash ? storedHashValue : nil }
-        set {
-            hasStoredHash = newValue != nil
-            storedHashValue = newValue ?? 0
-        }
-    }
-
-    init(id: ObjectID, object: (any PersistentObject)?, storedHash: UInt64?, pinned: Bool) {
-        self.id = id
-        self.object = object
-        self.pinned = pinned
-        self.storedHash = storedHash
-    }
-}
-
 /// One context's map between object ids and live instances: one slot per id, found by id or by instance.
 ///
 /// Instances are held weakly (strongly only while unsaved); slots whose instances are gone are purged
@@ -55,10 +8,10 @@ final class IdentityCache: ContextConfined<IdentityCacheState> {
     /// An empty cache.
     init() { super.init(state: IdentityCacheState()) }
 
-    func slot(_ id: ObjectID) -> CacheSlot? { state.slots[id] }
+    func slot(_ id: ObjectID) -> ObjectSlot? { state.slots[id] }
 
     /// The slot of `object`, when this context knows it (the instance, not just its address).
-    func slot(of object: any PersistentObject) -> CacheSlot? {
+    func slot(of object: any PersistentObject) -> ObjectSlot? {
         if !state.unindexed.isEmpty { indexLoadedSlots() }
         guard let slot = state.byObject[ObjectIdentifier(object)], slot.object === object else { return nil }
         return slot
@@ -69,16 +22,17 @@ final class IdentityCache: ContextConfined<IdentityCacheState> {
 
     /// Adds (or replaces) the slot of `id`.
     @discardableResult
-    func insert(_ object: (any PersistentObject)?, id: ObjectID, storedHash: UInt64?, pinned: Bool) -> CacheSlot {
+    func insert(_ object: (any PersistentObject)?, id: ObjectID, storedHash: UInt64?, pinned: Bool) -> ObjectSlot {
         if state.slots.count >= state.purgeThreshold && !state.suspendPurge { purge() }
-        let slot = CacheSlot(id: id, object: object, storedHash: storedHash, pinned: pinned)
+        let slot = ObjectSlot(id: id, object: object, storedHash: storedHash, pinned: pinned)
+        slot.cache = self
         state.slots[id] = slot
         if let object { state.byObject[ObjectIdentifier(object)] = slot }
         return slot
     }
 
     /// Sets the instance of a slot inserted without one (a load in progress).
-    func attach(_ object: any PersistentObject, to slot: CacheSlot) {
+    func attach(_ object: any PersistentObject, to slot: ObjectSlot) {
         slot.object = object
         state.unindexed.append(slot)
         // A context that loads and drops graphs again and again never looks an instance up: drop the
@@ -128,13 +82,42 @@ final class IdentityCache: ContextConfined<IdentityCacheState> {
     }
 
     /// Keeps `object` alive until ``releaseHolds()``.
-    func hold(_ slot: CacheSlot, _ object: any PersistentObject) {
+    func hold(_ slot: ObjectSlot, _ object: any PersistentObject) {
+        hold(slot, object as AnyObject)
+    }
+
+    func hold(_ slot: ObjectSlot, _ object: AnyObject) {
         if slot.strongHold == nil { state.held.append(slot) }
         slot.strongHold = object
     }
 
-    /// Lets go of every strongly held instance (after a save).
+    /// The held slots and their instances: everything a save must encode (new objects, root targets,
+    /// changed pins, changed models, and every instance of a class that does not report its changes).
+    var heldSlots: [(ObjectSlot, any PersistentObject)] {
+        state.held.compactMap { slot in
+            guard slot.strongHold != nil, state.slots[slot.id] === slot, let object = slot.object else { return nil }
+            return (slot, object)
+        }
+    }
+
+    /// After a save (or when unsaved changes are discarded): lets go of the instances held until then, and
+    /// marks the models unchanged. Instances of classes that do not report their changes stay held: a
+    /// change to one of them must reach the next save whether or not the caller still holds it.
     func releaseHolds() {
+        var kept: [ObjectSlot] = []
+        for slot in state.held where slot.strongHold != nil {
+            slot.isChanged = false
+            if !slot.isTracked, state.slots[slot.id] === slot, slot.object != nil {
+                kept.append(slot)
+            } else {
+                slot.strongHold = nil
+            }
+        }
+        state.held = kept
+    }
+
+    /// Lets go of every held instance (the context ends).
+    func releaseAllHolds() {
         for slot in state.held { slot.strongHold = nil }
         state.held.removeAll()
     }
@@ -150,7 +133,7 @@ final class IdentityCache: ContextConfined<IdentityCacheState> {
     }
 
     /// The slots with live instances.
-    var liveSlots: [(CacheSlot, any PersistentObject)] {
+    var liveSlots: [(ObjectSlot, any PersistentObject)] {
         state.slots.entries.compactMap { _, slot in slot.object.map { (slot, $0) } }
     }
 
@@ -169,10 +152,10 @@ struct IdentityCacheState {
     var slots = SlotTable()
     /// Slot by instance, for the slots in it; loaded slots join it only when an instance is first looked
     /// up (``slot(of:)``), so a load that is only read from never pays for this index.
-    var byObject: [ObjectIdentifier: CacheSlot] = [:]
+    var byObject: [ObjectIdentifier: ObjectSlot] = [:]
     /// Slots given an instance by a load and not yet in `byObject`.
-    var unindexed: [CacheSlot] = []
-    var held: [CacheSlot] = []
+    var unindexed: [ObjectSlot] = []
+    var held: [ObjectSlot] = []
     var purgeThreshold = 4096
     /// Set while a load or save runs: their slots are all alive, a purge would only cost time.
     var suspendPurge = false

@@ -89,10 +89,10 @@ final class InstanceOwners: Sendable {
 final class ContextInstances: Sendable {
     let serial: UInt64
 
-    /// `@unchecked Sendable` (it holds `CacheSlot`s, which are not): it is only touched under `state`'s
+    /// `@unchecked Sendable` (it holds `ObjectSlot`s, which are not): it is only touched under `state`'s
     /// lock. The slots in it belong to the publishing context, whose thread goes on changing their other
     /// properties; other threads read only their `object`, a weak reference that the owning context
-    /// writes once, before it publishes the slot (in `CacheSlot.init`, or in `IdentityCache.attach` during
+    /// writes once, before it publishes the slot (in `ObjectSlot.init`, or in `IdentityCache.attach` during
     /// the load that then publishes it), so the lock orders that write before every other thread's read;
     /// the runtime loads weak references atomically, also while the instance is being freed. A slot's
     /// last release may happen on another thread; by then its context has let go of it and it holds no
@@ -100,9 +100,9 @@ final class ContextInstances: Sendable {
     /// taken from the state leaves the lock but indexes and booleans.
     private struct State: @unchecked Sendable {
         /// Published slots not yet in `index`.
-        var batches: [[CacheSlot]] = []
+        var batches: [[ObjectSlot]] = []
         /// Slot by instance, built when another context first asks.
-        var index: [ObjectIdentifier: CacheSlot] = [:]
+        var index: [ObjectIdentifier: ObjectSlot] = [:]
         /// Slots in `batches` and `index`.
         var count = 0
         /// Slots of new objects the context forgot (a discarded change, a rollback, a delete before any
@@ -118,7 +118,7 @@ final class ContextInstances: Sendable {
 
     /// Publishes `slots` (their instances set); `liveSlots`, the context's cache size, bounds how many
     /// dead entries are kept before they are pruned.
-    func publish(_ slots: [CacheSlot], liveSlots: Int) {
+    func publish(_ slots: [ObjectSlot], liveSlots: Int) {
         guard !slots.isEmpty else { return }
         state.withLock { state in
             state.batches.append(slots)
@@ -131,7 +131,7 @@ final class ContextInstances: Sendable {
     }
 
     /// Marks the slots of new objects the context forgot: their instances may join another context.
-    func withdraw(_ slot: CacheSlot) {
+    func withdraw(_ slot: ObjectSlot) {
         state.withLock { state in _ = state.withdrawn.insert(ObjectIdentifier(slot)) }
     }
 
@@ -140,7 +140,7 @@ final class ContextInstances: Sendable {
         state.withLock { state in
             let withdrawn = state.withdrawn
             state.withdrawn = []
-            func keeps(_ slot: CacheSlot) -> Bool { slot.object != nil && !withdrawn.contains(ObjectIdentifier(slot)) }
+            func keeps(_ slot: ObjectSlot) -> Bool { slot.object != nil && !withdrawn.contains(ObjectIdentifier(slot)) }
             state.index = state.index.filter { keeps($0.value) }
             state.batches = [state.batches.joined().filter(keeps)]
             state.count = state.index.count + state.batches[0].count

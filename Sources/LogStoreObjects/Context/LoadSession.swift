@@ -17,7 +17,7 @@ final class LoadSession: ContextConfined<LoadSessionState> {
     let view: Snapshot
 
     private struct Pending {
-        let slot: CacheSlot
+        let slot: ObjectSlot
         let record: Record
         let type: RegisteredType
         let eagerCount: Int
@@ -144,6 +144,10 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         let slot = pending.slot
         slot.storedHash = ContentHash.of(record)
         slot.isLoading = false
+        if let access = pending.type.modelAccess {
+            access.setSlot(object, slot)
+            slot.isTracked = true
+        }
         context.cache.attach(object, to: slot)
         state.loaded.append(object)
         state.loadedSlots.append(slot)
@@ -203,7 +207,7 @@ struct LoadSessionState {
     /// Everything decoded in this session, held until it finishes.
     var loaded: [any PersistentObject] = []
     /// The slots of everything decoded in this session, to publish when it finishes (``InstanceOwners``).
-    var loadedSlots: [CacheSlot] = []
+    var loadedSlots: [ObjectSlot] = []
     /// The decoder reused for each object (unless a nested load needs one while it is busy).
     var reusable: PayloadDecoder?
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.

@@ -17,7 +17,7 @@ extension ObjectContext {
     /// The objects `records` (written by the coming save, in the order of `slots`) stop referring to, the
     /// old targets of the roots it changes, and what the objects it deletes refer to, as the store holds
     /// them now. Only objects stored before are looked up (new ones dropped no reference).
-    func releaseCandidates(writing records: [Record], slots: [(CacheSlot, UInt64)]) throws(ObjectStoreError)
+    func releaseCandidates(writing records: [Record], slots: [(ObjectSlot, UInt64)]) throws(ObjectStoreError)
         -> ReleaseCandidates
     {
         do {
@@ -45,6 +45,9 @@ extension ObjectContext {
         while let id = work.popLast() {
             guard seen.insert(id).inserted, (try? store.contains(id)) == false else { continue }
             confined.state.releasedIDs.insert(id)
+            // No longer stored: nothing to save unless it is linked again (the save that links it encodes
+            // it then), so the context need not keep it.
+            cache.slot(id)?.strongHold = nil
             work += (try? candidates.before.header(of: id))??.references ?? []
         }
     }

@@ -5,8 +5,12 @@ extension ObjectContext {
     /// Writes every new or changed object this context holds (and every new object they reach), root
     /// changes and deletes, in one atomic batch.
     ///
-    /// An object is written when its encoding differs from its stored record (a hash is compared), so
-    /// unchanged objects cost an encoding but no write. Objects reached only through references are stored
+    /// What is encoded: the objects added, named as roots or pinned since the last save, every
+    /// ``PersistentModel`` (a `@Persistent` class) whose properties changed, and every other
+    /// ``PersistentObject`` the context handed out (such a class does not report its changes, so the context
+    /// keeps its instances and encodes them all), with the new objects they reach. An encoded object is
+    /// written when its encoding differs from its stored record (a hash is compared), so an unchanged one
+    /// costs an encoding but no write; an unchanged model costs nothing. Objects reached only through references are stored
     /// unpinned: when nothing live references them any more, the collector removes them.
     /// - throws: ``ObjectStoreError`` `transactionState` inside a transaction (use ``commit()``),
     ///   `encodingFailed`, `unregisteredClass`, `deletedObject` (a saved object references a deleted one),
@@ -26,7 +30,7 @@ extension ObjectContext {
         let session = SaveSession(self)
         cache.state.suspendPurge = true
         defer { cache.state.suspendPurge = false }
-        for (slot, object) in cache.liveSlots
+        for (slot, object) in cache.heldSlots
         where confined.state.pendingDeletes.isEmpty || !confined.state.pendingDeletes.contains(slot.id) {
             session.enqueue(slot, object)
         }
@@ -155,6 +159,9 @@ final class SaveSession: ContextConfined<SaveSessionState> {
         // An outdated instance a refresh dropped: the reference names the object, which is not written.
         if let id = self.context.cache.linkableID(of: object) { return id }
         let slot = try self.context.assignID(object, pinned: false, allowDeleted: true)
+        // A stored model that reports no change needs no encoding (`refusePlainCycles` encodes it when a
+        // plain cycle could pass through it).
+        if slot.isUnchangedModel { return slot.id }
         if self.context.confined.state.pendingDeletes.isEmpty
             || !self.context.confined.state.pendingDeletes.contains(slot.id)
         {
@@ -171,7 +178,7 @@ final class SaveSession: ContextConfined<SaveSessionState> {
         super.init(state: SaveSessionState())
     }
 
-    func enqueue(_ slot: CacheSlot, _ object: any PersistentObject) {
+    func enqueue(_ slot: ObjectSlot, _ object: any PersistentObject) {
         guard slot.queuedIn != generation else { return }
         slot.queuedIn = generation
         state.queue.append((slot, object))
@@ -231,7 +238,7 @@ final class SaveSession: ContextConfined<SaveSessionState> {
     }
 
     /// Keeps the targets of the plain reference fields the encoder just met, for ``refusePlainCycles()``.
-    private func notePlainReferences(of slot: CacheSlot, _ object: any PersistentObject, written: Bool) {
+    private func notePlainReferences(of slot: ObjectSlot, _ object: any PersistentObject, written: Bool) {
         let start = state.plainTargets.count
         state.plainTargets += encoder.state.plainReferences
         state.plainReferrers.append(
@@ -239,7 +246,7 @@ final class SaveSession: ContextConfined<SaveSessionState> {
         if written { state.writesPlainReferences = true }
     }
 
-    private func append(_ record: Record, hash: UInt64, slot: CacheSlot) {
+    private func append(_ record: Record, hash: UInt64, slot: ObjectSlot) {
         state.records.append(record)
         state.writtenSlots.append((slot, hash))
         slot.writtenIn = generation
@@ -251,7 +258,7 @@ final class SaveSession: ContextConfined<SaveSessionState> {
         for (_, id) in context.confined.state.pendingRoots {
             if let id { try rewriteIfGone(id) }
         }
-        guard !state.unchangedSlots.isEmpty else { return }
+        guard !state.unchangedSlots.isEmpty || !context.confined.state.releasedIDs.isEmpty else { return }
         var index = 0
         while index < state.records.count {
             for reference in state.records[index].references { try rewriteIfGone(reference) }
@@ -260,6 +267,15 @@ final class SaveSession: ContextConfined<SaveSessionState> {
     }
 
     private func rewriteIfGone(_ id: ObjectID) throws(ObjectStoreError) {
+        // An unchanged model this save did not encode, freed by an earlier save of this context: encode it
+        // now, so it can be written again.
+        if let slot = context.cache.slot(id), slot.isUnchangedModel, slot.queuedIn != generation,
+            context.confined.state.releasedIDs.contains(id), let object = slot.object
+        {
+            slot.queuedIn = generation
+            state.queue.append((slot, object))
+            try encodeAll()
+        }
         guard let slot = context.cache.slot(id), slot.writtenIn != generation, slot.unchangedIndex >= 0,
             Int(slot.unchangedIndex) < state.unchangedRecords.count,
             state.unchangedRecords[Int(slot.unchangedIndex)].id == id
@@ -307,13 +323,13 @@ final class SaveSession: ContextConfined<SaveSessionState> {
 
 /// The working state of a ``SaveSession``, kept without dynamic exclusivity checks (see ``ContextConfined``).
 struct SaveSessionState {
-    var queue: [(CacheSlot, any PersistentObject)] = []
+    var queue: [(ObjectSlot, any PersistentObject)] = []
     var records: [Record] = []
-    var writtenSlots: [(CacheSlot, UInt64)] = []
+    var writtenSlots: [(ObjectSlot, UInt64)] = []
     /// Objects written again because the store no longer holds them (see ``rewriteReferencedButGone()``).
     var recreated: Set<ObjectID> = []
     var unchangedCount = 0
-    var unchangedSlots: [CacheSlot] = []
+    var unchangedSlots: [ObjectSlot] = []
     /// The encodings of the unchanged objects, at their slots' `unchangedIndex`.
     var unchangedRecords: [Record] = []
     var lastType: (ObjectIdentifier, RegisteredType)?

@@ -64,6 +64,7 @@ extension ObjectContext {
     public func cancelDelete(_ object: any PersistentObject) {
         guard let slot = cache.slot(of: object) else { return }
         confined.state.pendingDeletes.remove(slot.id)
+        if !slot.isTracked || slot.isChanged { cache.hold(slot, object) }
     }
 
     /// The instance of `id` this context holds, if any (without loading it).
@@ -86,6 +87,9 @@ extension ObjectContext {
                 let version = next.version(of: id)
                 if version == nil && slot.object == nil {
                     gone.append(id)
+                } else if version == nil && confined.state.releasedIDs.contains(id) {
+                    // Freed by this context's own save: the instance stays, and linking it stores it again.
+                    continue
                 } else if version != slot.version {
                     changed.append(id)
                 }

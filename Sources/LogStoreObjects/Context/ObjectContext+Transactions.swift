@@ -61,7 +61,7 @@ extension ObjectContext {
         confined.state.pendingRoots = roots
         confined.state.pendingDeletes = deletes
         var detached: Set<ObjectIdentifier> = []
-        func detach(_ slot: CacheSlot, _ object: any PersistentObject) {
+        func detach(_ slot: ObjectSlot, _ object: any PersistentObject) {
             detached.insert(ObjectIdentifier(object))
             // A stored object's instance must not come back as a new object (a copy under a new id); a new
             // object's instance has no stored identity and may be added again later.
@@ -108,7 +108,7 @@ extension ObjectContext {
     }
 
     /// The content hash `object` would be saved with now; nil when it cannot be encoded.
-    func encodingHash(of object: any PersistentObject, slot: CacheSlot, _ encoder: PayloadEncoder) -> UInt64? {
+    func encodingHash(of object: any PersistentObject, slot: ObjectSlot, _ encoder: PayloadEncoder) -> UInt64? {
         guard let registered = registry.type(of: object),
             let encoded = try? encoder.encode(object, as: registered)
         else { return nil }

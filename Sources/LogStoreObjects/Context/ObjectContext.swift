@@ -42,13 +42,10 @@ public final class ObjectContext {
         var activeLoad: LoadSession?
         /// Slots of instances this context numbered as new and has not yet checked against other contexts
         /// (see ``settleNewObjects()``).
-        var unsettled: [CacheSlot] = []
+        var unsettled: [ObjectSlot] = []
         /// Stored objects this context's own saves freed (see `ObjectContext+Released.swift`): linking one of
         /// them again stores it again.
         var releasedIDs: Set<ObjectID> = []
-        /// Whether the objects loads decode are held strongly until the next save (the contexts of
-        /// ``ObjectStore/update(attempts:_:)``, whose work changes what it loads without keeping it).
-        var holdsLoadedObjects = false
     }
 
     /// This context's ``State``.
@@ -76,7 +73,7 @@ public final class ObjectContext {
 
     deinit {
         // New objects held until a save that never came must not outlive the context through its slots.
-        cache.releaseHolds()
+        cache.releaseAllHolds()
         InstanceOwners.shared.close(instances)
     }
 
@@ -102,7 +99,7 @@ public final class ObjectContext {
 
     /// The slot of `object`, numbering it (as a new, unsaved object) when the context does not know it.
     func assignID(_ object: any PersistentObject, pinned: Bool, allowDeleted: Bool = false) throws(ObjectStoreError)
-        -> CacheSlot
+        -> ObjectSlot
     {
         if let slot = cache.slot(of: object) {
             if !allowDeleted && !confined.state.pendingDeletes.isEmpty
@@ -126,6 +123,10 @@ public final class ObjectContext {
                 typeName: typeName(of: object))
         }
         let slot = cache.insert(object, id: store.newID(), storedHash: nil, pinned: pinned)
+        if let registered = registry.type(of: object), let access = registered.modelAccess {
+            access.setSlot(object, slot)
+            slot.isTracked = true
+        }
         cache.hold(slot, object)
         confined.state.unsettled.append(slot)
         return slot
@@ -143,7 +144,7 @@ public final class ObjectContext {
     /// this context and refused with `foreignObject` (the other new instances stay, to be checked again).
     func settleNewObjects() throws(ObjectStoreError) {
         guard !confined.state.unsettled.isEmpty else { return }
-        var slots: [CacheSlot] = []
+        var slots: [ObjectSlot] = []
         var objects: [any PersistentObject] = []
         slots.reserveCapacity(confined.state.unsettled.count)
         objects.reserveCapacity(confined.state.unsettled.count)
@@ -279,8 +280,10 @@ public final class ObjectContext {
             for id in ids { objects.append(try session.load(id)) }
             try session.finish()
             instances.publish(session.state.loadedSlots, liveSlots: cache.state.slots.count)
-            if confined.state.holdsLoadedObjects {
-                for (slot, object) in zip(session.state.loadedSlots, session.state.loaded) { cache.hold(slot, object) }
+            // An instance that does not report its changes is kept: a change to it must reach the next save
+            // whether or not the caller still holds it.
+            for (slot, object) in zip(session.state.loadedSlots, session.state.loaded) where !slot.isTracked {
+                cache.hold(slot, object)
             }
             return objects
         } catch {

@@ -35,7 +35,6 @@ extension ObjectStore {
         while true {
             if !starving { contention.admit() }
             let context = makeContext()
-            context.confined.state.holdsLoadedObjects = true
             let result = try body(context)
             let failure: ObjectStoreError
             do {
@@ -50,6 +49,51 @@ extension ObjectStore {
                 contention.enter()
             }
             ConflictBackoff.wait(after: attempt, store: store)
+            attempt += 1
+        }
+    }
+
+    /// ``update(attempts:_:)`` for Swift concurrency: runs `body` in the caller's isolation (on the caller's
+    /// actor, or in the calling task), and suspends instead of blocking while it backs off between attempts.
+    /// The save itself runs in the calling task (a synced save blocks it for the sync, as a synchronous save
+    /// does). A cancelled task stops retrying and throws `CancellationError`.
+    ///
+    /// For example:
+    /// ```swift
+    /// try await objects.update { context in
+    ///     guard let circle = try context.object(id: id, as: Circle.self) else { return }
+    ///     circle.radius += 1
+    /// }
+    /// ```
+    /// - parameter attempts: how many times `body` may run (at least 1).
+    /// - returns: what the successful run of `body` returned.
+    /// - throws: what `body` throws, the last `conflict` when every attempt conflicted, what
+    ///   ``ObjectContext/save()`` throws, and `CancellationError`.
+    @discardableResult
+    public func update<Result>(
+        attempts: Int = 3, isolation: isolated (any Actor)? = #isolation, _ body: (ObjectContext) throws -> Result
+    ) async throws -> Result {
+        var attempt = 1
+        var starving = false
+        defer { if starving { contention.leave() } }
+        while true {
+            try Task.checkCancellation()
+            if !starving { await contention.admit() }
+            let context = makeContext()
+            let result = try body(context)
+            let failure: ObjectStoreError
+            do {
+                try context.save()
+                return result
+            } catch {
+                failure = error
+            }
+            guard failure.code == .conflict, attempt < attempts else { throw failure }
+            if attempt >= ContentionGate.starvingAfter && !starving {
+                starving = true
+                contention.enter()
+            }
+            try await ConflictBackoff.pause(after: attempt, store: store)
             attempt += 1
         }
     }

@@ -3,7 +3,7 @@ import LogStore
 /// An object of a save with plain reference fields: the targets of those fields are
 /// `SaveSessionState.plainTargets[targets]`.
 struct PlainReferrer {
-    let slot: CacheSlot
+    let slot: ObjectSlot
     let object: any PersistentObject
     let targets: Range<Int>
 }
@@ -21,6 +21,7 @@ extension SaveSession {
     /// - throws: ``ObjectStoreError`` `cyclicReference` naming the objects and fields of one cycle.
     func refusePlainCycles() throws(ObjectStoreError) {
         guard state.writesPlainReferences else { return }
+        try encodePlainTargets()
         let referrers = state.plainReferrers
         let targets = state.plainTargets
         var position = IDTable<Int>(minimumCapacity: referrers.count)
@@ -52,6 +53,25 @@ extension SaveSession {
                     continue
                 }
             }
+        }
+    }
+
+    /// Encodes the unchanged models that plain fields of the encoded objects reach (transitively), which the
+    /// save skipped: a new cycle may pass through them.
+    private func encodePlainTargets() throws(ObjectStoreError) {
+        var next = 0
+        while next < state.plainTargets.count {
+            let end = state.plainTargets.count
+            for index in next..<end {
+                let id = state.plainTargets[index]
+                guard let slot = context.cache.slot(id), slot.queuedIn != generation, let object = slot.object else {
+                    continue
+                }
+                slot.queuedIn = generation
+                state.queue.append((slot, object))
+            }
+            next = end
+            try encodeAll()
         }
     }
 

@@ -12,9 +12,9 @@ struct SlotTable {
     private static let pageSize = 1 << pageShift
 
     /// Pages for page numbers below `dense.count`; an empty array is a page not allocated.
-    private var dense: [[CacheSlot?]] = []
+    private var dense: [[ObjectSlot?]] = []
     /// Pages whose number is too far beyond the dense table to grow it.
-    private var sparse = IDTable<[CacheSlot?]>()
+    private var sparse = IDTable<[ObjectSlot?]>()
     /// Pages allocated, dense and sparse.
     private var pagesInUse = 0
     /// Slots held.
@@ -28,7 +28,7 @@ struct SlotTable {
     }
 
     /// The slot of `id`; setting nil removes it.
-    subscript(id: ObjectID) -> CacheSlot? {
+    subscript(id: ObjectID) -> ObjectSlot? {
         get {
             let (page, slot) = Self.position(id)
             if page >= 0, page < dense.count {
@@ -78,10 +78,10 @@ struct SlotTable {
     }
 
     /// Every slot, with its id (a snapshot: the table may be changed while it is walked).
-    var entries: [(ObjectID, CacheSlot)] {
-        var result: [(ObjectID, CacheSlot)] = []
+    var entries: [(ObjectID, ObjectSlot)] {
+        var result: [(ObjectID, ObjectSlot)] = []
         result.reserveCapacity(count)
-        func collect(_ page: [CacheSlot?]) {
+        func collect(_ page: [ObjectSlot?]) {
             for case let slot? in page { result.append((slot.id, slot)) }
         }
         for page in dense where !page.isEmpty { collect(page) }
@@ -90,7 +90,7 @@ struct SlotTable {
     }
 
     /// Keeps only the slots for which `keep` is true; frees pages left empty.
-    mutating func filter(_ keep: (CacheSlot) -> Bool) {
+    mutating func filter(_ keep: (ObjectSlot) -> Bool) {
         for (id, slot) in entries where !keep(slot) { self[id] = nil }
         for index in dense.indices where !dense[index].isEmpty && !dense[index].contains(where: { $0 != nil }) {
             dense[index] = []

@@ -19,13 +19,16 @@ final class RegisteredType: Sendable {
     /// How to encode and decode the class directly, when it is ``FieldCodable`` (and the object store
     /// uses field coding).
     let fieldCoder: FieldCoder?
+    /// How to reach an instance's ``PersistentModel/persistenceSlot``, when the class is a
+    /// ``PersistentModel`` (it reports its changes).
+    let modelAccess: ModelAccess?
     /// How many more encodings ``SubclassEncodingCheck`` looks at: 0 once it found that the class encodes
     /// its own fields or needs no check (not a subclass of a persistent class).
     let encodingChecksLeft = Atomic(SubclassEncodingCheck.maximumChecks)
 
     init(
         type: any PersistentObject.Type, name: String, tag: UInt32, allTags: [UInt32],
-        fieldAliases: [String: [String]], fieldCoder: FieldCoder?
+        fieldAliases: [String: [String]], fieldCoder: FieldCoder?, modelAccess: ModelAccess? = nil
     ) {
         self.type = type
         self.name = name
@@ -33,5 +36,6 @@ final class RegisteredType: Sendable {
         self.allTags = allTags
         self.fieldAliases = fieldAliases
         self.fieldCoder = fieldCoder
+        self.modelAccess = modelAccess
     }
 }

@@ -59,7 +59,7 @@ struct TypeRegistry: Sendable {
         types.append(
             RegisteredType(
                 type: type, name: name, tag: tags[0], allTags: tags, fieldAliases: type.fieldAliases,
-                fieldCoder: usingFieldCoding ? FieldCoder.of(type) : nil))
+                fieldCoder: usingFieldCoding ? FieldCoder.of(type) : nil, modelAccess: ModelAccess.of(type)))
         for tag in tags { byTag[tag] = index }
         byClass[ObjectIdentifier(type)] = index
     }

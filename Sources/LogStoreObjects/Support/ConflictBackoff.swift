@@ -15,8 +15,21 @@ enum ConflictBackoff {
     /// Waits before attempt `attempt + 1`, after `attempt` attempts (at least 1) conflicted.
     static func wait(after attempt: Int, store: Store) {
         _ = store.awaitAcceptedBatches()
+        SystemClock.sleep(.microseconds(pauseMicroseconds(after: attempt)))
+    }
+
+    /// The same wait for a task: the wait for visibility blocks (it lasts at most the sync of the batches
+    /// in flight), the pause suspends the task.
+    /// - throws: `CancellationError` when the task is cancelled during the pause.
+    static func pause(after attempt: Int, store: Store) async throws {
+        _ = store.awaitAcceptedBatches()
+        try await Task.sleep(for: .microseconds(pauseMicroseconds(after: attempt)))
+    }
+
+    /// A random pause, doubling with each attempt.
+    private static func pauseMicroseconds(after attempt: Int) -> Int {
         let ceiling = min(50 << min(max(attempt - 1, 0), 16), maximumMicroseconds)
-        SystemClock.sleep(.microseconds(Int.random(in: ceiling / 2...ceiling)))
+        return Int.random(in: ceiling / 2...ceiling)
     }
 }
 
@@ -42,6 +55,15 @@ final class ContentionGate: Sendable {
         let deadline = SystemClock.monotonicNanoseconds() + Self.maximumWaitNanoseconds
         while starving.load(ordering: .acquiring) > 0 && SystemClock.monotonicNanoseconds() < deadline {
             SystemClock.sleep(.microseconds(50))
+        }
+    }
+
+    /// ``admit()`` for a task: suspends instead of blocking while a starving run retries.
+    func admit() async {
+        guard starving.load(ordering: .acquiring) > 0 else { return }
+        let deadline = SystemClock.monotonicNanoseconds() + Self.maximumWaitNanoseconds
+        while starving.load(ordering: .acquiring) > 0 && SystemClock.monotonicNanoseconds() < deadline {
+            try? await Task.sleep(for: .microseconds(50))
         }
     }
 
