@@ -31,8 +31,12 @@ struct MemberGeneration {
 
     static func registrarName(of className: String) -> String { "_$observationRegistrar_\(className)" }
 
-    /// All generated members, in order.
+    /// All generated members, in order, less those the class declares itself.
     var members: [DeclSyntax] {
+        allMembers.filter { !target.declaredGeneratedMembers.contains(Self.name(of: $0)) }
+    }
+
+    private var allMembers: [DeclSyntax] {
         var members: [DeclSyntax] = []
         if position != .subclass {
             let final = target.isFinal ? "" : "final "
@@ -45,7 +49,9 @@ struct MemberGeneration {
         members += typeMembers
         members += FieldCodingGeneration(self).members
         members += CodableGeneration(self).members
-        if position != .subclass && !target.declaresInitializer && target.allPropertiesHaveInitialValues {
+        if position != .subclass && !target.declaresInitializer && target.allPropertiesHaveInitialValues
+            && !target.hasErrors
+        {
             members.append("init() {}")
         }
         return members
@@ -89,6 +95,19 @@ struct MemberGeneration {
         case .root, .subclass:
             "\(raw: target.access.overridable)\(raw: override)class var \(raw: name): \(type) { \(value) }"
         }
+    }
+
+    /// The name of a generated member, as ``PersistentClass/declaredGeneratedMembers`` has it.
+    private static func name(of member: DeclSyntax) -> String {
+        if let variable = member.as(VariableDeclSyntax.self) {
+            return variable.bindings.first?.pattern.trimmedDescription ?? ""
+        }
+        if let function = member.as(FunctionDeclSyntax.self) { return function.name.text }
+        if let initializer = member.as(InitializerDeclSyntax.self) {
+            let label = initializer.signature.parameterClause.parameters.first?.firstName.text
+            return label.map { "init(\($0):)" } ?? "init()"
+        }
+        return ""
     }
 
     /// The last component of a type's name: `Codable` for `Swift.Codable`, `Sendable` for `@unchecked Sendable`.

@@ -1,3 +1,4 @@
+import SwiftDiagnostics
 import SwiftSyntax
 
 /// The arguments of `@Persistent(_ typeName:aliases:observable:)`.
@@ -9,11 +10,15 @@ struct PersistentArguments {
     /// Whether the class is also Observation-tracked.
     let observable: Bool
 
-    init(_ attribute: AttributeSyntax) {
+    /// The arguments of `attribute`; `observable:` must be the literal `true` when given (the overload with
+    /// `observable:` always adds the `Observable` conformance).
+    init(_ attribute: AttributeSyntax, diagnostics: inout [Diagnostic]) {
         typeName = attribute.argument(labelled: nil)?.trimmed
         aliases = attribute.argument(labelled: "aliases")?.trimmed
-        observable =
-            attribute.argument(labelled: "observable")?.as(BooleanLiteralExprSyntax.self)?.literal.tokenKind
-            == .keyword(.true)
+        let argument = attribute.argument(labelled: "observable")
+        observable = argument?.as(BooleanLiteralExprSyntax.self)?.literal.tokenKind == .keyword(.true)
+        if let argument, !observable {
+            diagnostics.append(.error(argument, PersistentDiagnostic.observableNotTrue))
+        }
     }
 }

@@ -17,14 +17,19 @@ struct PersistentClass {
     let declaresInitializer: Bool
     /// Whether every stored property has an initial value (so `init()` can initialize them all).
     let allPropertiesHaveInitialValues: Bool
+    /// The members `@Persistent` generates that the class declares itself (an error): not generated again.
+    let declaredGeneratedMembers: Set<String>
+    /// Whether something in the class is wrong (reported in the diagnostics).
+    let hasErrors: Bool
 
     /// Members `@Persistent` generates: declaring one of them is an error.
     static let generatedProperties: Set<String> = [
         "persistenceSlot", "typeName", "typeAliases", "fieldAliases", "declaredConformances",
     ]
 
-    /// Analyzes `declaration`. Returns nil, with the reasons in `diagnostics`, when it is not a class or
-    /// something in it keeps `@Persistent` from generating its members.
+    /// Analyzes `declaration`, appending what is wrong with it to `diagnostics`. Returns nil when it is not
+    /// a class; a class with errors keeps its valid persisted properties, so that `@Persistent` still makes
+    /// it a `PersistentModel` and the errors reported are only those in `diagnostics`.
     static func analyze(_ declaration: some DeclGroupSyntax, diagnostics: inout [Diagnostic]) -> PersistentClass? {
         guard let classDeclaration = declaration.as(ClassDeclSyntax.self) else {
             diagnostics.append(.error(declaration.introducer, PersistentDiagnostic.classesOnly))
@@ -34,9 +39,11 @@ struct PersistentClass {
         var properties: [PersistedProperty] = []
         var declaresInitializer = false
         var allHaveInitialValues = true
+        var declaredGenerated: Set<String> = []
         for member in declaration.memberBlock.members {
-            if isGenerated(member.decl) {
+            if let generated = generatedName(member.decl) {
                 diagnostics.append(.error(member.decl, PersistentDiagnostic.generatedMember))
+                declaredGenerated.insert(generated)
                 continue
             }
             if member.decl.is(InitializerDeclSyntax.self) { declaresInitializer = true }
@@ -50,7 +57,6 @@ struct PersistentClass {
                 break
             }
         }
-        guard diagnostics.count == errorsBefore else { return nil }
         let modifiers = classDeclaration.modifiers
         return PersistentClass(
             name: classDeclaration.name.text,
@@ -59,26 +65,28 @@ struct PersistentClass {
             inheritedTypes: classDeclaration.inheritanceClause?.inheritedTypes.map { $0.type.trimmed } ?? [],
             properties: properties,
             declaresInitializer: declaresInitializer,
-            allPropertiesHaveInitialValues: allHaveInitialValues)
+            allPropertiesHaveInitialValues: allHaveInitialValues,
+            declaredGeneratedMembers: declaredGenerated,
+            hasErrors: diagnostics.count != errorsBefore)
     }
 
-    /// Whether `declaration` is one that `@Persistent` generates.
-    private static func isGenerated(_ declaration: DeclSyntax) -> Bool {
+    /// The name of the generated member `declaration` declares (`typeName`, `encode`, `init(fields:)`…), or
+    /// nil when it declares none.
+    private static func generatedName(_ declaration: DeclSyntax) -> String? {
         if let variable = declaration.as(VariableDeclSyntax.self) {
-            return variable.bindings.contains { binding in
-                guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text else { return false }
-                return generatedProperties.contains(name)
-            }
+            return variable.bindings.lazy.compactMap { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text }
+                .first { generatedProperties.contains($0) }
         }
         if let function = declaration.as(FunctionDeclSyntax.self) {
             let labels = function.signature.parameterClause.parameters.map(\.firstName.text)
-            return labels == ["to"] && ["encodeFields", "encode"].contains(function.name.text)
+            let name = function.name.text
+            return labels == ["to"] && ["encodeFields", "encode"].contains(name) ? name : nil
         }
         if let initializer = declaration.as(InitializerDeclSyntax.self) {
             let labels = initializer.signature.parameterClause.parameters.map(\.firstName.text)
-            return labels == ["fields"] || labels == ["from"]
+            return labels == ["fields"] || labels == ["from"] ? "init(\(labels[0]):)" : nil
         }
-        return false
+        return nil
     }
 }
 

@@ -16,6 +16,7 @@ enum PersistentDiagnostic: String, DiagnosticMessage {
     case multipleBindings
     case referenceNeedsOptionalOrArray
     case boxedLet
+    case observableNotTrue
 
     var diagnosticID: MessageID { MessageID(domain: "LogStoreMacros", id: rawValue) }
     var severity: DiagnosticSeverity { .error }
@@ -32,6 +33,8 @@ enum PersistentDiagnostic: String, DiagnosticMessage {
         case .generatedMember: "remove it: @Persistent generates it"
         case .multipleBindings: "declare each persisted property in a declaration of its own"
         case .referenceNeedsOptionalOrArray: "@Reference applies to an optional or an array of persistent objects"
+        case .observableNotTrue:
+            "'observable:' takes the literal 'true'; leave it out for a class that is not observable"
         case .missingTypeAnnotation, .wrapperNotNeeded, .transientNeedsInitialValue, .lazyProperty,
             .propertyObservers, .boxedLet:
             "\(self)"

@@ -7,6 +7,9 @@ import SwiftSyntaxMacros
 /// The member role generates the type's names, its field and `Codable` coding and (in a class with no
 /// persistent superclass) `persistenceSlot`; the member-attribute role puts `@PersistentField` on each
 /// persisted `var`; the extension role adds the conformances the class lacks.
+///
+/// A class with errors still gets its members and conformances (less the wrong properties), so that the
+/// errors reported are those of `@Persistent` alone.
 public struct PersistentMacro {}
 
 extension PersistentMacro: MemberMacro {
@@ -16,10 +19,10 @@ extension PersistentMacro: MemberMacro {
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         var diagnostics: [Diagnostic] = []
-        guard let target = PersistentClass.analyze(declaration, diagnostics: &diagnostics) else {
-            for diagnostic in diagnostics { context.diagnose(diagnostic) }
-            return []
-        }
+        let arguments = PersistentArguments(node, diagnostics: &diagnostics)
+        let target = PersistentClass.analyze(declaration, diagnostics: &diagnostics)
+        for diagnostic in diagnostics { context.diagnose(diagnostic) }
+        guard let target else { return [] }
         // `PersistentModel` is missing exactly when no superclass is a `@Persistent` class.
         let position: ClassPosition =
             if !protocols.contains(where: { $0.names("PersistentModel") }) {
@@ -27,7 +30,7 @@ extension PersistentMacro: MemberMacro {
             } else {
                 target.isFinal ? .finalRoot : .root
             }
-        return MemberGeneration(target: target, arguments: PersistentArguments(node), position: position).members
+        return MemberGeneration(target: target, arguments: arguments, position: position).members
     }
 }
 
@@ -38,13 +41,13 @@ extension PersistentMacro: MemberAttributeMacro {
         providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         var ignored: [Diagnostic] = []
-        guard let variable = member.as(VariableDeclSyntax.self),
+        guard declaration.is(ClassDeclSyntax.self), let variable = member.as(VariableDeclSyntax.self),
             !variable.attributes.contains(named: "PersistentField"),
-            PersistentClass.analyze(declaration, diagnostics: &ignored) != nil,
             case .persisted(let property) = PropertyAnalysis.role(of: variable, diagnostics: &ignored),
             !property.isLet
         else { return [] }
-        return PersistentArguments(node).observable ? ["@PersistentField(observable: true)"] : ["@PersistentField"]
+        let observable = PersistentArguments(node, diagnostics: &ignored).observable
+        return observable ? ["@PersistentField(observable: true)"] : ["@PersistentField"]
     }
 }
 
@@ -55,13 +58,16 @@ extension PersistentMacro: ExtensionMacro {
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
-        var ignored: [Diagnostic] = []
-        guard PersistentClass.analyze(declaration, diagnostics: &ignored) != nil else { return [] }
+        // Every conformance the macro may add is added to a class that lacks it, even one with errors and
+        // `observable: false`: a compiler bug (swiftlang/swift#89151) crashes on a subclass of a class that
+        // did not get a conformance its macro declares. So `Observable` is in the `conformances:` of the
+        // `observable:` overload only.
+        guard declaration.is(ClassDeclSyntax.self) else { return [] }
         var extensions: [ExtensionDeclSyntax] = []
         if protocols.contains(where: { $0.names("PersistentModel") }) {
             extensions.append(try ExtensionDeclSyntax("extension \(type.trimmed): LogStoreObjects.PersistentModel {}"))
         }
-        if PersistentArguments(node).observable && protocols.contains(where: { $0.names("Observable") }) {
+        if protocols.contains(where: { $0.names("Observable") }) {
             extensions.append(try ExtensionDeclSyntax("extension \(type.trimmed): Observation.Observable {}"))
         }
         return extensions

@@ -29,17 +29,41 @@
 ///   - typeName: The name the type is stored under (``PersistentObject/typeName``); the class name by default.
 ///     Never change it once objects are stored.
 ///   - aliases: Earlier type names whose stored objects decode as this type (``PersistentObject/typeAliases``).
-///   - observable: Whether the class is also `Observable`, each persisted property tracked by Observation.
+@attached(
+    member, conformances: PersistentModel,
+    names: named(persistenceSlot), named(typeName), named(typeAliases), named(fieldAliases),
+    named(declaredConformances), named(encodeFields), named(encode), named(init), arbitrary)
+@attached(memberAttribute)
+@attached(extension, conformances: PersistentModel)
+public macro Persistent(_ typeName: String? = nil, aliases: [String] = []) =
+    #externalMacro(module: "LogStoreMacros", type: "PersistentMacro")
+
+/// Makes a class persistent, as ``Persistent(_:aliases:)`` does, and `Observable`: each persisted property
+/// is tracked by Observation. For example:
+///
+/// ```swift
+/// @Persistent(observable: true) final class Note {
+///     var text: String = ""
+/// }
+/// ```
+///
+/// (A separate declaration because the conformance to `Observable` it declares must always be added: the
+/// compiler crashes on a subclass of a class whose macro declares a conformance it did not add.)
+///
+/// - parameters:
+///   - typeName: The name the type is stored under; the class name by default.
+///   - aliases: Earlier type names whose stored objects decode as this type.
+///   - observable: `true`; leave it out for a class that is not observable.
 @attached(
     member, conformances: PersistentModel,
     names: named(persistenceSlot), named(typeName), named(typeAliases), named(fieldAliases),
     named(declaredConformances), named(encodeFields), named(encode), named(init), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel, Observable)
-public macro Persistent(_ typeName: String? = nil, aliases: [String] = [], observable: Bool = false) =
+public macro Persistent(_ typeName: String? = nil, aliases: [String] = [], observable: Bool) =
     #externalMacro(module: "LogStoreMacros", type: "PersistentMacro")
 
-/// Stores a persisted property of a ``Persistent(_:aliases:observable:)`` class in private storage `_name`
+/// Stores a persisted property of a ``Persistent(_:aliases:)`` class in private storage `_name`
 /// and notes each change; `@Persistent` adds it to every persisted `var`, so there is no need to write it.
 ///
 /// - parameter observable: Whether reads and changes are reported to the class's Observation registrar.
@@ -48,12 +72,12 @@ public macro Persistent(_ typeName: String? = nil, aliases: [String] = [], obser
 public macro PersistentField(observable: Bool = false) =
     #externalMacro(module: "LogStoreMacros", type: "PersistentFieldMacro")
 
-/// Keeps a property of a ``Persistent(_:aliases:observable:)`` class in memory only: it is neither written
+/// Keeps a property of a ``Persistent(_:aliases:)`` class in memory only: it is neither written
 /// nor read, and takes its initial value in a loaded object (so it needs one, unless it is an optional `var`).
 @attached(peer)
 public macro Transient() = #externalMacro(module: "LogStoreMacros", type: "MarkerMacro")
 
-/// Reads a persisted property of a ``Persistent(_:aliases:observable:)`` class under earlier names when a
+/// Reads a persisted property of a ``Persistent(_:aliases:)`` class under earlier names when a
 /// stored object lacks its current one, in order (``PersistentObject/fieldAliases``). For example:
 ///
 /// ```swift
@@ -64,7 +88,7 @@ public macro Transient() = #externalMacro(module: "LogStoreMacros", type: "Marke
 @attached(peer)
 public macro Renamed(from names: String...) = #externalMacro(module: "LogStoreMacros", type: "MarkerMacro")
 
-/// Stores an optional or array property of a ``Persistent(_:aliases:observable:)`` class through an
+/// Stores an optional or array property of a ``Persistent(_:aliases:)`` class through an
 /// ``ObjectRef`` or ``ObjectList`` box, so that it may close a reference cycle (properties of protocol type
 /// are stored that way without it). For example: `@Reference var owner: Person? = nil`.
 @attached(peer)

@@ -2,7 +2,9 @@ import LogStoreMacros
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
-/// One test per error `@Persistent` reports; a class with an error gets no generated members.
+/// One test per error `@Persistent` reports. A class with errors still gets its members and conformances,
+/// less the wrong properties: a subclass of a class without them would crash the compiler
+/// (swiftlang/swift#89151), and the errors reported are then those of `@Persistent` alone.
 @Suite struct PersistentDiagnosticsTests {
     @Test(arguments: ["struct", "enum", "actor", "protocol", "extension"])
     func appliesToClassesOnly(keyword: String) {
@@ -22,6 +24,33 @@ import Testing
             expandedSource: """
                 final class Event {
                     var date = Date()
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Event"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Event: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [DiagnosticSpec(message: "add a type annotation to 'date'", line: 2, column: 9)])
@@ -39,6 +68,33 @@ import Testing
                 final class Layer {
                     @ObjectList var shapes: [any Shape]
                     @ObjectRef var focus: (any Shape)?
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Layer"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Layer: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -68,6 +124,33 @@ import Testing
             expandedSource: """
                 final class Gauge {
                     @Clamped var level: Int = 0
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Gauge"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Gauge: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -95,6 +178,33 @@ import Testing
                 final class Cache {
                     var entries: [String: Int]
                     var note: String?
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Cache"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Cache: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -112,6 +222,33 @@ import Testing
             expandedSource: """
                 final class Circle {
                     let kind: String = "circle"
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Circle"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Circle: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -137,6 +274,33 @@ import Testing
             expandedSource: """
                 final class Frame {
                     var content: any Shape
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Frame"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Frame: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -162,6 +326,33 @@ import Testing
             expandedSource: """
                 final class Index {
                     lazy var entries: [String: Int] = [:]
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Index"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Index: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -191,6 +382,25 @@ import Testing
                     static let typeName = "Circle"
                     init(fields: FieldReader) throws {}
                     func encodeFields(to fields: FieldWriter) throws {}
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Circle: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -210,6 +420,33 @@ import Testing
             expandedSource: """
                 final class Label {
                     var text: String = "" { didSet { print(text) } }
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Label"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Label: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -229,6 +466,33 @@ import Testing
             expandedSource: """
                 final class Point {
                     var x = 0.0, y = 0.0
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Point"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Point: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -247,6 +511,33 @@ import Testing
             expandedSource: """
                 final class Task {
                     var owner: Person
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Task"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Task: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -265,6 +556,33 @@ import Testing
             expandedSource: """
                 final class Group {
                     let members: [any Member]
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Group"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                    }
+                }
+
+                extension Group: LogStoreObjects.PersistentModel {
                 }
                 """,
             diagnostics: [
@@ -272,5 +590,78 @@ import Testing
                     message: "a reference of protocol type or @Reference must be a 'var': write 'var members'", line: 2,
                     column: 5)
             ])
+    }
+
+    @Test func observableArgumentOtherThanTrue() {
+        assertExpansion(
+            """
+            @Persistent(observable: false) final class Plain {
+                var text: String = ""
+            }
+            """,
+            expandedSource: """
+                final class Plain {
+                    var text: String {
+                        @storageRestrictions(initializes: _text)
+                        init(initialValue) {
+                            _text = initialValue
+                        }
+                        get {
+                            _text
+                        }
+                        set {
+                            _text = newValue
+                            persistenceSlot?.noteChange(of: self)
+                        }
+                    }
+
+                    private var _text: String = ""
+
+                    var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    static let typeName: String = "Plain"
+
+                    static let typeAliases: [String] = []
+
+                    static let fieldAliases: [String: [String]] = [:]
+
+                    static var declaredConformances: [Any.Type] {
+                        []
+                    }
+
+                    func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
+                        try fields.write(_text, for: "text")
+                    }
+
+                    required init(fields: LogStoreObjects.FieldReader) throws {
+                        _text = try fields.read(String.self, for: "text", default: "")
+                    }
+
+                    func encode(to encoder: any Encoder) throws {
+                        var container = encoder.container(keyedBy: LogStoreObjects.FieldKey.self)
+                        try container.encode(_text, forKey: LogStoreObjects.FieldKey("text"))
+                    }
+
+                    required init(from decoder: any Decoder) throws {
+                        let container = try decoder.container(keyedBy: LogStoreObjects.FieldKey.self)
+                        _text = try container.decodeIfPresent(String.self, forKey: LogStoreObjects.FieldKey("text")) ?? ""
+                    }
+
+                    init() {
+                    }
+                }
+
+                extension Plain: LogStoreObjects.PersistentModel {
+                }
+
+                extension Plain: Observation.Observable {
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(
+                    message: "'observable:' takes the literal 'true'; leave it out for a class that is not observable",
+                    line: 1, column: 25)
+            ],
+            macros: macros(missing: ["PersistentModel", "Observable"]))
     }
 }
