@@ -130,6 +130,11 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),
+        // Real `@Persistent` classes, compiled and stored: root, hierarchy, observable, references.
+        .testTarget(
+            name: "LogStorePersistentTests",
+            dependencies: ["LogStorePersistent", "TestSupport"]
+        ),
         // The Swift snippets of README.md and Documentation/*.md, compiled (DocSnippetsPlugin).
         .executableTarget(
             name: "doc-snippets",
