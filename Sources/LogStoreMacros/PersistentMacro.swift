@@ -13,7 +13,7 @@ import SwiftSyntaxMacros
 public struct PersistentMacro {}
 
 extension PersistentMacro: MemberMacro {
-    /// Generates the members of the class (nothing, with diagnostics, when the class cannot be persisted).
+    /// Generates the members of the class, and reports what is wrong with it (nothing for another kind of type).
     public static func expansion(
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
