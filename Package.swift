@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -7,13 +8,16 @@ let package = Package(
     products: [
         .library(name: "LogStore", targets: ["LogStore"]),
         .library(name: "LogStoreObjects", targets: ["LogStoreObjects"]),
+        // LogStoreObjects plus the `@Persistent` macro; only users of the macro build swift-syntax.
+        .library(name: "LogStorePersistent", targets: ["LogStorePersistent"]),
         .executable(name: "logstore-tool", targets: ["logstore-tool"]),
         // The drawing model of the guide and the demo, shared by the tool, tests and benchmarks: an
         // example, not API.
         .library(name: "LogStoreExamples", targets: ["LogStoreExamples"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -49,6 +53,23 @@ let package = Package(
         .target(
             name: "LogStoreObjects",
             dependencies: ["LogStore", "CXXHash"]
+        ),
+        // The `@Persistent` macro's implementation (a compiler plug-in): generates a class's fields coding.
+        .macro(
+            name: "LogStoreMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // The macro declarations, re-exporting LogStoreObjects: `import LogStorePersistent` is all a user of
+        // `@Persistent` needs.
+        .target(
+            name: "LogStorePersistent",
+            dependencies: ["LogStoreObjects", "LogStoreMacros"]
         ),
         .target(
             name: "LogStoreExamples",
@@ -100,6 +121,19 @@ let package = Package(
         .testTarget(
             name: "LogStoreObjectsImportTests",
             dependencies: ["LogStoreObjects"]
+        ),
+        // Expansion and diagnostic tests of the `@Persistent` macro (no runtime needed).
+        .testTarget(
+            name: "LogStoreMacrosTests",
+            dependencies: [
+                "LogStoreMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
+        // Real `@Persistent` classes, compiled and stored: root, hierarchy, observable, references.
+        .testTarget(
+            name: "LogStorePersistentTests",
+            dependencies: ["LogStorePersistent", "TestSupport"]
         ),
         // The Swift snippets of README.md and Documentation/*.md, compiled (DocSnippetsPlugin).
         .executableTarget(
