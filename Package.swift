@@ -73,7 +73,7 @@ let package = Package(
         ),
         .target(
             name: "LogStoreExamples",
-            dependencies: ["LogStoreObjects"]
+            dependencies: ["LogStoreObjects", "LogStorePersistent"]
         ),
         .executableTarget(
             name: "logstore-tool",

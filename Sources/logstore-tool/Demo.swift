@@ -7,16 +7,18 @@ import LogStoreObjects
 /// `demo [DIR]`: the object layer end to end on a drawing (use case 1 of the guide).
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Save a drawing as an object graph, reopen and print it, change it, compact, verify, stats.",
+        abstract: "Save a drawing and a task list as object graphs, reopen, change, compact, verify, stats.",
         discussion: """
-            Builds a drawing: contents with two pages, three layers (the "background" layer is shared by both \
+            Part 1 builds a drawing: contents with two pages, three layers (the "background" layer is shared by both \
             pages) and five shapes (circles and rectangles in `[any Shape]`), and saves it under the root \
             "main". Closes the store, reopens it in a fresh context and prints the graph, checking every value \
             and that the shared layer comes back as one instance; loads every Rectangle by type. Then drops \
             the first circle from the shared layer, saves, runs garbage collection and compaction, checks \
             that the circle is gone and everything reachable remains, verifies the store and prints its \
-            statistics. Exits non-zero when any check fails. Run it again on the same folder: it replaces \
-            the drawing.
+            statistics. Part 2 saves a project with tasks (classes declared with @Persistent) in the same store, \
+            edits tasks in a loop without holding them, saves (only the changed tasks are written) and checks \
+            the reloaded values, the subclass, the back-references and a query by protocol. Exits non-zero \
+            when any check fails. Run it again on the same folder: it replaces the drawing and the project.
             """
     )
 
@@ -124,7 +126,10 @@ struct Demo: ParsableCommand {
             try objects.close()
         }
 
-        // 4. Reopen once more, verify and print statistics.
+        // 4. The task model, declared with @Persistent, in the same store.
+        try TaskDemo.run(at: path, options: options, checks: &checks)
+
+        // 5. Reopen once more, verify and print statistics.
         do {
             let objects = try ObjectStore.open(at: path, options: options, types: drawingTypes)
             let context = objects.makeContext()
@@ -138,12 +143,12 @@ struct Demo: ParsableCommand {
             let report = try Store.verify(at: path)
             for problem in report.problems { Console.error("  problem: \(problem)") }
             checks.expect(report.isSound, "verify found \(report.problems.count) problems")
-            // The store holds the drawing's objects and the object layer's own field-name records.
+            // The store holds the drawing's and the tasks' objects and the object layer's own field-name records.
             let internalRecords = statistics.countsByType[TypeNames.keyRecordTag] ?? 0
-            let drawingObjects = statistics.liveObjects - internalRecords
+            let userObjects = statistics.liveObjects - internalRecords
             let parts =
-                "the drawing's \(drawingObjects) and \(plural(internalRecords, "internal record")) of the object "
-                + "layer (its field and type names)"
+                "the drawing's and the tasks' \(userObjects) and \(plural(internalRecords, "internal record")) of "
+                + "the object layer (its field and type names)"
             print(
                 "  verify: \(report.isSound ? "sound" : "DAMAGED"): \(plural(report.segments, "segment")), "
                     + "\(plural(report.liveObjects, "live object")) checked: \(parts)")
@@ -151,7 +156,8 @@ struct Demo: ParsableCommand {
                 "  stats: \(plural(statistics.segments.count, "segment")), \(formatBytes(statistics.totalBytes)) "
                     + "(\(formatBytes(statistics.liveBytes)) live), \(plural(statistics.liveObjects, "live object")) "
                     + "by type name, with the engine's type tag (a hash of the name):")
-            let named = drawingTypes.map { ($0.typeName, TypeNames.tag(for: $0.typeName)) }.sorted { $0.0 < $1.0 }
+            let named = (drawingTypes + taskTypes).map { ($0.typeName, TypeNames.tag(for: $0.typeName)) }
+                .sorted { $0.0 < $1.0 }
             for (name, tag) in named + [(TypeNames.keyRecordTypeName, TypeNames.keyRecordTag)] {
                 guard let count = statistics.countsByType[tag] else { continue }
                 let note = tag == TypeNames.keyRecordTag ? " (internal: the object layer's field and type names)" : ""
