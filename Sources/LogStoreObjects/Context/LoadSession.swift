@@ -143,6 +143,7 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         let object = try decoder.decodeObject()
         let slot = pending.slot
         slot.storedHash = ContentHash.of(record)
+        slot.storedWithoutReferences = record.references.isEmpty
         slot.isLoading = false
         if let access = pending.type.modelAccess {
             access.setSlot(object, slot)

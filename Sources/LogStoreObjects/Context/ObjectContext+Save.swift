@@ -309,9 +309,10 @@ final class SaveSession: ContextConfined<SaveSessionState> {
 
     /// After the batch was written (as `version`): the written records are now the stored ones.
     func commit(version: UInt64) {
-        for (slot, hash) in state.writtenSlots {
+        for ((slot, hash), record) in zip(state.writtenSlots, state.records) {
             slot.storedHash = hash
             slot.version = version
+            slot.storedWithoutReferences = record.references.isEmpty
         }
         for slot in state.unchangedSlots { slot.unchangedIndex = -1 }
     }

@@ -41,6 +41,8 @@ public final class ObjectSlot {
     var isTracked = false
     /// Whether a tracked instance changed since it was loaded or last saved.
     @usableFromInline var isChanged = false
+    /// Whether the stored record refers to no object: unchanged, the object cannot be on a reference cycle.
+    var storedWithoutReferences = false
 
     /// Whether the instance is a stored model that reports no change since its last load or save, and is
     /// held for no other reason: a save need not encode it.

@@ -57,16 +57,17 @@ extension SaveSession {
     }
 
     /// Encodes the unchanged models that plain fields of the encoded objects reach (transitively), which the
-    /// save skipped: a new cycle may pass through them.
+    /// save skipped: a new cycle may pass through them. An unchanged model whose record refers to nothing
+    /// cannot be on a cycle and is left alone.
     private func encodePlainTargets() throws(ObjectStoreError) {
         var next = 0
         while next < state.plainTargets.count {
             let end = state.plainTargets.count
             for index in next..<end {
                 let id = state.plainTargets[index]
-                guard let slot = context.cache.slot(id), slot.queuedIn != generation, let object = slot.object else {
-                    continue
-                }
+                guard let slot = context.cache.slot(id), slot.queuedIn != generation, let object = slot.object,
+                    !(slot.isUnchangedModel && slot.storedWithoutReferences)
+                else { continue }
                 slot.queuedIn = generation
                 state.queue.append((slot, object))
             }
