@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(
             name: "LogStoreObjectsTests",
             dependencies: [
-                "LogStoreObjects", "LogStore", "LogStoreFormat", "LogStoreExamples", "TestSupport", "logstore-tool",
+                "LogStoreObjects", "LogStorePersistent", "LogStore", "LogStoreFormat", "LogStoreExamples", "TestSupport", "logstore-tool",
             ]
         ),
         .testTarget(
@@ -133,7 +133,7 @@ let package = Package(
         // Real `@Persistent` classes, compiled and stored: root, hierarchy, observable, references.
         .testTarget(
             name: "LogStorePersistentTests",
-            dependencies: ["LogStorePersistent", "TestSupport"]
+            dependencies: ["LogStorePersistent", "LogStoreExamples", "TestSupport"]
         ),
         // The Swift snippets of README.md and Documentation/*.md, compiled (DocSnippetsPlugin).
         .executableTarget(

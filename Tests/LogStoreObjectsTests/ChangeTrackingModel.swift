@@ -1,4 +1,5 @@
 import LogStoreObjects
+import LogStorePersistent
 
 /// A `Codable` task (no change tracking): its context keeps every instance it hands out.
 final class UntrackedTask: PersistentObject {
@@ -68,4 +69,15 @@ final class TrackedTask: PersistentModel {
     }
 }
 
-let changeTrackingTypes: [any PersistentObject.Type] = [UntrackedTask.self, TrackedTask.self]
+let changeTrackingTypes: [any PersistentObject.Type] = [UntrackedTask.self, TrackedTask.self, MacroTask.self]
+
+/// The same task declared with `@Persistent`.
+@Persistent("test.MacroTask") final class MacroTask {
+    var title: String
+    var done: Bool = false
+    init(_ title: String) { self.title = title }
+}
+
+// In the file of the `@Persistent` declaration: a conformance that implies `PersistentObject`, declared in
+// another file, makes Swift 6.3 emit the implied conformance twice (a link error).
+extension MacroTask: EditableTask {}

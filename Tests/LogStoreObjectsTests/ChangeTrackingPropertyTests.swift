@@ -3,7 +3,8 @@ import LogStoreObjects
 import TestSupport
 import Testing
 
-/// A task class the property test edits: ``UntrackedTask`` (`Codable`) and ``TrackedTask`` (a model).
+/// A task class the property test edits: ``UntrackedTask`` (`Codable`), ``TrackedTask`` (a model written by
+/// hand) and ``MacroTask`` (`@Persistent`).
 protocol EditableTask: PersistentObject {
     var title: String { get set }
     init(_ title: String)
@@ -17,12 +18,12 @@ extension TrackedTask: EditableTask {}
 /// context reaches its next save, whether or not anything still holds the object, and nothing else changes.
 /// The seed is printed; set `LOGSTORE_SEED` to replay one.
 @Suite struct ChangeTrackingPropertyTests {
-    @Test(arguments: [false, true])
-    func editsReachTheNextSave(tracked: Bool) throws {
-        if tracked {
-            try run(TrackedTask.self, label: "tracked")
-        } else {
-            try run(UntrackedTask.self, label: "untracked")
+    @Test(arguments: ["untracked", "tracked", "macro"])
+    func editsReachTheNextSave(kind: String) throws {
+        switch kind {
+        case "untracked": try run(UntrackedTask.self, label: kind)
+        case "tracked": try run(TrackedTask.self, label: kind)
+        default: try run(MacroTask.self, label: kind)
         }
     }
 
