@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import LogStoreExamples
 import LogStorePersistent
+import Synchronization
 import TestSupport
 import Testing
 
@@ -21,7 +21,8 @@ import Testing
             name: "background",
             shapes: [
                 LogStoreExamples.Circle(center: LogStoreExamples.Point(x: 1, y: 2), radius: 3),
-                LogStoreExamples.Rectangle(origin: LogStoreExamples.Point(x: 0, y: 0), size: LogStoreExamples.Size(width: 10, height: 20)),
+                LogStoreExamples.Rectangle(
+                    origin: LogStoreExamples.Point(x: 0, y: 0), size: LogStoreExamples.Size(width: 10, height: 20)),
             ])
         return LogStoreExamples.Contents(pages: [
             LogStoreExamples.Page(title: "one", layers: [background]),
@@ -34,7 +35,8 @@ import Testing
             name: "background",
             shapes: [
                 MacroCircle(center: LogStoreExamples.Point(x: 1, y: 2), radius: 3),
-                MacroRectangle(origin: LogStoreExamples.Point(x: 0, y: 0), size: LogStoreExamples.Size(width: 10, height: 20)),
+                MacroRectangle(
+                    origin: LogStoreExamples.Point(x: 0, y: 0), size: LogStoreExamples.Size(width: 10, height: 20)),
             ])
         return MacroContents(pages: [
             MacroPage(title: "one", layers: [background]), MacroPage(title: "two", layers: [background]),
@@ -95,7 +97,8 @@ import Testing
             #expect(back.pages.map(\.title) == ["one", "two, edited"])
             #expect((back.pages[0].layers[0].shapes[0] as? LogStoreExamples.Circle)?.radius == 4)
             #expect(
-                (back.pages[0].layers[0].shapes[1] as? LogStoreExamples.Rectangle)?.size == LogStoreExamples.Size(width: 10, height: 20))
+                (back.pages[0].layers[0].shapes[1] as? LogStoreExamples.Rectangle)?.size
+                    == LogStoreExamples.Size(width: 10, height: 20))
             try objects.close()
         }
     }
@@ -110,7 +113,8 @@ import Testing
         objects = try open(directory, macroDrawingTypes)
         let contents = try #require(try objects.makeContext().root(named: "main", as: MacroContents.self))
         #expect(contents.pages[0].layers[0].shapes.map(\.description).count == 2)
-        #expect((contents.pages[0].layers[0].shapes[1] as? MacroRectangle)?.origin == LogStoreExamples.Point(x: 0, y: 0))
+        #expect(
+            (contents.pages[0].layers[0].shapes[1] as? MacroRectangle)?.origin == LogStoreExamples.Point(x: 0, y: 0))
         try objects.close()
     }
 }
