@@ -147,7 +147,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocSnippetTests",
-            dependencies: ["LogStore", "LogStoreObjects"],
+            dependencies: ["LogStore", "LogStoreObjects", "LogStorePersistent"],
             plugins: ["DocSnippetsPlugin"]
         ),
     ],
