@@ -36,7 +36,7 @@ struct AccessorGeneration {
                     \(raw: registrar).withMutation(of: self, keyPath: \\.\(raw: property.name)) {
                         \(raw: value) = newValue
                     }
-                    persistenceSlot?.noteChange(of: self)
+                    if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }
                 }
                 """
         } else {
@@ -48,7 +48,7 @@ struct AccessorGeneration {
             set = """
                 set {
                     \(raw: value) = newValue
-                    persistenceSlot?.noteChange(of: self)
+                    if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }
                 }
                 """
         }

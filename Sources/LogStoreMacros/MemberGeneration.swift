@@ -42,6 +42,7 @@ struct MemberGeneration {
             let final = target.isFinal ? "" : "final "
             members.append(
                 "\(raw: target.access.fixed)\(raw: final)var persistenceSlot: LogStoreObjects.ObjectSlot? = nil")
+            members.append("\(raw: target.access.fixed)\(raw: final)var hasReportedChange: Bool = false")
         }
         if arguments.observable {
             members.append("private let \(raw: registrarName) = Observation.ObservationRegistrar()")

@@ -24,7 +24,7 @@ struct PersistentClass {
 
     /// Members `@Persistent` generates: declaring one of them is an error.
     static let generatedProperties: Set<String> = [
-        "persistenceSlot", "typeName", "typeAliases", "fieldAliases", "declaredConformances",
+        "persistenceSlot", "hasReportedChange", "typeName", "typeAliases", "fieldAliases", "declaredConformances",
     ]
 
     /// Analyzes `declaration`, appending what is wrong with it to `diagnostics`. Returns nil when it is not

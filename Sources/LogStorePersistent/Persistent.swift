@@ -31,7 +31,7 @@
 ///   - aliases: Earlier type names whose stored objects decode as this type (``PersistentObject/typeAliases``).
 @attached(
     member, conformances: PersistentModel,
-    names: named(persistenceSlot), named(typeName), named(typeAliases), named(fieldAliases),
+    names: named(persistenceSlot), named(hasReportedChange), named(typeName), named(typeAliases), named(fieldAliases),
     named(declaredConformances), named(encodeFields), named(encode), named(init), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel)
@@ -56,7 +56,7 @@ public macro Persistent(_ typeName: String? = nil, aliases: [String] = []) =
 ///   - observable: `true`; leave it out for a class that is not observable.
 @attached(
     member, conformances: PersistentModel,
-    names: named(persistenceSlot), named(typeName), named(typeAliases), named(fieldAliases),
+    names: named(persistenceSlot), named(hasReportedChange), named(typeName), named(typeAliases), named(fieldAliases),
     named(declaredConformances), named(encodeFields), named(encode), named(init), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel, Observable)

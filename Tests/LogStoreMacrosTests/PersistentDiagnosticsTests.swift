@@ -27,6 +27,8 @@ import Testing
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
 
+                    var hasReportedChange: Bool = false
+
                     static let typeName: String = "Event"
 
                     static let typeAliases: [String] = []
@@ -70,6 +72,8 @@ import Testing
                     @ObjectRef var focus: (any Shape)?
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Layer"
 
@@ -127,6 +131,8 @@ import Testing
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
 
+                    var hasReportedChange: Bool = false
+
                     static let typeName: String = "Gauge"
 
                     static let typeAliases: [String] = []
@@ -181,6 +187,8 @@ import Testing
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
 
+                    var hasReportedChange: Bool = false
+
                     static let typeName: String = "Cache"
 
                     static let typeAliases: [String] = []
@@ -224,6 +232,8 @@ import Testing
                     let kind: String = "circle"
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Circle"
 
@@ -277,6 +287,8 @@ import Testing
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
 
+                    var hasReportedChange: Bool = false
+
                     static let typeName: String = "Frame"
 
                     static let typeAliases: [String] = []
@@ -328,6 +340,8 @@ import Testing
                     lazy var entries: [String: Int] = [:]
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Index"
 
@@ -385,6 +399,8 @@ import Testing
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
 
+                    var hasReportedChange: Bool = false
+
                     static let typeAliases: [String] = []
 
                     static let fieldAliases: [String: [String]] = [:]
@@ -422,6 +438,8 @@ import Testing
                     var text: String = "" { didSet { print(text) } }
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Label"
 
@@ -469,6 +487,8 @@ import Testing
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
 
+                    var hasReportedChange: Bool = false
+
                     static let typeName: String = "Point"
 
                     static let typeAliases: [String] = []
@@ -514,6 +534,8 @@ import Testing
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
 
+                    var hasReportedChange: Bool = false
+
                     static let typeName: String = "Task"
 
                     static let typeAliases: [String] = []
@@ -558,6 +580,8 @@ import Testing
                     let members: [any Member]
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Group"
 
@@ -611,13 +635,17 @@ import Testing
                         }
                         set {
                             _text = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
                     private var _text: String = ""
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Plain"
 

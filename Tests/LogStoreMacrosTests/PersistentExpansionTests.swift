@@ -31,7 +31,9 @@ import Testing
                         }
                         set {
                             _radius = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -46,7 +48,9 @@ import Testing
                         }
                         set {
                             _center = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -61,6 +65,8 @@ import Testing
                     }
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Circle"
 
@@ -127,13 +133,17 @@ import Testing
                         }
                         set {
                             _name = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
                     private var _name: String = ""
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Label"
 
@@ -194,7 +204,9 @@ import Testing
                         }
                         set {
                             _shapes.wrappedValue = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -209,7 +221,9 @@ import Testing
                         }
                         set {
                             _focus.wrappedValue = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -224,7 +238,9 @@ import Testing
                         }
                         set {
                             _tags = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -232,6 +248,8 @@ import Testing
                     init() {}
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Layer"
 
@@ -297,7 +315,9 @@ import Testing
                         }
                         set {
                             _partner.wrappedValue = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -312,7 +332,9 @@ import Testing
                         }
                         set {
                             _friends.wrappedValue = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -327,7 +349,9 @@ import Testing
                         }
                         set {
                             _manager = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -335,6 +359,8 @@ import Testing
                     init(friends: [Person]) { self.friends = friends }
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Person"
 
@@ -401,7 +427,9 @@ import Testing
                         }
                         set {
                             _enabled = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -416,7 +444,9 @@ import Testing
                         }
                         set {
                             _retries = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -431,7 +461,9 @@ import Testing
                         }
                         set {
                             _offset = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -446,7 +478,9 @@ import Testing
                         }
                         set {
                             _ratio = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -461,13 +495,17 @@ import Testing
                         }
                         set {
                             _title = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
                     private var _title: String = "Untitled"
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Settings"
 
@@ -543,7 +581,9 @@ import Testing
                         }
                         set {
                             _title = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -558,7 +598,9 @@ import Testing
                         }
                         set {
                             _done = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -566,6 +608,8 @@ import Testing
                     init(title: String) { self.title = title }
 
                     final var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    final var hasReportedChange: Bool = false
 
                     class var typeName: String {
                         "TaskItem"
@@ -630,13 +674,17 @@ import Testing
                         }
                         set {
                             _title = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
                     private var _title: String = ""
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     static let typeName: String = "Task"
 
@@ -694,13 +742,17 @@ import Testing
                         }
                         set {
                             _name = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
                     private var _name: String = ""
 
                     public var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    public var hasReportedChange: Bool = false
 
                     public static let typeName: String = "Tag"
 
@@ -759,7 +811,9 @@ import Testing
                         }
                         set {
                             _title = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -767,6 +821,8 @@ import Testing
                     public init() {}
 
                     public final var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    public final var hasReportedChange: Bool = false
 
                     open class var typeName: String {
                         "Document"
@@ -831,7 +887,9 @@ import Testing
                             _$observationRegistrar_Note.withMutation(of: self, keyPath: \.text) {
                                 _text = newValue
                             }
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -849,13 +907,17 @@ import Testing
                             _$observationRegistrar_Note.withMutation(of: self, keyPath: \.author) {
                                 _author.wrappedValue = newValue
                             }
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
                     private var _author: LogStoreObjects.ObjectRef<Person> = LogStoreObjects.ObjectRef(wrappedValue: nil)
 
                     var persistenceSlot: LogStoreObjects.ObjectSlot? = nil
+
+                    var hasReportedChange: Bool = false
 
                     private let _$observationRegistrar_Note = Observation.ObservationRegistrar()
 

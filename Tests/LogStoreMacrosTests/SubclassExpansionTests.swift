@@ -27,7 +27,9 @@ import Testing
                         }
                         set {
                             _every = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -42,7 +44,9 @@ import Testing
                         }
                         set {
                             _unit = newValue
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 
@@ -169,7 +173,9 @@ import Testing
                             _$observationRegistrar_Checklist.withMutation(of: self, keyPath: \.items) {
                                 _items = newValue
                             }
-                            persistenceSlot?.noteChange(of: self)
+                            if !hasReportedChange {
+                                hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false
+                            }
                         }
                     }
 

@@ -13,6 +13,7 @@ final class UntrackedTask: PersistentObject {
 final class TrackedTask: PersistentModel {
     static let typeName = "test.TrackedTask"
     var persistenceSlot: ObjectSlot?
+    var hasReportedChange = false
     private var storedTitle: String
     private var storedDone = false
     private var storedNext: TrackedTask?
@@ -21,14 +22,14 @@ final class TrackedTask: PersistentModel {
         get { storedTitle }
         set {
             storedTitle = newValue
-            persistenceSlot?.noteChange(of: self)
+            if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }
         }
     }
     var done: Bool {
         get { storedDone }
         set {
             storedDone = newValue
-            persistenceSlot?.noteChange(of: self)
+            if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }
         }
     }
     /// A plain reference field (may close a plain cycle, which a save refuses).
@@ -36,7 +37,7 @@ final class TrackedTask: PersistentModel {
         get { storedNext }
         set {
             storedNext = newValue
-            persistenceSlot?.noteChange(of: self)
+            if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }
         }
     }
 

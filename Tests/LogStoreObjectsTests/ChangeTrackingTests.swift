@@ -139,6 +139,28 @@ import Testing
         }
     }
 
+    @Test func aModelReportsItsChangesAgainAfterEachSaveAndDiscard() throws {
+        let directory = TemporaryStore("tracking-again")
+        try withObjects(directory, types: changeTrackingTypes) { objects in
+            let ids = try seed(objects, count: 1)
+            let context = objects.makeContext()
+            let task = try #require(try context.object(id: ids.tracked[0], as: TrackedTask.self))
+            task.title = "first"
+            #expect(task.hasReportedChange)
+            #expect(try context.save().written == 1)
+            #expect(!task.hasReportedChange)
+            task.title = "second"
+            #expect(try context.save().written == 1)
+            task.done = true
+            context.discardChanges()  // the changed instance is dropped (detached); a load gives a new one
+            let again = try #require(try context.object(id: ids.tracked[0], as: TrackedTask.self))
+            #expect(again !== task && !again.hasReportedChange)
+            again.title = "third"
+            #expect(try context.save().written == 1)
+            #expect(try objects.makeContext().object(id: ids.tracked[0], as: TrackedTask.self)?.title == "third")
+        }
+    }
+
     @Test func aChangedModelSurvivesAFailedSave() throws {
         let directory = TemporaryStore("tracking-failed-save")
         try withObjects(directory, types: changeTrackingTypes) { objects in

@@ -57,13 +57,14 @@ final class DeclaredModel: PersistentModel, Labelled {
     static let typeName = "protocolQuery.DeclaredModel"
     static var declaredConformances: [Any.Type] { [Labelled.self] }
     var persistenceSlot: ObjectSlot?
+    var hasReportedChange = false
     private var storedLabel: String
 
     var label: String {
         get { storedLabel }
         set {
             storedLabel = newValue
-            persistenceSlot?.noteChange(of: self)
+            if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }
         }
     }
 

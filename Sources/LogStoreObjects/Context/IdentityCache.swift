@@ -106,7 +106,7 @@ final class IdentityCache: ContextConfined<IdentityCacheState> {
     func releaseHolds() {
         var kept: [ObjectSlot] = []
         for slot in state.held where slot.strongHold != nil {
-            slot.isChanged = false
+            slot.clearChange()
             if !slot.isTracked, state.slots[slot.id] === slot, slot.object != nil {
                 kept.append(slot)
             } else {

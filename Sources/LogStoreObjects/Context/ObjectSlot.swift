@@ -68,18 +68,28 @@ public final class ObjectSlot {
     }
 
     /// Marks `object`, the instance of this slot, as changed: the context keeps it until its next save,
-    /// which writes it. Called by the setters `@Persistent` generates; costs a flag test once the object is
-    /// marked.
-    @inlinable
-    public func noteChange(of object: AnyObject) {
-        if !isChanged { markChanged(object) }
+    /// which writes it. Called by the setters `@Persistent` generates.
+    /// - returns: whether the change is noted (false when this slot is no longer its context's record of
+    ///   `object`, e.g. after the context ended or dropped the object); the setter stops calling while true.
+    @inlinable @discardableResult
+    public func noteChange(of object: AnyObject) -> Bool {
+        isChanged || markChanged(object)
     }
 
     /// The first change since the last save: hold the instance and note it.
     @usableFromInline
-    func markChanged(_ object: AnyObject) {
-        guard let cache, cache.slot(id) === self, self.object === object else { return }
+    func markChanged(_ object: AnyObject) -> Bool {
+        guard let cache, cache.slot(id) === self, self.object === object else { return false }
         isChanged = true
         cache.hold(self, object)
+        return true
+    }
+
+    /// After a save (or discarded changes): the object is unchanged again, and its setters report the next
+    /// change.
+    func clearChange() {
+        guard isChanged else { return }
+        isChanged = false
+        if let model = object as? any PersistentModel { model.hasReportedChange = false }
     }
 }

@@ -11,11 +11,17 @@
 /// Write `@Persistent` rather than conforming by hand: the macro generates the conformance, the
 /// ``FieldCodable`` coding (the same bytes as `Codable`), and tracked accessors that call
 /// ``ObjectSlot/noteChange(of:)``. A hand-written model must call it from every setter of a stored field;
-/// a change it does not report is not saved.
+/// a change it does not report is not saved. A setter reads
+/// `if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }`.
 public protocol PersistentModel: PersistentObject, FieldCodable {
     /// The context's record of this instance: nil until a context loads or adds it. Set by the context
     /// only.
     var persistenceSlot: ObjectSlot? { get set }
+
+    /// Whether this instance reported a change its context has not saved yet: while true, setters skip
+    /// ``ObjectSlot/noteChange(of:)`` (a flag test instead of a call). Set by the setters from what
+    /// `noteChange` returns; cleared by the context.
+    var hasReportedChange: Bool { get set }
 
     /// The protocols and superclasses named where the class is declared (`Shape.self` for
     /// `final class Circle: Shape`), and those of its persistent superclasses: a query by one of these
