@@ -1,7 +1,7 @@
 // Figures for `@Persistent` models against hand-written `FieldCodable` classes and plain `Codable`: the
 // drawing saved and loaded through each, saves of a few changes in a context holding ~100,000 loaded
 // objects, the cost of a tracked assignment, and memory per loaded object. Run:
-//   cd Benchmarks && swift run -c release ModelFigures [--pages 1000] [--runs 5] [--changes-pages 474]
+//   cd Benchmarks && swift run -c release ModelFigures [--pages 1000] [--runs 5] [--changes-pages 474] [--only-memory]
 import BenchmarkSupport
 import Foundation
 import LogStore
@@ -103,16 +103,16 @@ func residentAnonymousBytes() -> Int {
 
 // MARK: Memory, in a child process of its own per kind
 
-if let kindName = textOption("--memory"), let kind = Kind.allCases.first(where: { "\($0)" == kindName }) {
-    let directory = TemporaryDirectory(prefix: "logstore-model-memory")
-    defer { directory.remove() }
+if let kindName = textOption("--memory"), let path = textOption("--path"),
+    let kind = Kind.allCases.first(where: { "\($0)" == kindName })
+{
+    // The store was written by the parent process: this process only opens it and loads the graph.
     do {
-        let (_, count) = try kind.store(pages: pages, at: directory.child("store"))
         let before = residentAnonymousBytes()
-        let objects = try kind.open(directory.child("store"))
+        let objects = try kind.open(path)
         let root = try kind.load(objects.makeContext())
         let after = residentAnonymousBytes()
-        print(Double(after - before) / Double(count))
+        print(after - before)
         withExtendedLifetime(root) {}
         try objects.close()
     } catch {
@@ -123,12 +123,14 @@ if let kindName = textOption("--memory"), let kind = Kind.allCases.first(where: 
 
 print("Model figures: drawing of \(pages) pages × 10 layers × 20 shapes, \(runs) runs (kinds interleaved), medians")
 
+let onlyMemory = arguments.contains("--only-memory")
+
 // MARK: Save and load of the whole drawing, per kind
 
 var saveTimes: [Kind: [Double]] = [:]
 var loadTimes: [Kind: [Double]] = [:]
 var objectCount = 0
-for _ in 0..<runs {
+for _ in 0..<(onlyMemory ? 0 : runs) {
     for kind in Kind.allCases {
         let directory = TemporaryDirectory(prefix: "logstore-model-bench")
         defer { directory.remove() }
@@ -148,26 +150,29 @@ for _ in 0..<runs {
         }
     }
 }
-print("\nWhole drawing (\(objectCount) objects), objects/s")
-for kind in Kind.allCases {
-    let save = Double(objectCount) / median(saveTimes[kind] ?? [1])
-    let load = Double(objectCount) / median(loadTimes[kind] ?? [1])
-    line("  \(kind.rawValue): save / cold load", String(format: "%9.0f / %9.0f", save, load))
-}
 func ratio(_ times: [Kind: [Double]], _ a: Kind, _ b: Kind) -> Double {
     median(times[b] ?? [1]) / median(times[a] ?? [1])
 }
-line(
-    "  @Persistent ÷ FieldCodable, save / load (speed)",
-    String(format: "%.3f / %.3f", ratio(saveTimes, .model, .fieldCodable), ratio(loadTimes, .model, .fieldCodable)))
-line(
-    "  @Persistent ÷ Codable only, save / load (speed)",
-    String(format: "%.3f / %.3f", ratio(saveTimes, .model, .codable), ratio(loadTimes, .model, .codable)))
+if !onlyMemory {
+    print("\nWhole drawing (\(objectCount) objects), objects/s")
+    for kind in Kind.allCases {
+        let save = Double(objectCount) / median(saveTimes[kind] ?? [1])
+        let load = Double(objectCount) / median(loadTimes[kind] ?? [1])
+        line("  \(kind.rawValue): save / cold load", String(format: "%9.0f / %9.0f", save, load))
+    }
+    line(
+        "  @Persistent ÷ FieldCodable, save / load (speed)",
+        String(format: "%.3f / %.3f", ratio(saveTimes, .model, .fieldCodable), ratio(loadTimes, .model, .fieldCodable)))
+    line(
+        "  @Persistent ÷ Codable only, save / load (speed)",
+        String(format: "%.3f / %.3f", ratio(saveTimes, .model, .codable), ratio(loadTimes, .model, .codable)))
+}
 
 // MARK: Saving a few changes among ~100,000 loaded objects
 
+if onlyMemory { objectCount = ScaledDrawing(pages: pages, layersPerPage: 10, shapesPerLayer: 20).objectCount }
 print("\nsave() after changing k circles, context holding the whole loaded drawing of \(changesPages) pages")
-for kind in [Kind.model, .fieldCodable] {
+for kind in onlyMemory ? [] : [Kind.model, .fieldCodable] {
     let directory = TemporaryDirectory(prefix: "logstore-model-changes")
     defer { directory.remove() }
     do {
@@ -205,7 +210,7 @@ for kind in [Kind.model, .fieldCodable] {
 
 print("\n10,000,000 assignments of `radius` on loaded circles (round robin), ns per assignment")
 var assignmentCosts: [Kind: Double] = [:]
-for kind in [Kind.model, .fieldCodable, .model, .fieldCodable] {
+for kind in onlyMemory ? [] : [Kind.model, .fieldCodable, .model, .fieldCodable] {
     let directory = TemporaryDirectory(prefix: "logstore-model-assign")
     defer { directory.remove() }
     do {
@@ -248,19 +253,27 @@ line(
 print("\nMemory of the loaded drawing (RssAnon delta in a process of its own, \(objectCount) objects)")
 var memory: [Kind: Double] = [:]
 for kind in [Kind.model, .fieldCodable] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["--memory", "\(kind)", "--pages", "\(pages)"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
+    let directory = TemporaryDirectory(prefix: "logstore-model-memory")
+    defer { directory.remove() }
+    let path = directory.child("store")
+    var samples: [Double] = []
     do {
-        try process.run()
+        let (_, count) = try kind.store(pages: pages, at: path)
+        for _ in 0..<3 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            process.arguments = ["--memory", "\(kind)", "--path", path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            samples.append((Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan) / Double(count))
+        }
     } catch {
         fail(error)
     }
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    memory[kind] = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
-    line("  \(kind.rawValue)", String(format: "%.1f B/object", memory[kind] ?? .nan))
+    memory[kind] = median(samples)
+    line("  \(kind.rawValue) (median of 3 processes)", String(format: "%.1f B/object", memory[kind] ?? .nan))
 }
 line("  @Persistent − FieldCodable", String(format: "%.1f B/object", (memory[.model] ?? 0) - (memory[.fieldCodable] ?? 0)))
