@@ -276,4 +276,6 @@ for kind in [Kind.model, .fieldCodable] {
     memory[kind] = median(samples)
     line("  \(kind.rawValue) (median of 3 processes)", String(format: "%.1f B/object", memory[kind] ?? .nan))
 }
-line("  @Persistent − FieldCodable", String(format: "%.1f B/object", (memory[.model] ?? 0) - (memory[.fieldCodable] ?? 0)))
+line(
+    "  @Persistent − FieldCodable",
+    String(format: "%.1f B/object", (memory[.model] ?? 0) - (memory[.fieldCodable] ?? 0)))
