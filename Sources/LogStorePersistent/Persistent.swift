@@ -2,7 +2,8 @@
 ///
 /// Every stored property is a field stored under its name, except computed, `static` and `@Transient` ones.
 /// A property's initial value is the field's value in records stored before the field existed; a property
-/// without one must be in every record (`missingField` otherwise). References of protocol type (`any Shape`,
+/// without one must be in every record (`missingField` otherwise); an optional reads nil when the record
+/// lacks it, whatever its initial value (so that a stored nil reads back as nil). References of protocol type (`any Shape`,
 /// optional or in an array) and properties marked ``Reference()`` are stored through ``ObjectRef`` and
 /// ``ObjectList`` boxes; plain fields of a persistent class type are references already. For example:
 ///

@@ -87,7 +87,10 @@ final class IdentityCache: ContextConfined<IdentityCacheState> {
     }
 
     func hold(_ slot: ObjectSlot, _ object: AnyObject) {
-        if slot.strongHold == nil { state.held.append(slot) }
+        if !slot.isInHeldList {
+            state.held.append(slot)
+            slot.isInHeldList = true
+        }
         slot.strongHold = object
     }
 
@@ -105,20 +108,33 @@ final class IdentityCache: ContextConfined<IdentityCacheState> {
     /// change to one of them must reach the next save whether or not the caller still holds it.
     func releaseHolds() {
         var kept: [ObjectSlot] = []
-        for slot in state.held where slot.strongHold != nil {
+        for slot in state.held {
             slot.clearChange()
-            if !slot.isTracked, state.slots[slot.id] === slot, slot.object != nil {
+            if !slot.isTracked, slot.strongHold != nil, state.slots[slot.id] === slot, slot.object != nil {
                 kept.append(slot)
             } else {
                 slot.strongHold = nil
+                slot.isInHeldList = false
             }
         }
         state.held = kept
     }
 
+    /// Drops from the held list the slots that hold nothing any more (deleted, freed or dropped since).
+    private func compactHeldList() {
+        state.held.removeAll { slot in
+            guard slot.strongHold == nil else { return false }
+            slot.isInHeldList = false
+            return true
+        }
+    }
+
     /// Lets go of every held instance (the context ends).
     func releaseAllHolds() {
-        for slot in state.held { slot.strongHold = nil }
+        for slot in state.held {
+            slot.strongHold = nil
+            slot.isInHeldList = false
+        }
         state.held.removeAll()
     }
 
@@ -144,6 +160,7 @@ final class IdentityCache: ContextConfined<IdentityCacheState> {
         state.slots.filter { $0.object != nil || $0.isLoading }
         state.byObject = state.byObject.filter { $0.value.object != nil }
         state.purgeThreshold = max(4096, state.slots.count * 2)
+        compactHeldList()
     }
 }
 

@@ -83,7 +83,7 @@ extension ObjectContext {
             do {
                 sequence = try store.write(batch)
             } catch {
-                throw describe(error)
+                throw describe(linking: error)
             }
             confined.state.snapshotIsOld = true
             for id in session.state.recreated { confined.state.releasedIDs.remove(id) }
@@ -116,6 +116,24 @@ public struct SaveReport: Sendable, Equatable {
 }
 
 extension ObjectContext {
+    /// ``describe(_:)``, but a `danglingReference` to objects this context read as stored (another save
+    /// deleted them, or let the collector take them, after this context read them) is a `conflict`: the
+    /// save would bring them back, and work redone on the newer state would not.
+    func describe(linking error: LogStoreError) -> ObjectStoreError {
+        // The missing object comes first, then the object referring to it.
+        guard error.code == .danglingReference, let missing = error.objects.first,
+            cache.slot(missing)?.storedHash != nil
+        else { return describe(error) }
+        let name = cache.object(missing).map { typeName(of: $0) }
+        var conflict = ObjectStoreError(
+            .conflict,
+            "\(name ?? "object") \(missing) was deleted by another save after this context read it; load it "
+                + "again or drop the link; nothing was written",
+            typeName: name, objectID: missing, underlying: error)
+        conflict.objects = [missing]
+        return conflict
+    }
+
     /// The engine's error, with the type names of the objects it concerns when it is about references.
     func describe(_ error: LogStoreError) -> ObjectStoreError {
         if error.code == .conflict {
@@ -162,6 +180,8 @@ final class SaveSession: ContextConfined<SaveSessionState> {
         // A stored model that reports no change needs no encoding (`refusePlainCycles` encodes it when a
         // plain cycle could pass through it).
         if slot.isUnchangedModel { return slot.id }
+        // An instance that does not report its changes stays held once a save links it (again).
+        if !slot.isTracked && slot.strongHold == nil { self.context.cache.hold(slot, object) }
         if self.context.confined.state.pendingDeletes.isEmpty
             || !self.context.confined.state.pendingDeletes.contains(slot.id)
         {

@@ -91,6 +91,11 @@ extension ObjectContext {
                 changed = true
             }
         }
+        // What stays must reach the next save: deletes withdrawn by the rollback left their objects unheld.
+        for (slot, object) in cache.liveSlots
+        where !slot.isTracked || slot.isChanged || slot.storedHash == nil {
+            if !confined.state.pendingDeletes.contains(slot.id) { cache.hold(slot, object) }
+        }
         if hashes == nil { cache.releaseHolds() }
         transactionStart = nil
     }

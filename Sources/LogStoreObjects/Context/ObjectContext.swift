@@ -117,13 +117,21 @@ public final class ObjectContext {
                 "this \(typeName(of: object)) instance was dropped from the context (by a rollback or a refresh); load the object again",
                 typeName: typeName(of: object))
         }
-        guard registry.type(of: object) != nil else {
+        guard let registered = registry.type(of: object) else {
             throw ObjectStoreError(
                 .unregisteredClass, "\(type(of: object)) is not registered with the ObjectStore",
                 typeName: typeName(of: object))
         }
+        // A model another context has (loaded or added) keeps its slot: refused before anything changes.
+        if let access = registered.modelAccess, let other = access.slot(object), other.isRecord(of: object) {
+            throw ObjectStoreError(
+                .foreignObject,
+                "this \(registered.name) instance belongs to another context (it was loaded or added there); pass "
+                    + "its id and load it in this context instead",
+                typeName: registered.name)
+        }
         let slot = cache.insert(object, id: store.newID(), storedHash: nil, pinned: pinned)
-        if let registered = registry.type(of: object), let access = registered.modelAccess {
+        if let access = registered.modelAccess {
             access.setSlot(object, slot)
             slot.isTracked = true
         }
@@ -182,6 +190,7 @@ public final class ObjectContext {
     public func insert(_ object: any PersistentObject) throws(ObjectStoreError) -> ObjectID {
         let slot = try assignID(object, pinned: true)
         try settleNewObjects()
+        if !slot.pinned && slot.isTracked { slot.isChanged = true }
         slot.pinned = true
         cache.hold(slot, object)
         return slot.id
@@ -191,6 +200,7 @@ public final class ObjectContext {
     /// it) the collector removes it. Takes effect on ``save()``.
     public func unpin(_ object: any PersistentObject) {
         guard let slot = cache.slot(of: object) else { return }
+        if slot.pinned && slot.isTracked { slot.isChanged = true }
         slot.pinned = false
         cache.hold(slot, object)
     }

@@ -41,6 +41,8 @@ public final class ObjectSlot {
     var isTracked = false
     /// Whether a tracked instance changed since it was loaded or last saved.
     @usableFromInline var isChanged = false
+    /// Whether the slot is in its cache's list of held slots.
+    var isInHeldList = false
     /// Whether the stored record refers to no object: unchanged, the object cannot be on a reference cycle.
     var storedWithoutReferences = false
 
@@ -83,6 +85,13 @@ public final class ObjectSlot {
         isChanged = true
         cache.hold(self, object)
         return true
+    }
+
+    /// Whether this slot is still its context's record of `object` (the context lives and has not
+    /// dropped it).
+    func isRecord(of object: AnyObject) -> Bool {
+        guard let cache else { return false }
+        return cache.slot(id) === self && self.object === object
     }
 
     /// After a save (or discarded changes): the object is unchanged again, and its setters report the next

@@ -78,7 +78,7 @@ extension ObjectStore {
         defer { if starving { contention.leave() } }
         while true {
             try Task.checkCancellation()
-            if !starving { await contention.admit() }
+            if !starving { try await contention.admit() }
             let context = makeContext()
             let result = try body(context)
             let failure: ObjectStoreError

@@ -53,8 +53,11 @@ public struct FieldKey: CodingKey, Sendable {
 /// How the context reaches the ``PersistentModel/persistenceSlot`` of a registered model class, captured
 /// once at registration (so no dynamic cast is needed per object).
 struct ModelAccess: Sendable {
-    /// Sets `object`'s slot; `object` is an instance of the registered class.
+    /// Sets `object`'s slot (and clears its reported change: the new slot has seen none); `object` is an
+    /// instance of the registered class.
     let setSlot: @Sendable (any PersistentObject, ObjectSlot?) -> Void
+    /// `object`'s slot.
+    let slot: @Sendable (any PersistentObject) -> ObjectSlot?
 
     /// The access of `type`, or nil when it is not a ``PersistentModel``.
     static func of(_ type: any PersistentObject.Type) -> ModelAccess? {
@@ -63,10 +66,13 @@ struct ModelAccess: Sendable {
     }
 
     private static func make<T: PersistentModel>(_: T.Type) -> ModelAccess {
-        ModelAccess { object, slot in
-            // The registry finds the access by the object's exact class, a `T` or a subclass of it.
-            guard let model = object as? T else { return }
-            model.persistenceSlot = slot
-        }
+        ModelAccess(
+            setSlot: { object, slot in
+                // The registry finds the access by the object's exact class, a `T` or a subclass of it.
+                guard let model = object as? T else { return }
+                model.persistenceSlot = slot
+                model.hasReportedChange = false
+            },
+            slot: { object in (object as? T)?.persistenceSlot })
     }
 }

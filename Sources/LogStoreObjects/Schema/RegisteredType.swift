@@ -27,7 +27,8 @@ final class RegisteredType: Sendable {
     let declaredConformances: Set<ObjectIdentifier>
     /// How many more encodings ``SubclassEncodingCheck`` looks at: 0 once it found that the class encodes
     /// its own fields or needs no check (not a subclass of a persistent class).
-    let encodingChecksLeft = Atomic(SubclassEncodingCheck.maximumChecks)
+    /// A ``PersistentModel`` needs no check: `@Persistent` generates the coding of every level.
+    let encodingChecksLeft: Atomic<Int>
 
     init(
         type: any PersistentObject.Type, name: String, tag: UInt32, allTags: [UInt32],
@@ -41,6 +42,7 @@ final class RegisteredType: Sendable {
         self.fieldAliases = fieldAliases
         self.fieldCoder = fieldCoder
         self.modelAccess = modelAccess
+        self.encodingChecksLeft = Atomic(modelAccess == nil ? SubclassEncodingCheck.maximumChecks : 0)
         self.declaredConformances = Set(declared.map { ObjectIdentifier($0) })
     }
 }

@@ -59,11 +59,12 @@ final class ContentionGate: Sendable {
     }
 
     /// ``admit()`` for a task: suspends instead of blocking while a starving run retries.
-    func admit() async {
+    /// - throws: `CancellationError` when the task is cancelled meanwhile.
+    func admit() async throws {
         guard starving.load(ordering: .acquiring) > 0 else { return }
         let deadline = SystemClock.monotonicNanoseconds() + Self.maximumWaitNanoseconds
         while starving.load(ordering: .acquiring) > 0 && SystemClock.monotonicNanoseconds() < deadline {
-            try? await Task.sleep(for: .microseconds(50))
+            try await Task.sleep(for: .microseconds(50))
         }
     }
 
