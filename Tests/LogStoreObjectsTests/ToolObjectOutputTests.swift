@@ -22,7 +22,12 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let types = try #require(object["types"] as? [String: [String: Any]])
-        #expect(Set(types.keys) == ["Circle", "Rectangle", "Layer", "Page", "Contents", TypeNames.keyRecordTypeName])
+        // The demo's drawing and its task model (whose `TaskItem` is stored as "Task").
+        #expect(
+            Set(types.keys) == [
+                "Circle", "Rectangle", "Layer", "Page", "Contents", "Project", "Task", "RecurringTask", "Tag", "User",
+                TypeNames.keyRecordTypeName,
+            ])
         let circle = try #require(types["Circle"])
         #expect(circle["tag"] as? UInt32 == TypeNames.tag(for: "Circle"))
         #expect(circle["objects"] as? Int == 2)
@@ -63,10 +68,10 @@ import Testing
         let objects = try result.stdout.split(separator: "\n").map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }.filter { $0["root"] == nil }
-        #expect(objects.count == 11)
-        // The object layer's field-name record is not object encoding: it keeps its payload.
+        #expect(objects.count == 18)
+        // The object layer's field-name records are not object encoding: they keep their payloads.
         let drawing = objects.filter { $0["typeName"] as? String != TypeNames.keyRecordTypeName }
-        #expect(drawing.count == 10)
+        #expect(drawing.count == 16)
         #expect(drawing.allSatisfy { $0["payload"] == nil && $0["decoded"] is String }, "\(objects)")
         let keys = try #require(objects.first { $0["typeName"] as? String == TypeNames.keyRecordTypeName })
         #expect(keys["payload"] is String && keys["decoded"] == nil, "\(keys)")
