@@ -83,6 +83,12 @@ struct Point: Codable, Equatable {
     }
 }
 
+/// Holds tasks of every level of the hierarchy through fields typed with the root class.
+@Persistent final class TaskList {
+    var items: [TaskItem] = []
+    var current: TaskItem? = nil
+}
+
 /// Observation-tracked.
 @Persistent(observable: true) final class Note {
     var text: String = ""
@@ -107,5 +113,5 @@ struct Point: Codable, Equatable {
 
 let modelTypes: [any PersistentObject.Type] = [
     Circle.self, Square.self, Tag.self, Person.self, Drawing.self, TaskItem.self, RecurringTask.self,
-    HabitTask.self, Note.self, PublicLabel.self,
+    HabitTask.self, Note.self, PublicLabel.self, TaskList.self,
 ]

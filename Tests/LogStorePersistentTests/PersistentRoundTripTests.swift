@@ -69,6 +69,34 @@ func openModels(_ directory: TemporaryStore, types: [any PersistentObject.Type] 
         #expect(HabitTask.fieldAliases == ["every": ["period"]])
     }
 
+    @Test func polymorphicReferencesToAThreeLevelHierarchyRoundTrip() throws {
+        let directory = TemporaryStore("persistent-polymorphic")
+        var objects = try openModels(directory)
+        let context = objects.makeContext()
+        let list = TaskList()
+        list.items = [
+            TaskItem(title: "plain"), RecurringTask(title: "water", every: 3),
+            HabitTask(title: "run", every: 1, streak: 5),
+        ]
+        list.current = list.items[2]
+        let id = try context.insert(list)
+        try context.save()
+        try objects.close()
+
+        objects = try openModels(directory)
+        let check = objects.makeContext()
+        let loaded = try #require(try check.object(id: id, as: TaskList.self))
+        #expect(loaded.items.map { "\(type(of: $0))" } == ["TaskItem", "RecurringTask", "HabitTask"])
+        #expect((loaded.items[1] as? RecurringTask)?.every == 3)
+        #expect((loaded.items[2] as? HabitTask)?.streak == 5)
+        #expect(loaded.current === loaded.items[2])
+        #expect(try check.count(of: RecurringTask.self) == 2)
+        #expect(try check.count(of: RecurringTask.self, includingSubclasses: false) == 1)
+        (loaded.items[2] as? HabitTask)?.streak = 6
+        #expect(try check.save().written == 1)
+        try objects.close()
+    }
+
     @Test func existentialListsAndReferenceCyclesRoundTrip() throws {
         let directory = TemporaryStore("persistent-existentials")
         var objects = try openModels(directory)
