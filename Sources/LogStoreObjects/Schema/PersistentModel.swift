@@ -66,13 +66,18 @@ struct ModelAccess: Sendable {
     }
 
     private static func make<T: PersistentModel>(_: T.Type) -> ModelAccess {
-        ModelAccess(
+        /// `object` as a `T`: the registry finds the access by the object's exact class, so this is a pointer
+        /// comparison; anything else (never expected) is not a `T` here.
+        @Sendable func model(_ object: any PersistentObject) -> T? {
+            guard ObjectIdentifier(type(of: object)) == ObjectIdentifier(T.self) else { return object as? T }
+            return unsafeDowncast(object, to: T.self)
+        }
+        return ModelAccess(
             setSlot: { object, slot in
-                // The registry finds the access by the object's exact class, a `T` or a subclass of it.
-                guard let model = object as? T else { return }
+                guard let model = model(object) else { return }
                 model.persistenceSlot = slot
                 model.hasReportedChange = false
             },
-            slot: { object in (object as? T)?.persistenceSlot })
+            slot: { object in model(object)?.persistenceSlot })
     }
 }
