@@ -30,10 +30,10 @@ extension ObjectStore {
     @discardableResult
     public func update<Result>(attempts: Int = 3, _ body: (ObjectContext) throws -> Result) throws -> Result {
         var attempt = 1
-        var starving = false
-        defer { if starving { contention.leave() } }
+        var run = ContendedRun(contention)
+        defer { run.end() }
         while true {
-            if !starving { contention.admit() }
+            run.admit()
             let context = makeContext()
             let result = try body(context)
             let failure: ObjectStoreError
@@ -44,10 +44,7 @@ extension ObjectStore {
                 failure = error
             }
             guard failure.code == .conflict, attempt < attempts else { throw failure }
-            if attempt >= ContentionGate.starvingAfter && !starving {
-                starving = true
-                contention.enter()
-            }
+            run.conflicted(attempt)
             ConflictBackoff.wait(after: attempt, store: store)
             attempt += 1
         }
@@ -74,11 +71,11 @@ extension ObjectStore {
         attempts: Int = 3, isolation: isolated (any Actor)? = #isolation, _ body: (ObjectContext) throws -> Result
     ) async throws -> Result {
         var attempt = 1
-        var starving = false
-        defer { if starving { contention.leave() } }
+        var run = ContendedRun(contention)
+        defer { run.end() }
         while true {
             try Task.checkCancellation()
-            if !starving { try await contention.admit() }
+            try await run.admit()
             let context = makeContext()
             let result = try body(context)
             let failure: ObjectStoreError
@@ -89,10 +86,7 @@ extension ObjectStore {
                 failure = error
             }
             guard failure.code == .conflict, attempt < attempts else { throw failure }
-            if attempt >= ContentionGate.starvingAfter && !starving {
-                starving = true
-                contention.enter()
-            }
+            run.conflicted(attempt)
             try await ConflictBackoff.pause(after: attempt, store: store)
             attempt += 1
         }

@@ -129,10 +129,10 @@ public final class ODB: Sendable {
         _ what: String, _ body: (ODBWork) throws(Failure) -> Result, wrap: (ODBError) -> Failure
     ) throws(Failure) -> Result {
         var attempt = 0
-        var starving = false
-        defer { if starving { contention.leave() } }
+        var run = ContendedRun(contention)
+        defer { run.end() }
         while true {
-            if !starving { contention.admit() }
+            run.admit()
             let work: ODBWork
             do {
                 work = try ODBWork(store: store, cache: cache, knownRoot: knownRoot)
@@ -152,10 +152,7 @@ public final class ODB: Sendable {
                             .conflict, "concurrent writers changed the tables this \(what) read, \(attempt) times",
                             underlying: error.underlying))
                 }
-                if attempt >= ContentionGate.starvingAfter && !starving {
-                    starving = true
-                    contention.enter()
-                }
+                run.conflicted(attempt)
                 ConflictBackoff.wait(after: attempt, store: store)
             }
         }

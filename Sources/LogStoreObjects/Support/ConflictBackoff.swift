@@ -74,3 +74,34 @@ final class ContentionGate: Sendable {
     /// A starving run ended.
     func leave() { starving.subtract(1, ordering: .releasing) }
 }
+
+/// One run of retried work at a ``ContentionGate``: whether it retries as a starving run.
+struct ContendedRun {
+    let gate: ContentionGate
+    private(set) var starving = false
+
+    init(_ gate: ContentionGate) { self.gate = gate }
+
+    /// Before an attempt: a run that is not starving waits for the starving ones.
+    func admit() {
+        if !starving { gate.admit() }
+    }
+
+    /// ``admit()`` for a task.
+    /// - throws: `CancellationError` when the task is cancelled meanwhile.
+    func admit() async throws {
+        if !starving { try await gate.admit() }
+    }
+
+    /// After `conflicts` conflicts: from ``ContentionGate/starvingAfter`` on, the run goes first.
+    mutating func conflicted(_ conflicts: Int) {
+        guard conflicts >= ContentionGate.starvingAfter && !starving else { return }
+        starving = true
+        gate.enter()
+    }
+
+    /// When the run ends, however it ends.
+    func end() {
+        if starving { gate.leave() }
+    }
+}
