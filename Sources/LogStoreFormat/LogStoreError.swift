@@ -72,6 +72,8 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         /// write changed or deleted the object after it was read. ``LogStoreError/objects`` names them all;
         /// nothing of the batch was written.
         public static let conflict = Code("conflict")
+        /// A change feed was asked to start after a batch the store no longer keeps.
+        public static let historyUnavailable = Code("historyUnavailable")
         /// A delete named an object that is not live.
         public static let notFound = Code("notFound")
         /// A root name is empty or too long.

@@ -44,9 +44,9 @@ import Testing
         let directory = TemporaryStore("versions")
         let store = try directory.open(options: testOptions())
         let id = store.newID()
-        let first = try store.write { $0.put(id, typeTag: 1, payload: [1]) }
+        let first = try store.write { $0.put(id, typeTag: 1, payload: [1]) }.sequence
         #expect(try store.snapshot().version(of: id) == first)
-        let second = try store.write { $0.put(id, typeTag: 1, payload: [2]) }
+        let second = try store.write { $0.put(id, typeTag: 1, payload: [2]) }.sequence
         #expect(second > first)
         let view = try store.snapshot()
         #expect(view.version(of: id) == second && view.sequence >= second)

@@ -31,8 +31,12 @@ struct ReferenceTracker {
     private var candidates: [UInt64] = []
     /// Ids this batch named (puts, references, roots): mark-sweep must not collect them.
     private(set) var touched: [UInt64] = []
-    /// Objects the batch's collection freed, with the references they had, in order.
+    /// Objects the batch's collection freed, in order.
     private(set) var collected: [UInt64] = []
+    /// The type tags of ``collected``, in the same order.
+    private(set) var collectedTypeTags: [UInt32] = []
+    /// Objects the batch's delete operations removed, with the type tag each had, in order.
+    private(set) var deletedObjects: [ObjectChange] = []
 
     init(chunks: [PendingChunk]) {
         self.chunks = chunks
@@ -86,6 +90,7 @@ struct ReferenceTracker {
             let references = references(of: current, id: id.rawValue, state)
             setEntry(id.rawValue, nil, &state)
             deleted.insert(id.rawValue)
+            deletedObjects.append(ObjectChange(id: id, typeTag: current.typeTag))
             if current.incoming > 0 { detached[id.rawValue, default: 0] += Int64(current.incoming) }
             for target in references { adjust(target.rawValue, by: -1, &state) }
         case .setRoot(let name, let id):
@@ -136,6 +141,7 @@ struct ReferenceTracker {
         }
         setEntry(id, nil, &state)
         collected.append(id)
+        collectedTypeTags.append(entry.typeTag)
         if entry.incoming > 0 { detached[id, default: 0] += Int64(entry.incoming) }
         for target in references { adjust(target.rawValue, by: -1, &state) }
     }
@@ -149,6 +155,7 @@ struct ReferenceTracker {
             else { continue }
             setEntry(id, nil, &state)
             collected.append(id)
+            collectedTypeTags.append(entry.typeTag)
             for target in references {
                 adjust(target.rawValue, by: -1, &state)
                 work.append(target.rawValue)

@@ -139,12 +139,13 @@ extension Store {
     ///
     /// The batch's expectations (``WriteBatch/expect(_:version:)``) are checked first, atomically with the
     /// commit: when one does not hold, nothing is written.
-    /// - returns: the batch's sequence number, the version its records have from now on (0 for an empty
-    ///   batch, which writes nothing).
+    /// - returns: what the batch did (``CommittedBatch``): its sequence number, the version its records
+    ///   have from now on (0 for an empty batch, which writes nothing), the objects it wrote and deleted,
+    ///   those the engine freed with it, and the roots it changed.
     /// - throws: ``LogStoreError`` `conflict` naming the objects whose expectation failed, what the single
     ///   operations throw, and `invalidArgument` for a batch over 2 GiB.
     @discardableResult
-    public func write(_ batch: WriteBatch) throws(LogStoreError) -> UInt64 {
+    public func write(_ batch: WriteBatch) throws(LogStoreError) -> CommittedBatch {
         try commit(batch.operations, expecting: batch.expectations)
     }
 
@@ -152,7 +153,7 @@ extension Store {
     /// - returns: what ``write(_:)`` returns.
     /// - throws: what ``write(_:)`` throws, or what `body` throws (nothing is written then).
     @discardableResult
-    public func write(_ body: (inout WriteBatch) throws -> Void) throws -> UInt64 {
+    public func write(_ body: (inout WriteBatch) throws -> Void) throws -> CommittedBatch {
         var batch = WriteBatch()
         try body(&batch)
         return try write(batch)
@@ -162,14 +163,14 @@ extension Store {
     /// to the commit pipeline.
     @discardableResult
     func commit(_ operations: [WriteBatch.Operation], expecting expectations: [WriteBatch.Expectation] = [])
-        throws(LogStoreError) -> UInt64
+        throws(LogStoreError) -> CommittedBatch
     {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkOpen()
         guard !operations.isEmpty else {
             // Nothing to write, but what the caller read must still hold: checked as a commit would.
             if !expectations.isEmpty { try pipeline.check(expectations) }
-            return 0
+            return CommittedBatch(sequence: 0)
         }
         return try pipeline.commit(operations, expecting: expectations)
     }

@@ -159,6 +159,7 @@ public final class Store: Sendable {
     }
 
     deinit {
+        pipeline.changes.finish()
         compactor.withLock { $0 }?.stop(wait: false)
         // Stops the page-cache filler before the segment's descriptor can close, and cuts the segment back.
         pipeline.shutDown()
@@ -181,6 +182,7 @@ public final class Store: Sendable {
         // refused with `closed`, so nothing is written beside the rest of the close or after it.
         compactionLock.withLock { closing in closing = true }
         defer {
+            pipeline.changes.finish()
             state.withLock {
                 $0.isOpen = false
                 $0.segments.removeAll()

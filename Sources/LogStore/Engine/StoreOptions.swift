@@ -50,6 +50,11 @@ public struct StoreOptions: Sendable {
     /// reads the store as it was at one moment, reading it again when the writer's compaction replaces
     /// segments under it (`Documentation/Format.md`, section 6.8). Default off.
     public var readOnly: Bool = false
+    /// How many object and root changes of the newest committed batches the store keeps in memory for its
+    /// observers (``Store/changes(after:)``): an observer that falls further behind, or asks to start
+    /// further back, gets ``StoreChange/missed(after:through:)`` instead of the batches it missed. At least
+    /// the newest batch is kept whatever its size. About 16 bytes per change. Default 65,536.
+    public var keptChanges: Int = 65_536
     /// Settings for the write pipeline's speed that most users never need (see ``StoreTuning``).
     public var tuning = StoreTuning()
     /// When and how segments are compacted.
@@ -90,6 +95,9 @@ public struct StoreOptions: Sendable {
         }
         guard compaction.minimumInterval >= .zero, compaction.markSweepInterval >= .zero else {
             throw LogStoreError(.invalidArgument, "compaction intervals must not be negative")
+        }
+        guard keptChanges >= 0 else {
+            throw LogStoreError(.invalidArgument, "kept changes must not be negative, got \(keptChanges)")
         }
         guard compressionMinimumSize >= 0 else {
             throw LogStoreError(.invalidArgument, "compression minimum size must not be negative")

@@ -78,16 +78,16 @@ extension ObjectContext {
         for id in confined.state.pendingDeletes.sorted() { batch.delete(id) }
         var sequence: UInt64 = 0
         if !batch.isEmpty {
-            let candidates = try releaseCandidates(
-                writing: session.state.records, slots: session.state.writtenSlots)
+            let committed: CommittedBatch
             do {
-                sequence = try store.write(batch)
+                committed = try store.write(batch)
             } catch {
                 throw describe(linking: error)
             }
+            sequence = committed.sequence
             confined.state.snapshotIsOld = true
             for id in session.state.recreated { confined.state.releasedIDs.remove(id) }
-            noteReleased(candidates)
+            noteReleased(committed.freed)
         }
         let report = SaveReport(
             written: session.state.records.count, unchanged: session.state.unchangedCount,

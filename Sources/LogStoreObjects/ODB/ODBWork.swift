@@ -234,7 +234,7 @@ final class ODBWork {
         if createsRoot, let rootID { batch.setRoot(ODBFormat.rootName, to: rootID) }
         let sequence: UInt64
         do {
-            sequence = try store.write(batch)
+            sequence = try store.write(batch).sequence
         } catch {
             throw ODBError(error)
         }

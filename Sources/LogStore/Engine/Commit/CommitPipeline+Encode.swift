@@ -6,11 +6,12 @@
 /// queued for the leader to publish.
 extension CommitPipeline {
     /// Applies a validated batch to the writer's logical view, encodes it (with the tombstones of what
-    /// it made garbage) into the pending chunks, and returns its sequence number.
+    /// it made garbage) into the pending chunks, queues its edit for the leader, and returns what it does
+    /// (its sequence number among it).
     func enqueue(
         _ operations: [WriteBatch.Operation], collecting garbage: [UInt64] = [], allocatedBelow allocated: UInt64,
         into queue: inout CommitQueue
-    ) throws(LogStoreError) -> UInt64 {
+    ) throws(LogStoreError) -> CommittedBatch {
         // Batches that only add (new objects, new roots) are checked first and applied after encoding,
         // without an undo log (``NewObjectsBatch``); every other batch goes through the reference tracker.
         let newObjects = garbage.isEmpty ? index.withLock { NewObjectsBatch.check(operations, $0) } : nil
@@ -59,6 +60,12 @@ extension CommitPipeline {
         let batchStart = chunk.buffer.count
         let frameCount = (reserveThrough == nil ? 0 : 1) + operations.count + collected.count
         var encoded = 0
+        var effects: [IndexEffect] = []
+        effects.reserveCapacity(operations.count + collected.count)
+        var retainedBytes: UInt64 = 0
+        var committed = CommittedBatch(
+            sequence: sequence, freedBy: garbage.isEmpty ? .referenceCounting : .markSweep)
+        committed.written.reserveCapacity(operations.count)
         /// Appends one frame of the batch and returns its length.
         func append(
             _ kind: FrameKind, flags: FrameFlags = [], id: UInt64, typeTag: UInt32 = 0,
@@ -73,7 +80,7 @@ extension CommitPipeline {
         if let reserveThrough {
             let length = append(.reserveIDs, id: reserveThrough, payload: empty)
             queue.reservedIDs = reserveThrough
-            queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
+            retainedBytes += UInt64(length)
         }
         var puts: [(id: UInt64, entry: IndexEntry)] = []
         puts.reserveCapacity(operations.count)
@@ -93,34 +100,43 @@ extension CommitPipeline {
                     segment: chunk.segment, offset: UInt32(offset), length: UInt32(length), typeTag: record.typeTag,
                     flags: flags)
                 puts.append((record.id.rawValue, entry))
-                queue.pendingEffects.append(.put(id: record.id.rawValue, entry: entry))
+                effects.append(.put(id: record.id.rawValue, entry: entry))
+                committed.written.append(ObjectChange(id: record.id, typeTag: record.typeTag))
             case .delete(let id):
                 _ = append(.delete, id: id.rawValue, payload: empty)
-                queue.pendingEffects.append(.delete(id: id.rawValue))
+                effects.append(.delete(id: id.rawValue))
             case .setRoot(let name, let id):
                 var name = name
                 let length = name.withUTF8 { append(.setRoot, id: id.rawValue, payload: UnsafeRawBufferPointer($0)) }
-                queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
-                queue.pendingEffects.append(.setRoot(name, id, sequence: sequence))
+                retainedBytes += UInt64(length)
+                effects.append(.setRoot(name, id, sequence: sequence))
+                committed.rootsSet.append(RootChange(name: name, target: id))
             case .removeRoot(let name):
                 var name = name
                 let length = name.withUTF8 { append(.removeRoot, id: 0, payload: UnsafeRawBufferPointer($0)) }
-                queue.pendingRetained[chunk.segment, default: 0] += UInt64(length)
-                queue.pendingEffects.append(.removeRoot(name, sequence: sequence))
+                retainedBytes += UInt64(length)
+                effects.append(.removeRoot(name, sequence: sequence))
+                committed.rootsRemoved.append(name)
             }
         }
+        committed.deleted = tracker.deletedObjects
         // `encoder.append` copied the precompressed bytes: they had to live until the last frame.
         withExtendedLifetime(precompressed) {}
-        for id in collected {
+        committed.freed.reserveCapacity(collected.count)
+        for (id, typeTag) in zip(collected, tracker.collectedTypeTags) {
             _ = append(.delete, flags: .collected, id: id, payload: empty)
-            queue.pendingEffects.append(.delete(id: id))
+            effects.append(.delete(id: id))
+            committed.freed.append(ObjectChange(id: ObjectID(id), typeTag: typeTag))
         }
         var control = collected.count
         for operation in operations {
             if case .put = operation { continue }
             control += 1
         }
-        if control > 0 { queue.pendingControlFrames[chunk.segment, default: 0] += control }
+        queue.pendingEdits.append(
+            BatchEdit(
+                sequence: sequence, effects: effects, segment: chunk.segment, endOffset: chunk.endOffset,
+                retainedBytes: retainedBytes, controlFrames: control, committed: committed))
         queue.tailOffset = chunk.endOffset
         queue.collectedByCount += collected.count - garbage.count
         if let newObjects {
@@ -129,7 +145,7 @@ extension CommitPipeline {
             // index: publishing and compaction only change entries' flags and locations.
             index.withLock { newObjects.apply(operations, puts, to: &$0) }
             if queue.observer != nil { queue.observer?.accepted(touching: newObjects.touched(operations)) }
-            return sequence
+            return committed
         }
         if queue.observer != nil { queue.observer?.accepted(touching: tracker.touched) }
 
@@ -144,7 +160,7 @@ extension CommitPipeline {
             }
         }
         tracker.commit()
-        return sequence
+        return committed
     }
 
     /// Offers the batch's put payloads to the dictionary sampler and, once it has enough, builds the

@@ -164,22 +164,12 @@ extension CommitPipeline {
         }
         if failure == nil {
             index.withLock { state in
-                for effect in work.effects { state.publish(effect) }
+                for edit in work.edits { state.apply(edit) }
                 state.finishReplay()
-                state.publishedSequence = max(state.publishedSequence, work.lastSequence)
-                for chunk in work.chunks {
-                    // The first sequence matters also for a segment that held no frame when the store
-                    // was opened: compaction keeps a tombstone while an older copy may be elsewhere.
-                    state.segments.update(chunk.segment) { info in
-                        info.size = max(info.size, chunk.endOffset)
-                        info.minSequence = min(info.minSequence, chunk.firstSequence)
-                    }
-                }
-                for (segment, count) in work.controlFrames {
-                    state.segments.update(segment) { $0.controlFrames += count }
-                }
-                for (segment, bytes) in work.retained { state.segments.update(segment) { $0.retainedBytes += bytes } }
             }
+            // After the index: an observer that reads on hearing of a batch sees it. In commit order, as
+            // leaders take turns.
+            changes.publish(work.edits)
         }
         releaseWriterSlot { queue in
             queue.flushingSegments = []

@@ -75,7 +75,7 @@ extension CommitPipeline {
             let garbage = choose(touched)
             guard !garbage.isEmpty, queue.failure == nil, !queue.closed else { return nil }
             let allocated = nextID.withLock { $0 }
-            return try enqueue([], collecting: garbage, allocatedBelow: allocated, into: &queue)
+            return try enqueue([], collecting: garbage, allocatedBelow: allocated, into: &queue).sequence
         }
         guard let ticket else { return false }
         try awaitDurable(ticket)

@@ -11,9 +11,9 @@ extension CommitPipeline {
 
     /// Validates `operations` (a batch that is not empty), checks `expectations`, applies the batch to
     /// the index's logical view, queues it and waits until it is durable (leading the group commit when
-    /// no one is). Returns its sequence number.
+    /// no one is). Returns what the batch did.
     func commit(_ operations: [WriteBatch.Operation], expecting expectations: [WriteBatch.Expectation])
-        throws(LogStoreError) -> UInt64
+        throws(LogStoreError) -> CommittedBatch
     {
         queue.withLock { $0.arriving += 1 }
         var arrived = false
@@ -29,7 +29,7 @@ extension CommitPipeline {
         }
         let allocated = nextID.withLock { $0 }
         try validate(operations, allocatedBelow: allocated)
-        let (ticket, wakeLeader) = try queue.withLock { queue throws(LogStoreError) -> (UInt64, Bool) in
+        let (committed, wakeLeader) = try queue.withLock { queue throws(LogStoreError) -> (CommittedBatch, Bool) in
             queue.arriving -= 1
             arrived = true
             guard !queue.closed else { throw LogStoreError(.closed, "the store is closed", file: directory) }
@@ -38,13 +38,13 @@ extension CommitPipeline {
                     .storeFailed, "an earlier write failed; reopen the store", file: directory, underlying: failure)
             }
             if !expectations.isEmpty { try checkExpectations(expectations) }
-            let ticket = try enqueue(operations, allocatedBelow: allocated, into: &queue)
+            let committed = try enqueue(operations, allocatedBelow: allocated, into: &queue)
             queue.pendingCommitters += 1
-            return (ticket, queue.gathered)
+            return (committed, queue.gathered)
         }
         if wakeLeader { wakeGatheringLeader() }
-        try awaitDurable(ticket)
-        return ticket
+        try awaitDurable(committed.sequence)
+        return committed
     }
 
     /// Checks a batch's expectations against the writer's view, which includes every batch accepted

@@ -27,6 +27,8 @@ final class CommitPipeline: Sendable {
     /// The working stream of dictionary compression, used by ``enqueue(_:collecting:allocatedBelow:into:)``.
     let dictionaryWork: DictionaryWorkStream
     let prefill: SegmentPrefill
+    /// The committed batches kept for observers; the leader appends each group it publishes.
+    let changes: ChangeLog
     private let flushTimer: FlushTimer?
 
     init(
@@ -41,6 +43,7 @@ final class CommitPipeline: Sendable {
         self.manifest = manifest
         self.compressionMinimumSize = options.effectiveCompressionMinimum
         self.dictionaryWork = DictionaryWorkStream()
+        self.changes = ChangeLog(after: loaded.maxSequence, limit: options.keptChanges)
         let newest = loaded.newest
         // Continue in the newest segment while it has room (and it was not removed as torn) and is of the
         // format this code writes; otherwise the first write creates the next one (a version-1 segment is

@@ -12,12 +12,8 @@ struct CommitQueue: Sendable {
     var durableSequence: UInt64
     /// Encoded batches not yet taken by a leader, per target segment.
     var pending: [PendingChunk] = []
-    /// Effects of the pending batches, in order.
-    var pendingEffects: [IndexEffect] = []
-    /// Bytes of pending reservation and root frames per segment (retained, not garbage).
-    var pendingRetained: [UInt32: UInt64] = [:]
-    /// Pending tombstones and root frames per segment.
-    var pendingControlFrames: [UInt32: Int] = [:]
+    /// The edits of the pending batches, in commit order.
+    var pendingEdits: [BatchEdit] = []
     /// The next segment number to create, for the writer and the compactor alike.
     var nextSegmentNumber: UInt32
     /// Segment and offset where the next encoded byte goes (after everything pending).
@@ -86,28 +82,23 @@ struct CommitQueue: Sendable {
     /// Buffers to reuse.
     var spareBuffers: [SpareBuffer] = []
 
-    /// A leader's share of work: the chunks and effects taken from the queue.
+    /// A leader's share of work: the chunks to write and the edits of their batches, in commit order.
     struct Work {
         var chunks: [PendingChunk]
-        var effects: [IndexEffect]
+        var edits: [BatchEdit]
         var lastSequence: UInt64
-        var retained: [UInt32: UInt64]
-        var controlFrames: [UInt32: Int]
         /// Committers' batches among them.
         var committers: Int
     }
 
     mutating func takeWork() -> Work {
         let work = Work(
-            chunks: pending, effects: pendingEffects, lastSequence: nextSequence - 1, retained: pendingRetained,
-            controlFrames: pendingControlFrames, committers: pendingCommitters)
+            chunks: pending, edits: pendingEdits, lastSequence: nextSequence - 1, committers: pendingCommitters)
         pendingCommitters = 0
-        pendingRetained.removeAll()
-        pendingControlFrames.removeAll()
         flushingSegments = Set(pending.map(\.segment))
         flushingChunks = pending
         pending.removeAll()
-        pendingEffects.removeAll()
+        pendingEdits.removeAll(keepingCapacity: true)
         return work
     }
 
@@ -130,11 +121,9 @@ struct CommitQueue: Sendable {
             chunks.removeFirst()
         }
         merged.chunks += chunks
-        merged.effects += more.effects
+        merged.edits += more.edits
         merged.lastSequence = more.lastSequence
         merged.committers += more.committers
-        for (segment, bytes) in more.retained { merged.retained[segment, default: 0] += bytes }
-        for (segment, count) in more.controlFrames { merged.controlFrames[segment, default: 0] += count }
         flushingSegments.formUnion(work.chunks.map(\.segment))
         flushingChunks = merged.chunks
         return merged

@@ -1,0 +1,109 @@
+/// One element of a store's change feed (``Store/changes(after:)``).
+public enum StoreChange: Sendable, Equatable {
+    /// A committed batch: what it wrote, deleted, freed and which roots it changed.
+    case batch(CommittedBatch)
+    /// The batches after sequence `after` through `through` are not delivered one by one: the observer
+    /// fell behind further than the store keeps (``StoreOptions/keptChanges``), or a follower reloaded the
+    /// store instead of reading its log. Read again whatever you follow; batches after `through` follow.
+    case missed(after: UInt64, through: UInt64)
+
+    /// The sequence number of the newest batch this element covers.
+    public var sequence: UInt64 {
+        switch self {
+        case .batch(let batch): return batch.sequence
+        case .missed(_, let through): return through
+        }
+    }
+}
+
+/// The committed batches of a store in commit order, as an `AsyncSequence` (from ``Store/changes(after:)``).
+///
+/// Each observer reads one shared, bounded log of the newest batches at its own pace: observing never
+/// blocks or slows the writer, and an observer that falls behind gets a
+/// ``StoreChange/missed(after:through:)`` in place of the batches that were dropped. The sequence ends
+/// when the store is closed (after the batches committed before), or when the observing task is
+/// cancelled.
+public struct StoreChanges: AsyncSequence, Sendable {
+    public typealias Element = StoreChange
+    public typealias Failure = Never
+
+    let log: ChangeLog
+    let start: UInt64
+    /// Brings new batches into the log before each wait (a follower's read of the writer's log), or nil.
+    let follow: (@Sendable () async -> Void)?
+
+    /// Makes an iterator that starts after the sequence the feed was made for.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(log: log, cursor: start, follow: follow)
+    }
+
+    /// Reads the change feed.
+    public struct Iterator: AsyncIteratorProtocol {
+        let log: ChangeLog
+        /// The newest sequence delivered (or the start).
+        var cursor: UInt64
+        let follow: (@Sendable () async -> Void)?
+
+        /// The next change, waiting for one to be committed; nil once the store is closed or the task is
+        /// cancelled.
+        public mutating func next() async -> StoreChange? {
+            while !Task.isCancelled {
+                switch log.step(after: cursor) {
+                case .change(let change, let position):
+                    cursor = position
+                    return change
+                case .finished:
+                    return nil
+                case .wait:
+                    if let follow { await follow() } else { await log.wait(after: cursor) }
+                }
+            }
+            return nil
+        }
+    }
+}
+
+extension Store {
+    /// The committed batches of this store, in commit order: one ``StoreChange/batch(_:)`` per batch,
+    /// starting after batch `sequence` (nil: with the next batch committed after this call).
+    ///
+    /// Batches refused or failed are never delivered. Each is delivered after readers of this store can
+    /// see it, so a read made on hearing of it sees it (or something newer). On a store opened read-only,
+    /// the feed follows the writer's log (another process's) while it is being read: see
+    /// ``refresh()``.
+    ///
+    /// For example:
+    /// ```swift
+    /// for await change in try store.changes() {
+    ///     if case .batch(let batch) = change, batch.touches(noteID) { reloadNote() }
+    /// }
+    /// ```
+    /// - parameter sequence: the last sequence the caller has seen, e.g. a ``CommittedBatch/sequence`` it
+    ///   kept; nil to start now.
+    /// - throws: ``LogStoreError`` with code `closed`; `historyUnavailable` when the store no longer keeps
+    ///   every batch after `sequence` (it keeps the newest ``StoreOptions/keptChanges`` changes committed
+    ///   since it was opened); `invalidArgument` when `sequence` is newer than the store's newest batch.
+    public func changes(after sequence: UInt64? = nil) throws(LogStoreError) -> StoreChanges {
+        try checkOpen()
+        let log = pipeline.changes
+        let newest = log.newest
+        guard let sequence else { return StoreChanges(log: log, start: newest, follow: changeFollower) }
+        guard sequence <= newest else {
+            throw LogStoreError(
+                .invalidArgument, "sequence \(sequence) is newer than the store's newest batch, \(newest)",
+                file: directory)
+        }
+        let oldest = log.oldestPosition
+        guard sequence >= oldest else {
+            throw LogStoreError(
+                .historyUnavailable,
+                "the batches after sequence \(sequence) are no longer kept: the store keeps those after \(oldest) "
+                    + "(the newest \(options.keptChanges) changes since it was opened)", file: directory)
+        }
+        return StoreChanges(log: log, start: sequence, follow: changeFollower)
+    }
+
+    /// How a read-only store's feed brings the writer's new batches in; nil for a writable store (its own
+    /// commits fill the log).
+    var changeFollower: (@Sendable () async -> Void)? { nil }
+}
