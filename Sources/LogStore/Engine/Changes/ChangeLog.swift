@@ -119,8 +119,10 @@ final class ChangeLog: Sendable {
 
     /// What a batch costs the log: its changes, and at least one.
     private static func size(of batch: CommittedBatch) -> Int {
-        max(1, batch.written.count + batch.deleted.count + batch.freed.count + batch.rootsSet.count
-            + batch.rootsRemoved.count)
+        max(
+            1,
+            batch.written.count + batch.deleted.count + batch.freed.count + batch.rootsSet.count
+                + batch.rootsRemoved.count)
     }
 
     /// The change after position `cursor`.

@@ -24,7 +24,9 @@ public enum StoreChange: Sendable, Equatable {
 /// when the store is closed (after the batches committed before), or when the observing task is
 /// cancelled.
 public struct StoreChanges: AsyncSequence, Sendable {
+    /// A committed batch, or a run of batches the observer missed.
     public typealias Element = StoreChange
+    /// Reading the feed never fails: it ends instead.
     public typealias Failure = Never
 
     let log: ChangeLog
