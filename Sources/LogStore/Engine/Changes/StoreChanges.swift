@@ -40,7 +40,7 @@ public struct StoreChanges: AsyncSequence, Sendable {
     }
 
     /// Reads the change feed.
-    public struct Iterator: AsyncIteratorProtocol {
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
         let log: ChangeLog
         /// The newest sequence delivered (or the start).
         var cursor: UInt64
