@@ -117,7 +117,8 @@ extension ObjectStore {
     public func observe<T>(_ type: T.Type, includingSubclasses: Bool = true) -> ObjectObservation<[T]> {
         ObjectObservation(
             objects: self,
-            scope: .types { context in Set(try context.matchingTags(of: type, includingSubclasses: includingSubclasses)) },
+            scope: .types { context in Set(try context.matchingTags(of: type, includingSubclasses: includingSubclasses))
+            },
             fetch: { context in try context.objects(of: type, includingSubclasses: includingSubclasses) })
     }
 

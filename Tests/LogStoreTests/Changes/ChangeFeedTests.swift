@@ -93,7 +93,9 @@ import Testing
                 let liveIDs = Array(live.keys)
                 if roll < 5 || liveIDs.isEmpty {
                     let id = store.newID()
-                    let references = (0..<Int(random.next() % 3)).compactMap { _ in liveIDs.randomElement(using: &random) }
+                    let references = (0..<Int(random.next() % 3)).compactMap { _ in
+                        liveIDs.randomElement(using: &random)
+                    }
                     batch.put(
                         id, typeTag: UInt32(random.next() % 5), references: references, payload: [UInt8(roll)],
                         pinned: random.next() % 3 != 0)

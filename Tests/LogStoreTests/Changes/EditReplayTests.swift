@@ -1,9 +1,9 @@
 import Foundation
+@_spi(Engine) import LogStoreSystem
 import TestSupport
 import Testing
 
 @testable @_spi(Testing) import LogStore
-@_spi(Engine) import LogStoreSystem
 
 /// The index a writer builds by applying its batches' edits equals the index an open rebuilds by replaying
 /// the same segments: entries, roots, counts and segment counters.
@@ -47,11 +47,16 @@ import Testing
                 for _ in 0..<(1 + Int(random.next() % 5)) {
                     let roll = random.next() % 10
                     if roll < 6 || live.isEmpty {
-                        let id = random.next() % 4 == 0 && !live.isEmpty ? live[Int(random.next() % UInt64(live.count))] : store.newID()
-                        let references = (0..<Int(random.next() % 3)).compactMap { _ in live.randomElement(using: &random) }
+                        let id =
+                            random.next() % 4 == 0 && !live.isEmpty
+                            ? live[Int(random.next() % UInt64(live.count))] : store.newID()
+                        let references = (0..<Int(random.next() % 3)).compactMap { _ in
+                            live.randomElement(using: &random)
+                        }
                         batch.put(
                             id, typeTag: UInt32(random.next() % 70), references: references,
-                            payload: (0..<Int(random.next() % 300)).map { _ in UInt8(truncatingIfNeeded: random.next()) },
+                            payload: (0..<Int(random.next() % 300)).map { _ in UInt8(truncatingIfNeeded: random.next())
+                            },
                             pinned: random.next() % 4 != 0)
                     } else if roll < 8 {
                         batch.delete(live[Int(random.next() % UInt64(live.count))])
