@@ -84,6 +84,15 @@ let package = Package(
             ],
             path: "Sources/EngineFigures"
         ),
+        // What observers of the change feed cost writers, and commit → observer latency.
+        .executableTarget(
+            name: "ObserverFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "Sources/ObserverFigures"
+        ),
         // Gets through a snapshot against plain gets, idle and beside a writer.
         .executableTarget(
             name: "SnapshotFigures",
