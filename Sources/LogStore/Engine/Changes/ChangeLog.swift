@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The newest committed batches, kept for the store's observers, and the observers waiting for more.
@@ -50,14 +51,37 @@ final class ChangeLog: Sendable {
     /// The oldest position an observer can start from and still get every batch after it.
     var oldestPosition: UInt64 { state.withLock { $0.droppedThrough } }
 
-    /// Appends the batches of a published group, in commit order, and wakes the observers that wait.
-    func publish(_ edits: [BatchEdit]) {
-        guard !edits.isEmpty else { return }
+    /// Observers to wake after a group was appended.
+    struct Wake {
+        fileprivate let waiters: [CheckedContinuation<Void, Never>]
+
+        /// Wakes them: a few at once, more from a queue of their own, so that the leader that appended
+        /// the group does not spend its time resuming many observers.
+        func resume() {
+            guard !waiters.isEmpty else { return }
+            if waiters.count <= ChangeLog.inlineWakes {
+                for waiter in waiters { waiter.resume() }
+            } else {
+                let waiters = self.waiters
+                ChangeLog.wakeQueue.async { for waiter in waiters { waiter.resume() } }
+            }
+        }
+    }
+
+    /// How many waiting observers the leader wakes itself.
+    static let inlineWakes = 4
+    /// Wakes larger numbers of observers, in order.
+    static let wakeQueue = DispatchQueue(label: "LogStore.ChangeLog.wake")
+
+    /// Appends the batches of a published group, in commit order, and returns the observers to wake
+    /// (the leader wakes them once it has released the committers it served).
+    func append(_ edits: [BatchEdit]) -> Wake {
+        guard !edits.isEmpty else { return Wake(waiters: []) }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             for edit in edits { append(edit.committed, to: &state) }
             return takeWaiters(&state)
         }
-        for waiter in waiters { waiter.resume() }
+        return Wake(waiters: waiters)
     }
 
     /// Appends batches read from the log by a follower (a store open read-only that moved on).

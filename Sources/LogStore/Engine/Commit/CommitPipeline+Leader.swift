@@ -162,14 +162,15 @@ extension CommitPipeline {
         } catch {
             failure = error
         }
+        var wake: ChangeLog.Wake?
         if failure == nil {
             index.withLock { state in
                 for edit in work.edits { state.apply(edit) }
                 state.finishReplay()
             }
             // After the index: an observer that reads on hearing of a batch sees it. In commit order, as
-            // leaders take turns.
-            changes.publish(work.edits)
+            // leaders take turns; the observers are woken after the committers.
+            wake = changes.append(work.edits)
         }
         releaseWriterSlot { queue in
             queue.flushingSegments = []
@@ -199,6 +200,7 @@ extension CommitPipeline {
                 queue.spareBuffers.append(CommitQueue.SpareBuffer(buffer: chunk.buffer))
             }
         }
+        wake?.resume()
     }
 
     /// Ends a leader's (or a seal's) hold of the writer slot: runs `update` and clears `flushing`
