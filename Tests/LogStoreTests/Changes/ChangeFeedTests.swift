@@ -123,6 +123,24 @@ import Testing
             } catch {
                 refused += 1
             }
+            if random.next() % 40 == 0 {
+                // Mark-sweep frees what nothing reaches (cycles, unpinned objects never referenced): its batch
+                // is delivered like any other, and the model follows it.
+                let before = acknowledged.count
+                let report = try store.collectGarbage()
+                let sweeps = try await collect(store.changes(after: acknowledged.last?.sequence ?? 0), count: 1)
+                if report.collected > 0, case .batch(let sweep) = sweeps.first {
+                    #expect(sweep.freedBy == .markSweep && sweep.freed.count == report.collected)
+                    acknowledged.append(sweep)
+                    for change in sweep.freed {
+                        #expect(live[change.id]?.tag == change.typeTag, "type tag of \(change.id)")
+                        live[change.id] = nil
+                    }
+                }
+                #expect(acknowledged.count == before + (report.collected > 0 ? 1 : 0))
+            }
+            // The batches' deleted and freed lists are complete: the model holds exactly what the store does.
+            #expect(try store.count() == live.count)
         }
         // What the engine says is live is what the feed's batches leave live.
         for (id, object) in live { #expect(try store.get(id)?.typeTag == object.tag, "object \(id)") }
