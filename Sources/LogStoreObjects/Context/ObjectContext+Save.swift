@@ -27,9 +27,58 @@ extension ObjectContext {
 
     /// Encodes, compares and writes; on success updates what the cache knows of the stored records.
     func writeChanges() throws(ObjectStoreError) -> SaveReport {
-        let session = SaveSession(self)
         cache.state.suspendPurge = true
         defer { cache.state.suspendPurge = false }
+        let changes = try prepareChanges()
+        var committed: CommittedBatch?
+        if !changes.batch.isEmpty {
+            do {
+                committed = try store.write(changes.batch)
+            } catch {
+                throw describe(linking: error)
+            }
+        }
+        return finishChanges(changes, committed: committed)
+    }
+
+    /// ``writeChanges()`` for Swift concurrency: encodes and finishes in the caller's isolation, and commits
+    /// with the engine's asynchronous ``Store/write(_:)``, so that the commit, and the wait for its sync,
+    /// block a thread outside the cooperative pool while the caller is suspended.
+    ///
+    /// Only the batch (a `Sendable` value) goes to the other thread: the context and its objects stay in
+    /// the caller's isolation, and the objects' fields are read (encoded) before the suspension. On an
+    /// actor, other work of the actor may run while the commit waits; it must not use this context
+    /// meanwhile (``ObjectStore/update(attempts:isolation:_:)`` makes a context that no other code holds).
+    func writeChanges(isolation: isolated (any Actor)? = #isolation) async throws(ObjectStoreError) -> SaveReport {
+        guard transactionStart == nil else {
+            throw ObjectStoreError(.transactionState, "save() inside a transaction; call commit()")
+        }
+        cache.state.suspendPurge = true
+        defer { cache.state.suspendPurge = false }
+        let changes = try prepareChanges()
+        var committed: CommittedBatch?
+        if !changes.batch.isEmpty {
+            do {
+                committed = try await store.write(changes.batch)
+            } catch {
+                throw describe(linking: error)
+            }
+        }
+        return finishChanges(changes, committed: committed)
+    }
+
+    /// What a save is about to write: the encoded objects and the batch (see ``prepareChanges()``).
+    struct PreparedChanges {
+        let session: SaveSession
+        let batch: WriteBatch
+        /// The field-name record in the batch, if any, and the numbers of the names it carries.
+        let keyRecord: (payload: [UInt8], numbers: [Int])?
+    }
+
+    /// Encodes every new or changed object and builds the batch of a save, changing nothing the context
+    /// knows of the stored records (a save whose write is refused leaves the context as it was).
+    func prepareChanges() throws(ObjectStoreError) -> PreparedChanges {
+        let session = SaveSession(self)
         for (slot, object) in cache.heldSlots
         where confined.state.pendingDeletes.isEmpty || !confined.state.pendingDeletes.contains(slot.id) {
             session.enqueue(slot, object)
@@ -76,15 +125,15 @@ extension ObjectContext {
             if let id { batch.setRoot(name, to: id) } else { batch.removeRoot(name) }
         }
         for id in confined.state.pendingDeletes.sorted() { batch.delete(id) }
-        var sequence: UInt64 = 0
-        if !batch.isEmpty {
-            let committed: CommittedBatch
-            do {
-                committed = try store.write(batch)
-            } catch {
-                throw describe(linking: error)
-            }
-            sequence = committed.sequence
+        return PreparedChanges(session: session, batch: batch, keyRecord: keyRecord)
+    }
+
+    /// After `changes` were written as `committed` (nil for an empty batch, which writes nothing): the
+    /// written records are the stored ones, and the pending changes are done.
+    func finishChanges(_ changes: PreparedChanges, committed: CommittedBatch?) -> SaveReport {
+        let session = changes.session
+        let sequence = committed?.sequence ?? 0
+        if let committed {
             confined.state.snapshotIsOld = true
             for id in session.state.recreated { confined.state.releasedIDs.remove(id) }
             noteReleased(committed.freed)
@@ -93,7 +142,7 @@ extension ObjectContext {
             written: session.state.records.count, unchanged: session.state.unchangedCount,
             deleted: confined.state.pendingDeletes.count,
             rootChanges: confined.state.pendingRoots.count)
-        if let keyRecord { objectStore.catalog.markCommitted(keyRecord.numbers) }
+        if let keyRecord = changes.keyRecord { objectStore.catalog.markCommitted(keyRecord.numbers) }
         session.commit(version: sequence)
         for id in confined.state.pendingDeletes { cache.remove(id) }
         confined.state.pendingDeletes.removeAll()

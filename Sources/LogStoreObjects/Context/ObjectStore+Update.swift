@@ -52,8 +52,14 @@ extension ObjectStore {
 
     /// ``update(attempts:_:)`` for Swift concurrency: runs `body` in the caller's isolation (on the caller's
     /// actor, or in the calling task), and suspends instead of blocking while it backs off between attempts.
-    /// The save itself runs in the calling task (a synced save blocks it for the sync, as a synchronous save
-    /// does). A cancelled task stops retrying and throws `CancellationError`.
+    /// The save encodes the changed objects in the caller's isolation too; the commit, and the wait for
+    /// its sync, run on a thread outside the cooperative pool while the caller is suspended (see
+    /// ``write(attempts:_:)`` to run `body` there as well). A cancelled task stops retrying and throws
+    /// `CancellationError`; a save that has begun is finished.
+    ///
+    /// On an actor, other work of the actor may run while the commit waits (as at any `await`), including
+    /// other updates, which may then conflict with this one and retry. `body` should not hand its
+    /// context, or the objects it loads, to such work: they are the save's until `update` returns.
     ///
     /// For example:
     /// ```swift
@@ -80,7 +86,7 @@ extension ObjectStore {
             let result = try body(context)
             let failure: ObjectStoreError
             do {
-                try context.save()
+                _ = try await context.writeChanges()
                 return result
             } catch {
                 failure = error

@@ -2,7 +2,7 @@ import LogStore
 import Synchronization
 
 /// How work that lost a race with another writer (a `conflict`) waits before it runs again: the ODB's
-/// changes and transactions, and ``ObjectStore/update(attempts:_:)``.
+/// changes and transactions, ``ObjectStore/update(attempts:_:)`` and ``ObjectStore/write(attempts:_:)``.
 ///
 /// First until the batches the refused write was checked against are visible to readers (their sync may
 /// still be running, and a retry that read the state from before them would conflict again for nothing),
@@ -18,11 +18,11 @@ enum ConflictBackoff {
         SystemClock.sleep(.microseconds(pauseMicroseconds(after: attempt)))
     }
 
-    /// The same wait for a task: the wait for visibility blocks (it lasts at most the sync of the batches
-    /// in flight), the pause suspends the task.
+    /// The same wait for a task: the wait for visibility (it lasts at most the sync of the batches in
+    /// flight) blocks a thread outside the cooperative pool, the pause suspends the task.
     /// - throws: `CancellationError` when the task is cancelled during the pause.
     static func pause(after attempt: Int, store: Store) async throws {
-        _ = store.awaitAcceptedBatches()
+        _ = await BlockingExecutor.run { store.awaitAcceptedBatches() }
         try await Task.sleep(for: .microseconds(pauseMicroseconds(after: attempt)))
     }
 

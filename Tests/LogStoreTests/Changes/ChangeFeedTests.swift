@@ -107,7 +107,7 @@ import Testing
                 }
             }
             do {
-                let committed = try store.write(batch)
+                let committed = try await store.write(batch)
                 acknowledged.append(committed)
                 for change in committed.written {
                     for operation in batch.operations {
