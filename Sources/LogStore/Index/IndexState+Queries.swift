@@ -30,8 +30,7 @@ extension IndexState {
         } else {
             return
         }
-        segments.update(old.segment) { $0.removeLive(UInt64(old.length)) }
-        segments.update(new.segment) { $0.liveBytes += UInt64(new.length) }
+        segments.moveLive(from: old, to: new)
     }
 
     /// Whether `entry` (of `id`) is the durable record of a live object.
