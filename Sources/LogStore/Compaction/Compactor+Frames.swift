@@ -79,7 +79,7 @@ extension Compactor {
                         continue
                     }
                     // On checked counters only: a segment whose hint is not found true may hold a dead
-                    // record its hint hides (``checkEveryReplayedHint()`` has checked them all by now).
+                    // record its hint hides (``HintFiles/checkEveryReplayedHint()`` has checked them all by now).
                     let olderCopyMayExist = state.segments.all.contains { other in
                         other.file.number != segment
                             && ((other.minSequence < frame.sequence && other.deadRecords > 0)

@@ -32,4 +32,23 @@ extension IndexState {
         for move in edit.moved { relocate(move.id, from: move.from, to: move.to) }
         for number in edit.removed { segments.remove(number) }
     }
+
+    /// Points a live object at an identical copy of its durable record (compaction): only while the
+    /// index (or, for an id with pending changes, its durable undo entry) still names `old`.
+    private mutating func relocate(_ id: UInt64, from old: IndexEntry, to new: IndexEntry) {
+        if let current = index.entry(id), !current.isPending, current.isSameRecord(old) {
+            index.set(
+                id,
+                IndexEntry(
+                    segment: new.segment, offset: new.offset, length: new.length, typeTag: current.typeTag,
+                    incoming: current.incoming, flags: current.flags))
+        } else if let undo = durableUndo[id], !undo.isEmpty, undo.isSameRecord(old) {
+            durableUndo[id] = IndexEntry(
+                segment: new.segment, offset: new.offset, length: new.length, typeTag: undo.typeTag,
+                incoming: undo.incoming, flags: undo.flags)
+        } else {
+            return
+        }
+        segments.moveLive(from: old, to: new)
+    }
 }

@@ -13,7 +13,7 @@ import Testing
             seed: testSeed("CompactionEditReplayTests", default: UInt64.random(in: 0...UInt64.max)))
         for round in 0..<3 {
             let directory = TemporaryStore("compaction-edit-replay-\(round)")
-            var options = testOptions(segmentSize: 1 << 15)
+            var options = testOptions(segmentSize: 1 << 16)
             options.compaction.background = false
             let store = try directory.open(options: options)
             var live: [ObjectID] = []
