@@ -65,10 +65,6 @@ extension IndexState {
         guard var current = index.entry(id), current.isSameRecord(entry), !current.isPending else { return }
         current.flags |= IndexEntry.pinnedFlag
         index.set(id, current)
-        segments.update(entry.segment) { info in
-            info.hasHint = false
-            info.unverifiedHint = nil
-            info.hintDisagrees = true
-        }
+        segments.recordHintDisagrees(entry.segment)
     }
 }

@@ -38,7 +38,7 @@ extension Store {
         guard !options.readOnly else { throw LogStoreError(.readOnly, "the store is open read-only", file: directory) }
         try checkWritable()
         // Under the compaction lock: a pass may delete a hint (with its segment) once it checked it.
-        try withCompactionLock { () throws(LogStoreError) in try checkEveryReplayedHint() }
+        try withCompactionLock { () throws(LogStoreError) in try hints.checkEveryReplayedHint() }
         return try sweep(takeSnapshot(recordingChanges: true))
     }
 

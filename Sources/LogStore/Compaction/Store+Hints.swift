@@ -1,18 +1,15 @@
 @_spi(Engine) import LogStoreFormat
 @_spi(Engine) import LogStoreSystem
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Hint files: written for every sealed segment (by the compactor thread, and for compaction outputs
 /// as they are made), used by open instead of scanning, deleted with their segment.
 ///
 /// Every writer of a hint holds the compaction lock (``Store/compactionLock``): a hint is written under a
 /// temporary name that depends only on its segment, and a pass deletes the hints of its inputs.
 extension Store {
+    /// The hint files of the store's segments.
+    var hints: HintFiles { HintFiles(state: state, io: io, directory: directory) }
+
     /// Writes the hint file of every sealed segment that has none yet, now (the background compactor
     /// does it too), so the next open rebuilds the index from hints instead of scanning. Waits while a
     /// compaction pass runs: it takes the compaction lock, so calling it from a compaction's `progress`
@@ -41,25 +38,8 @@ extension Store {
                 }
             }
         }
-        for (file, size) in missing where try writeHint(for: file, size: size) {
-            state.withLock { $0.segments.update(file.number) { $0.hasHint = true } }
+        for (file, size) in missing where try hints.write(for: file, size: size) {
+            state.withLock { $0.segments.recordHintWritten(file.number) }
         }
-    }
-
-    /// Writes the hint of one sealed segment: under a temporary name, synced, renamed, directory synced.
-    /// Call with the compaction lock held.
-    /// - returns: false when no hint can be built (the segment is not sealed, or is damaged).
-    @discardableResult
-    func writeHint(for file: SegmentFile, size: UInt64) throws(LogStoreError) -> Bool {
-        guard let hint = HintWriter.hint(segment: file.number, bytes: file.bytes(count: Int(size))) else {
-            return false
-        }
-        let path = directory + "/" + HintFile.fileName(file.number)
-        do {
-            try io.replaceFile(path, with: hint, directory: directory)
-        } catch {
-            throw LogStoreError(.ioError, "cannot write a hint file", file: path, underlying: error)
-        }
-        return true
     }
 }

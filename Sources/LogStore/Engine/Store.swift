@@ -35,6 +35,8 @@ public final class Store: Sendable {
     let nextID: ConditionLock<UInt64>
     /// The write path: queue, group commit, interval sync, prefill, sealing and creating segments.
     let pipeline: CommitPipeline
+    /// Compaction passes (run under ``compactionLock``).
+    let compaction: Compactor
     private let lock: Mutex<DirectoryLock?>
     /// Held for the whole of a compaction pass, of a removal of unused dictionaries, and of every write of
     /// hint files (by a pass, the background compactor, ``writeHints()`` and ``close()``): one at a time, so
@@ -156,6 +158,9 @@ public final class Store: Sendable {
                 directory: directory, io: io, index: index, nextID: nextID,
                 recordedDictionaryID: loaded.manifest?.dictionaries?.map(\.id).max() ?? 0),
             loaded: loaded)
+        self.compaction = Compactor(
+            state: index, pipeline: pipeline, hints: HintFiles(state: index, io: io, directory: directory), io: io,
+            options: options, directory: directory)
     }
 
     deinit {

@@ -97,13 +97,13 @@ struct StoreLoader {
                 highestID = max(highestID, id)
             }
             if kind == .delete || kind == .setRoot || kind == .removeRoot {
-                state.segments.update(number) { $0.controlFrames += 1 }
+                state.segments.countControlFrame(in: number)
             }
             guard let effect else { return }
             if supersedes(effect, sequence: sequence) {
                 state.applyReplayed(effect)
             } else if kind == .put {
-                state.segments.update(number) { $0.deadRecords += 1 }
+                state.segments.countDeadRecord(in: number)
             }
         }
     }
@@ -346,12 +346,12 @@ struct StoreLoader {
                 effect: IndexEffect.of(frame, segment: number, bytes: bytes), segment: number)
         }
         let outcome = classified.scan
-        loaded.state.segments.update(number) { $0.minSequence = outcome.minSequence }
         // What a segment holds besides live records and reclaimable frames (dead records; tombstones of
         // writer segments, which may become droppable) must stay: header, seal, reservations, roots,
         // and the tombstones a compaction output kept.
         let sealBytes = outcome.sealedAt.map { UInt64(outcome.committedEnd - $0) } ?? 0
-        loaded.state.segments.update(number) { $0.retainedBytes = retained + sealBytes }
+        loaded.state.segments.recordReplayed(
+            number, minSequence: outcome.minSequence, retainedBytes: retained + sealBytes)
         if isNewest { loaded.newestIsSealed = outcome.sealedAt != nil }
         loaded.frames += outcome.frames
         loaded.maxSequence = max(loaded.maxSequence, outcome.maxSequence)
@@ -368,7 +368,7 @@ struct StoreLoader {
         } else if let end = classified.tail.validEnd {
             validSize = UInt64(end)
         }
-        loaded.state.segments.update(number) { $0.size = validSize }
+        loaded.state.segments.recordValidSize(number, validSize)
         if isNewest { loaded.newest = (file, validSize) }
     }
 
@@ -431,7 +431,7 @@ struct StoreLoader {
     /// root renamed, retargeted or turned into a removal would leave objects unreachable. One frame per root
     /// entry, and roots are few. A root frame that a hint describes as an entry of another kind is not seen
     /// here: mark-sweep and compaction compare every hint open used with its segment before they free or
-    /// drop anything (``Store/checkEveryReplayedHint()``).
+    /// drop anything (``HintFiles/checkEveryReplayedHint()``).
     static func rootProblem(of hint: HintReader, segment: UnsafeRawBufferPointer, format: FrameFormat) -> String? {
         var problem: String?
         hint.forEachEntry { entry in
@@ -486,17 +486,13 @@ struct StoreLoader {
         }
         retained += size > framesEnd ? size - framesEnd : 0
         loaded.maxSequence = max(loaded.maxSequence, maximum)
-        loaded.state.segments.update(number) { $0.minSequence = minimum }
-        loaded.state.segments.update(number) { $0.retainedBytes = retained }
+        loaded.state.segments.recordReplayed(number, minSequence: minimum, retainedBytes: retained)
         loaded.frames += hint.reader.entryCount
-        loaded.state.segments.update(number) { $0.size = size }
+        loaded.state.segments.recordValidSize(number, size)
         let checksum = hint.reader.bytes.baseAddress.map {
             $0.readLE(UInt64.self, at: hint.reader.bytes.count - LogFormat.frameChecksumSize)
         }
-        loaded.state.segments.update(number) { info in
-            info.hasHint = true
-            info.unverifiedHint = checksum
-        }
+        loaded.state.segments.recordReplayedHint(number, checksum: checksum)
         loaded.hints[number] = hint.reader
         if hasReferences { loaded.hintsWithReferences.insert(number) }
         loaded.hintMappings.append(hint.mapping)

@@ -31,12 +31,9 @@ extension IndexState {
         for effect in edit.effects { publish(effect) }
         // The first sequence matters also for a segment that held no frame when the store was opened:
         // compaction keeps a tombstone while an older copy may be elsewhere.
-        segments.update(edit.segment) { info in
-            info.size = max(info.size, edit.endOffset)
-            info.minSequence = min(info.minSequence, edit.sequence)
-            info.controlFrames += edit.controlFrames
-            info.retainedBytes += edit.retainedBytes
-        }
+        segments.recordBatch(
+            edit.segment, endOffset: edit.endOffset, sequence: edit.sequence, controlFrames: edit.controlFrames,
+            retainedBytes: edit.retainedBytes)
         publishedSequence = max(publishedSequence, edit.sequence)
     }
 }

@@ -15,25 +15,6 @@ extension IndexState {
         DurableView.forEachDurable(index: index, undo: durableUndo, body)
     }
 
-    /// Points a live object at an identical copy of its durable record (compaction).
-    mutating func relocate(_ id: UInt64, from old: IndexEntry, to new: IndexEntry) {
-        if let current = index.entry(id), !current.isPending, current.isSameRecord(old) {
-            index.set(
-                id,
-                IndexEntry(
-                    segment: new.segment, offset: new.offset, length: new.length, typeTag: current.typeTag,
-                    incoming: current.incoming, flags: current.flags))
-        } else if let undo = durableUndo[id], !undo.isEmpty, undo.isSameRecord(old) {
-            durableUndo[id] = IndexEntry(
-                segment: new.segment, offset: new.offset, length: new.length, typeTag: undo.typeTag,
-                incoming: undo.incoming, flags: undo.flags)
-        } else {
-            return
-        }
-        segments.update(old.segment) { $0.removeLive(UInt64(old.length)) }
-        segments.update(new.segment) { $0.liveBytes += UInt64(new.length) }
-    }
-
     /// Whether `entry` (of `id`) is the durable record of a live object.
     func isDurableRecord(_ id: UInt64, _ entry: IndexEntry) -> Bool {
         durableEntry(id)?.isSameRecord(entry) ?? false

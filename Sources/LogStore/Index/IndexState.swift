@@ -71,17 +71,14 @@ struct IndexState: Sendable {
     private mutating func flushReplayBytes() {
         if replaySegmentBytes > 0 {
             let bytes = replaySegmentBytes
-            segments.update(replaySegment) { $0.liveBytes += bytes }
+            segments.addLive(bytes, to: replaySegment)
         }
         replaySegmentBytes = 0
     }
 
     /// A live record of `old`'s segment died (superseded or deleted).
     private mutating func markDead(_ old: IndexEntry) {
-        segments.update(old.segment) { info in
-            info.removeLive(UInt64(old.length))
-            info.deadRecords += 1
-        }
+        segments.recordDeath(of: old)
     }
 
     /// Merges what replay or a published group counted on the side.

@@ -33,6 +33,9 @@ struct SegmentInfo: Sendable {
     /// about the segment's records until the store is opened again, so no pass compacts it.
     var hintDisagrees = false
 
+    /// A segment of `file` of which nothing is known yet.
+    init(file: SegmentFile) { self.file = file }
+
     /// Bytes that compaction could reclaim.
     var garbageBytes: UInt64 {
         let kept = liveBytes + retainedBytes
@@ -81,9 +84,17 @@ struct SegmentTable: Sendable {
         }
     }
 
-    /// Changes segment `number` in place; nothing happens when there is no such segment.
+    /// Adds segment `info.file.number` with the counters of `info` (a compaction output, or an input put
+    /// back); replaces what was known about a segment of that number.
+    mutating func install(_ info: SegmentInfo) {
+        files[info.file.number] = info.file
+        infos[info.file.number] = info
+    }
+
+    /// Changes segment `number` in place; nothing happens when there is no such segment. Private: every
+    /// change of a counter has a name below.
     @inline(__always)
-    mutating func update(_ number: UInt32, _ body: (inout SegmentInfo) -> Void) {
+    private mutating func update(_ number: UInt32, _ body: (inout SegmentInfo) -> Void) {
         if let index = infos.index(forKey: number) { body(&infos.values[index]) }
     }
 
@@ -101,4 +112,115 @@ struct SegmentTable: Sendable {
 
     /// Bytes of segment `number` that compaction could reclaim (0 when there is no such segment).
     func garbageBytes(of number: UInt32) -> UInt64 { infos[number]?.garbageBytes ?? 0 }
+}
+
+/// The named changes of the counters: what the commit leader, replay, compaction and the hint checks do to
+/// a segment. Each does nothing when there is no segment `number`.
+extension SegmentTable {
+    /// The leader created segment `file`: it holds its header, and its first batch has `firstSequence`.
+    mutating func create(_ file: SegmentFile, size: UInt64, firstSequence: UInt64) {
+        register(file)
+        update(file.number) { info in
+            info.size = size
+            info.minSequence = firstSequence
+        }
+    }
+
+    /// A seal frame of `bytes` bytes now ends segment `number`, which is `size` bytes long.
+    mutating func recordSeal(_ number: UInt32, bytes: UInt64, size: UInt64) {
+        update(number) { info in
+            info.size = size
+            info.retainedBytes += bytes
+        }
+    }
+
+    /// A durable batch (``BatchEdit``) ends at `endOffset` of segment `number`.
+    @inline(__always)
+    mutating func recordBatch(
+        _ number: UInt32, endOffset: UInt64, sequence: UInt64, controlFrames: Int, retainedBytes: UInt64
+    ) {
+        update(number) { info in
+            info.size = max(info.size, endOffset)
+            info.minSequence = min(info.minSequence, sequence)
+            info.controlFrames += controlFrames
+            info.retainedBytes += retainedBytes
+        }
+    }
+
+    /// `bytes` more bytes of segment `number` hold live records.
+    @inline(__always)
+    mutating func addLive(_ bytes: UInt64, to number: UInt32) {
+        update(number) { $0.liveBytes += bytes }
+    }
+
+    /// The live record `old` died (superseded or deleted).
+    @inline(__always)
+    mutating func recordDeath(of old: IndexEntry) {
+        update(old.segment) { info in
+            info.removeLive(UInt64(old.length))
+            info.deadRecords += 1
+        }
+    }
+
+    /// A live record moved from `old` to `new` (compaction copied it).
+    @inline(__always)
+    mutating func moveLive(from old: IndexEntry, to new: IndexEntry) {
+        update(old.segment) { $0.removeLive(UInt64(old.length)) }
+        update(new.segment) { $0.liveBytes += UInt64(new.length) }
+    }
+
+    /// Replay found a dead put record in segment `number`.
+    @inline(__always)
+    mutating func countDeadRecord(in number: UInt32) {
+        update(number) { $0.deadRecords += 1 }
+    }
+
+    /// Replay found a tombstone or root frame in segment `number`.
+    @inline(__always)
+    mutating func countControlFrame(in number: UInt32) {
+        update(number) { $0.controlFrames += 1 }
+    }
+
+    /// Replay read segment `number`: its lowest sequence and the bytes that must stay though no live record
+    /// holds them.
+    mutating func recordReplayed(_ number: UInt32, minSequence: UInt64, retainedBytes: UInt64) {
+        update(number) { info in
+            info.minSequence = minSequence
+            info.retainedBytes = retainedBytes
+        }
+    }
+
+    /// Replay found where segment `number`'s log ends (a torn tail cut or ignored).
+    mutating func recordValidSize(_ number: UInt32, _ size: UInt64) {
+        update(number) { $0.size = size }
+    }
+
+    /// Replay rebuilt segment `number` from its hint file, whose checksum is `checksum` (nil when the hint
+    /// is trusted already).
+    mutating func recordReplayedHint(_ number: UInt32, checksum: UInt64?) {
+        update(number) { info in
+            info.hasHint = true
+            info.unverifiedHint = checksum
+        }
+    }
+
+    /// A hint file of segment `number` was written.
+    mutating func recordHintWritten(_ number: UInt32) {
+        update(number) { $0.hasHint = true }
+    }
+
+    /// The hint open used for segment `number` was found to agree with the segment.
+    mutating func recordHintTrue(_ number: UInt32) {
+        update(number) { $0.unverifiedHint = nil }
+    }
+
+    /// The hint open used for segment `number` was found to disagree with the segment: it is no longer a
+    /// valid hint, and nothing is compacted or collected on what the index says of the segment.
+    mutating func recordHintDisagrees(_ number: UInt32) {
+        update(number) { info in
+            info.unverifiedHint = nil
+            info.hasHint = false
+            info.hintDisagrees = true
+        }
+    }
 }

@@ -132,11 +132,7 @@ extension CommitPipeline {
                     active = created
                     size = UInt64(LogFormat.segmentHeaderSize)
                     index.withLock { state in
-                        state.segments.register(created)
-                        state.segments.update(created.number) { info in
-                            info.size = size
-                            info.minSequence = chunk.firstSequence
-                        }
+                        state.segments.create(created, size: size, firstSequence: chunk.firstSequence)
                     }
                     queue.withLock {
                         $0.active = created

@@ -27,10 +27,7 @@ extension CommitPipeline {
             try io.syncData(file.fd, path: file.path)
         }
         index.withLock { state in
-            state.segments.update(file.number) { info in
-                info.size = size + UInt64(buffer.count)
-                info.retainedBytes += UInt64(buffer.count)
-            }
+            state.segments.recordSeal(file.number, bytes: UInt64(buffer.count), size: size + UInt64(buffer.count))
         }
     }
 

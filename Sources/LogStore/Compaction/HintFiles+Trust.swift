@@ -17,7 +17,7 @@
 /// (an entry left out, or described as another kind, hides an object, a root or a dead record) stops the
 /// pass before anything is written or deleted, and every later one of the session: the index is wrong
 /// until the store is opened again.
-extension Store {
+extension HintFiles {
     /// Checks every hint open used that has not been checked yet, each by a scan of its segment: the first
     /// compaction or mark-sweep pass of a session reads every segment open did not scan, as `verify` does,
     /// and later passes nothing. Call with the compaction lock held.
@@ -53,16 +53,10 @@ extension Store {
             let path = directory + "/" + HintFile.fileName(file.number)
             let problem = hintProblem(at: path, checksum: checksum, segment: file, size: size)
             guard let problem else {
-                state.withLock { $0.segments.update(file.number) { $0.unverifiedHint = nil } }
+                state.withLock { $0.segments.recordHintTrue(file.number) }
                 continue
             }
-            state.withLock { state in
-                state.segments.update(file.number) { info in
-                    info.unverifiedHint = nil
-                    info.hasHint = false
-                    info.hintDisagrees = true
-                }
-            }
+            state.withLock { $0.segments.recordHintDisagrees(file.number) }
             var removal = "it was deleted, and a new one is written from the segment's frames"
             do {
                 try io.unlink(path)
