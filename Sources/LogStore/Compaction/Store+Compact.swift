@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 @_spi(Engine) import LogStoreFormat
 @_spi(Engine) import LogStoreSystem
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -327,7 +326,7 @@ extension Store {
     /// takes a while for big segments (about 0.3 s per GiB here) and need neither delay the pass nor
     /// take a processor from writers. Readers still holding one keep it.
     private func release(_ files: [SegmentFile]) {
-        let held = Mutex(files)
+        let held = RankedMutex(files, rank: .segmentRelease)
         let thread = Thread {
             #if os(Linux)
                 // Linux niceness is per thread, and `who` 0 names the calling thread: only this one.
