@@ -3,7 +3,8 @@
 /// lock the other holds.
 ///
 /// Debug builds check the order on every acquisition of a ranked ``ConditionLock`` or ``RankedMutex``
-/// (``LockRankChecker``); release builds compile the check away, and store no rank.
+/// (``LockRankChecker``); release builds compile the check away and store no rank (a rank's ``level``
+/// and name exist in debug builds only).
 ///
 /// The order, with the reasons for it, is the table "Locks and their order" of
 /// `Documentation/Architecture.md`:
@@ -12,7 +13,7 @@
 ///
 /// The leaf locks share the last level: a thread holding one takes no other lock.
 @usableFromInline
-package enum LockRank: Int, Sendable, CaseIterable, CustomStringConvertible {
+package enum LockRank: Int, Sendable {
     /// `Store.compactionLock`: one compaction pass, dictionary removal, hint check or hint write at a time.
     case compaction = 1
     /// `CommitPipeline.queue`: the commit queue (pending batches, the tail segment, durability).
@@ -40,35 +41,39 @@ package enum LockRank: Int, Sendable, CaseIterable, CustomStringConvertible {
     /// A leaf: `FaultInjector`'s rules, actions, counts and observer (taken inside the system-call seam,
     /// so under whatever lock the caller holds; actions and the observer run outside them).
     case faultInjector
-
-    /// The level the order compares: a thread holding a lock of some level takes only locks of a higher
-    /// one. Every leaf lock has the last level.
-    package var level: Int {
-        switch self {
-        case .compaction, .queue, .manifest, .index, .nextID, .prefill: rawValue
-        case .pageCacheFiller, .compactorHandle, .compactorError, .directoryLock, .hintPrefetch, .segmentRelease,
-            .faultInjector:
-            LockRank.prefill.rawValue + 1
-        }
-    }
-
-    /// The lock this rank is given to, as the assertion names it.
-    @usableFromInline
-    package var description: String {
-        switch self {
-        case .compaction: "the compaction lock (Store.compactionLock)"
-        case .queue: "the commit queue lock (CommitPipeline.queue)"
-        case .manifest: "the manifest writer's lock (ManifestWriter.lock)"
-        case .index: "the index lock (Store.state)"
-        case .nextID: "the id allocator lock (Store.nextID)"
-        case .prefill: "the segment prefill lock (SegmentPrefill.filling)"
-        case .pageCacheFiller: "a page-cache filler's lock (PageCacheFiller.state, a leaf)"
-        case .compactorHandle: "the background compactor handle's lock (Store.compactor, a leaf)"
-        case .compactorError: "the background compactor's error lock (BackgroundCompactor.lastError, a leaf)"
-        case .directoryLock: "the directory lock handle's lock (Store.lock, a leaf)"
-        case .hintPrefetch: "a hint prefetcher's lock (HintPrefetcher, a leaf)"
-        case .segmentRelease: "the compacted segments' release lock (Store.release, a leaf)"
-        case .faultInjector: "a fault injector's lock (FaultInjector, a leaf)"
-        }
-    }
 }
+
+#if DEBUG
+    extension LockRank: CustomStringConvertible {
+        /// The level the order compares: a thread holding a lock of some level takes only locks of a higher
+        /// one. Every leaf lock has the last level.
+        package var level: Int {
+            switch self {
+            case .compaction, .queue, .manifest, .index, .nextID, .prefill: rawValue
+            case .pageCacheFiller, .compactorHandle, .compactorError, .directoryLock, .hintPrefetch, .segmentRelease,
+                .faultInjector:
+                LockRank.prefill.rawValue + 1
+            }
+        }
+
+        /// The lock this rank is given to, as the assertion names it.
+        @usableFromInline
+        package var description: String {
+            switch self {
+            case .compaction: "the compaction lock (Store.compactionLock)"
+            case .queue: "the commit queue lock (CommitPipeline.queue)"
+            case .manifest: "the manifest writer's lock (ManifestWriter.lock)"
+            case .index: "the index lock (Store.state)"
+            case .nextID: "the id allocator lock (Store.nextID)"
+            case .prefill: "the segment prefill lock (SegmentPrefill.filling)"
+            case .pageCacheFiller: "a page-cache filler's lock (PageCacheFiller.state, a leaf)"
+            case .compactorHandle: "the background compactor handle's lock (Store.compactor, a leaf)"
+            case .compactorError: "the background compactor's error lock (BackgroundCompactor.lastError, a leaf)"
+            case .directoryLock: "the directory lock handle's lock (Store.lock, a leaf)"
+            case .hintPrefetch: "a hint prefetcher's lock (HintPrefetcher, a leaf)"
+            case .segmentRelease: "the compacted segments' release lock (Store.release, a leaf)"
+            case .faultInjector: "a fault injector's lock (FaultInjector, a leaf)"
+            }
+        }
+    }
+#endif
