@@ -20,6 +20,10 @@
 /// object layer's calls are then specialized for their state and inlined (`package` declarations are
 /// not inlined into other modules, and a call through the unspecialized generic on every read cost
 /// several percent of a `get`).
+///
+/// The engine's locks have a ``LockRank`` (``init(_:rank:)``): debug builds check on every acquisition,
+/// waits and ``broadcast()`` included, that the thread holds no ranked lock of the same or a later rank
+/// (``LockRankChecker``). Release builds store no rank and check nothing.
 @_spi(Engine) public final class ConditionLock<State: Sendable>: @unchecked Sendable {
     @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     @usableFromInline let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -32,10 +36,22 @@
     /// to the same lock's state from within `body` would block on the mutex before it began, and
     /// accesses from other threads are ordered by the mutex. No two accesses can overlap.
     @exclusivity(unchecked) @usableFromInline var state: State
+    #if DEBUG
+        /// Debug builds: the lock's place in the lock order; nil for a lock outside it (not checked).
+        @usableFromInline let rank: LockRank?
+    #endif
 
-    /// A lock guarding `state`.
-    public init(_ state: State) {
+    /// A lock guarding `state`, outside the engine's lock order (not checked).
+    public convenience init(_ state: State) {
+        self.init(state, rank: nil)
+    }
+
+    /// A lock guarding `state`, of `rank` in the engine's lock order (nil: outside it).
+    package init(_ state: State, rank: LockRank?) {
         self.state = state
+        #if DEBUG
+            self.rank = rank
+        #endif
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
         #if os(Linux)
@@ -63,14 +79,25 @@
     public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure)
         -> Result
     {
+        #if DEBUG
+            if let rank { LockRankChecker.willAcquire(rank) }
+            defer { if let rank { LockRankChecker.didRelease(rank) } }
+        #endif
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
     }
 
     /// Holding the lock, calls `check` until it returns a value, waiting for a ``broadcast()`` in between.
+    ///
+    /// The wait releases the mutex and takes it again; for the lock order the lock counts as held from
+    /// the call to the return (the waiting thread takes nothing meanwhile).
     @inlinable
     public func waitUntil<Result>(_ check: (inout State) -> Result?) -> Result {
+        #if DEBUG
+            if let rank { LockRankChecker.willAcquire(rank) }
+            defer { if let rank { LockRankChecker.didRelease(rank) } }
+        #endif
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
@@ -83,6 +110,10 @@
     /// `deadline` (nanoseconds, as `SystemClock.monotonicNanoseconds()`), waiting for ``signalTimed()`` in
     /// between. Returns nil when the deadline passed first.
     package func waitUntil<Result>(deadline: UInt64, _ check: (inout State) -> Result?) -> Result? {
+        #if DEBUG
+            if let rank { LockRankChecker.willAcquire(rank) }
+            defer { if let rank { LockRankChecker.didRelease(rank) } }
+        #endif
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
@@ -109,6 +140,10 @@
 
     /// Wakes every thread in ``waitUntil(_:)``.
     package func broadcast() {
+        #if DEBUG
+            if let rank { LockRankChecker.willAcquire(rank) }
+            defer { if let rank { LockRankChecker.didRelease(rank) } }
+        #endif
         pthread_mutex_lock(mutex)
         pthread_cond_broadcast(condition)
         pthread_mutex_unlock(mutex)

@@ -91,10 +91,11 @@ public final class FaultInjector: Sendable {
 
     // pthread mutexes (`ConditionLock`), not `Mutex`: the thread sanitizer cannot see a futex-based
     // lock, and tests run it while a store's threads (the filler's zero writes) call in concurrently.
-    private let rules = ConditionLock<[Rule<Fault>]>([])
-    private let actions = ConditionLock<[Rule<Action>]>([])
-    private let counts = ConditionLock<[Operation: Int]>([:])
-    private let observer = ConditionLock<(@Sendable (Call) -> Fault?)?>(nil)
+    // Leaves of the lock order: taken inside the seam, under whatever lock the caller holds.
+    private let rules = ConditionLock<[Rule<Fault>]>([], rank: .faultInjector)
+    private let actions = ConditionLock<[Rule<Action>]>([], rank: .faultInjector)
+    private let counts = ConditionLock<[Operation: Int]>([:], rank: .faultInjector)
+    private let observer = ConditionLock<(@Sendable (Call) -> Fault?)?>(nil, rank: .faultInjector)
 
     /// Makes an injector with no faults.
     public init() {}

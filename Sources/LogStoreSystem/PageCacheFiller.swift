@@ -65,7 +65,7 @@ package final class PageCacheFiller: Sendable {
         case stop
     }
 
-    private let state = ConditionLock(State())
+    private let state = ConditionLock(State(), rank: .pageCacheFiller)
     private let window: UInt64
     private let limit: UInt64
     private let zeroFill: Bool

@@ -1,6 +1,7 @@
 import Foundation
 import LogStoreExamples
 @_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
 import Synchronization
 import TestSupport
 import Testing

@@ -17,7 +17,7 @@ final class BackgroundCompactor: Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     /// The error of the last background pass, mark-sweep or hint writing that failed; cleared by a pass
     /// that compacts something (``StoreStatistics/backgroundCompactionError``).
-    let lastError = Mutex<LogStoreError?>(nil)
+    let lastError = RankedMutex<LogStoreError?>(nil, rank: .compactorError)
     /// Number of background passes that compacted something.
     let passes = Atomic<Int>(0)
 

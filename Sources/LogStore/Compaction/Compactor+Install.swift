@@ -99,7 +99,7 @@ extension Compactor {
     /// takes a while for big segments (about 0.3 s per GiB here) and need neither delay the pass nor
     /// take a processor from writers. Readers still holding one keep it.
     func release(_ files: [SegmentFile]) {
-        let held = Mutex(files)
+        let held = RankedMutex(files, rank: .segmentRelease)
         let thread = Thread {
             #if os(Linux)
                 // Linux niceness is per thread, and `who` 0 names the calling thread: only this one.

@@ -32,11 +32,12 @@ final class HintPrefetcher: Sendable {
         case read(Outcome)
     }
     private let phases: ConditionLock<[UInt32: Phase]>
-    private let cancelled = ConditionLock<Bool>(false)
+    private let cancelled = ConditionLock<Bool>(false, rank: .hintPrefetch)
 
     /// Starts reading `hints` (segment number and hint file path), in the order they will be asked for.
     init(_ hints: [(number: UInt32, path: String)], io: SystemIO) {
-        let phases = ConditionLock([UInt32: Phase](uniqueKeysWithValues: hints.map { ($0.number, .queued) }))
+        let phases = ConditionLock(
+            [UInt32: Phase](uniqueKeysWithValues: hints.map { ($0.number, .queued) }), rank: .hintPrefetch)
         self.phases = phases
         // Should the thread not start (Foundation ignores a failed `pthread_create`), `take` reads each
         // hint itself: it claims the ones still queued and waits only for one being read.

@@ -1,6 +1,5 @@
 @_spi(Engine) import LogStoreFormat
 @_spi(Engine) import LogStoreSystem
-import Synchronization
 
 /// Rewrites the `SEGMENTS` manifest (temporary name, sync, rename, directory sync) from the segments and
 /// dictionaries the index holds, one rewrite at a time. The commit pipeline calls it after creating a
@@ -13,7 +12,7 @@ final class ManifestWriter: Sendable {
     /// The next id the store hands out: ids below it are reserved in the manifest.
     private let nextID: ConditionLock<UInt64>
     /// Serializes rewrites; holds what they wrote.
-    private let lock: Mutex<Written>
+    private let lock: RankedMutex<Written>
 
     /// What the rewrites wrote so far.
     private struct Written {
@@ -34,7 +33,7 @@ final class ManifestWriter: Sendable {
         self.io = io
         self.index = index
         self.nextID = nextID
-        self.lock = Mutex(Written(highestDictionaryID: recordedDictionaryID))
+        self.lock = RankedMutex(Written(highestDictionaryID: recordedDictionaryID), rank: .manifest)
     }
 
     /// The highest dictionary id a manifest of the store may record: the manifest read at open, or one

@@ -37,23 +37,24 @@ public final class Store: Sendable {
     let pipeline: CommitPipeline
     /// Compaction passes (run under ``compactionLock``).
     let compaction: Compactor
-    private let lock: Mutex<DirectoryLock?>
+    private let lock: RankedMutex<DirectoryLock?>
     /// Held for the whole of a compaction pass, of a removal of unused dictionaries, and of every write of
     /// hint files (by a pass, the background compactor, ``writeHints()`` and ``close()``): one at a time, so
     /// no two threads ever write the same hint (they would share its temporary name) and no hint is written
     /// for a segment a pass is deleting. Its value is set once ``close()`` has begun: whatever takes the lock
     /// through ``withCompactionLock(_:)`` afterwards is refused with `closed`.
     ///
-    /// Lock order: compaction lock, then the commit pipeline's queue lock, then the manifest writer's
-    /// lock, then the index lock (`state`), then `nextID`; a thread holding one of them takes only locks
-    /// later in this order. This lock is never taken while holding another. The queue lock comes before
-    /// the manifest writer's because a commit that completes the dictionary sample installs the dictionary
-    /// under the queue lock, and that rewrites the manifest; ``ManifestWriter/write(reservedIDs:cleanClose:adding:)``
+    /// Lock order (``LockRank``, checked in debug builds): compaction lock, then the commit pipeline's
+    /// queue lock, then the manifest writer's lock, then the index lock (`state`), then `nextID`, then the
+    /// prefill's lock, then the leaf locks; a thread holding one of them takes only locks later in this
+    /// order. This lock is never taken while holding another. The queue lock comes before the manifest
+    /// writer's because a commit that completes the dictionary sample installs the dictionary under the
+    /// queue lock, and that rewrites the manifest; ``ManifestWriter/write(reservedIDs:cleanClose:adding:)``
     /// never takes the queue lock (callers read the id reservation before). A committer never waits for
     /// this lock.
-    let compactionLock = Mutex(false)
+    let compactionLock = RankedMutex(false, rank: .compaction)
     /// The background compaction thread, when ``CompactionOptions/background`` is on.
-    let compactor = Mutex<BackgroundCompactor?>(nil)
+    let compactor = RankedMutex<BackgroundCompactor?>(nil, rank: .compactorHandle)
 
     /// Opens the store in `directory`, creating it when missing (unless `createIfMissing` is off).
     ///
@@ -144,13 +145,13 @@ public final class Store: Sendable {
         self.recovery = loaded.recovery
         self.openNotes = loaded.notes
         self.segmentsLoadedFromHints = loaded.hintedSegments
-        self.lock = Mutex(lock)
+        self.lock = RankedMutex(lock, rank: .directoryLock)
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
-        let nextID = ConditionLock(firstFreeID)
+        let nextID = ConditionLock(firstFreeID, rank: .nextID)
         self.nextID = nextID
         var state = loaded.state
         state.publishedSequence = loaded.maxSequence
-        let index = ConditionLock(state)
+        let index = ConditionLock(state, rank: .index)
         self.state = index
         self.pipeline = CommitPipeline(
             directory: directory, options: options, io: io, index: index, nextID: nextID,

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+@_spi(Engine) import LogStoreSystem
 
 /// The newest committed batches, kept for the store's observers, and the observers waiting for more.
 ///
@@ -35,13 +35,13 @@ final class ChangeLog: Sendable {
         var finished = false
     }
 
-    private let state: Mutex<State>
+    private let state: RankedMutex<State>
     private let limit: Int
 
     /// A log that begins after batch `sequence` (the newest when the store opened) and keeps `limit`
     /// changes.
     init(after sequence: UInt64, limit: Int) {
-        state = Mutex(State(droppedThrough: sequence, newest: sequence))
+        state = RankedMutex(State(droppedThrough: sequence, newest: sequence), rank: .changeLog)
         self.limit = limit
     }
 

@@ -65,7 +65,7 @@ final class CommitPipeline: Sendable {
                 active: continues ? newest?.file : nil,
                 activeSize: continues ? (newest?.size ?? 0) : 0,
                 reservedIDs: nextID.withLock { $0 }
-            ))
+            ), rank: .queue)
         let dictionaries = index.withLock { $0.dictionaries }
         let buildsDictionary = options.compression && options.sharedDictionary && !options.readOnly
         queue.withLock { queue in

@@ -1,6 +1,5 @@
 @_spi(Engine) import LogStoreFormat
 @_spi(Engine) import LogStoreSystem
-import Synchronization
 
 /// The page-cache prefill of the segment being written: the segment is extended ahead of the writes (a
 /// hole, no disk space), and a thread fills the page cache there (``PageCacheFiller``), so a commit's
@@ -27,7 +26,7 @@ final class SegmentPrefill: Sendable {
     private let io: SystemIO
     /// Whether zeros are written ahead too (only pays where every commit is synced).
     private let zeroFill: Bool
-    private let filling = Mutex<Filling?>(nil)
+    private let filling = RankedMutex<Filling?>(nil, rank: .prefill)
 
     init(io: SystemIO, zeroFill: Bool) {
         self.io = io
