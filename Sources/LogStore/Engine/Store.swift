@@ -52,6 +52,8 @@ public final class Store: Sendable {
     let compactionLock = Mutex(false)
     /// The background compaction thread, when ``CompactionOptions/background`` is on.
     let compactor = Mutex<BackgroundCompactor?>(nil)
+    /// How a store open read-only moves on to a writer's new batches (``refresh()``); nil when writable.
+    let follower: Follower?
 
     /// Opens the store in `directory`, creating it when missing (unless `createIfMissing` is off).
     ///
@@ -114,7 +116,9 @@ public final class Store: Sendable {
                     .ioError, "cannot sync the newest segment", file: newest.file.path, underlying: error)
             }
         }
-        let store = Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
+        let store = Store(
+            directory: directory, options: options, io: io, lock: lock, loaded: loaded,
+            requiresManifest: kind != .legacy)
         if !options.readOnly {
             try store.refreshManifestAtOpen(onDisk: loaded.manifest)
             // After the manifest: a store with an identity file and segments must have one.
@@ -134,7 +138,8 @@ public final class Store: Sendable {
     }
 
     private init(
-        directory: String, options: StoreOptions, io: SystemIO, lock: DirectoryLock?, loaded: StoreLoader.Loaded
+        directory: String, options: StoreOptions, io: SystemIO, lock: DirectoryLock?, loaded: StoreLoader.Loaded,
+        requiresManifest: Bool
     ) {
         self.directory = directory
         self.options = options
@@ -146,6 +151,9 @@ public final class Store: Sendable {
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
         let nextID = ConditionLock(firstFreeID)
         self.nextID = nextID
+        self.follower =
+            options.readOnly
+            ? Follower(directory: directory, io: io, requiresManifest: requiresManifest, loaded: loaded) : nil
         var state = loaded.state
         state.publishedSequence = loaded.maxSequence
         let index = ConditionLock(state)

@@ -104,8 +104,4 @@ extension Store {
         }
         return StoreChanges(log: log, start: sequence, follow: changeFollower)
     }
-
-    /// How a read-only store's feed brings the writer's new batches in; nil for a writable store (its own
-    /// commits fill the log).
-    var changeFollower: (@Sendable () async -> Void)? { nil }
 }
