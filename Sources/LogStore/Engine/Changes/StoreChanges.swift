@@ -31,8 +31,9 @@ public struct StoreChanges: AsyncSequence, Sendable {
 
     let log: ChangeLog
     let start: UInt64
-    /// Brings new batches into the log before each wait (a follower's read of the writer's log), or nil.
-    let follow: (@Sendable () async -> Void)?
+    /// Waits for batches after a position instead of the log (a follower, which brings them in from the
+    /// writer's log), or nil.
+    let follow: (@Sendable (UInt64) async -> Void)?
 
     /// Makes an iterator that starts after the sequence the feed was made for.
     public func makeAsyncIterator() -> Iterator {
@@ -44,7 +45,7 @@ public struct StoreChanges: AsyncSequence, Sendable {
         let log: ChangeLog
         /// The newest sequence delivered (or the start).
         var cursor: UInt64
-        let follow: (@Sendable () async -> Void)?
+        let follow: (@Sendable (UInt64) async -> Void)?
 
         /// The next change, waiting for one to be committed; nil once the store is closed or the task is
         /// cancelled.
@@ -57,7 +58,7 @@ public struct StoreChanges: AsyncSequence, Sendable {
                 case .finished:
                     return nil
                 case .wait:
-                    if let follow { await follow() } else { await log.wait(after: cursor) }
+                    if let follow { await follow(cursor) } else { await log.wait(after: cursor) }
                 }
             }
             return nil

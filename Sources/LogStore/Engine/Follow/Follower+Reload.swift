@@ -38,35 +38,44 @@ extension Follower {
         store.pipeline.changes.skip(through: loaded.maxSequence)
     }
 
-    /// Notes where reading stopped (nil: at the end of what is written). When it stopped at the same
-    /// bytes for ``stallLimit``, loads the store again, once for that place: a writer that died leaves a
-    /// torn tail there until the next writer cuts it, and loading again then finds the same state. A load
-    /// that failed is tried again after another ``stallLimit``; meanwhile its error is thrown again.
-    func noteStall(_ stall: Stall?, store: Store, _ follow: inout State) throws(LogStoreError) {
+    /// Notes where reading stopped (nil: at the end of what is written), and returns a load of the whole
+    /// store when it stopped at the same bytes for ``stallLimit``, once for that place: a writer that died
+    /// leaves a torn tail there until the next writer cuts it, and loading again then finds the same
+    /// state. A load that failed is tried again after another ``stallLimit``; meanwhile its error is thrown
+    /// again.
+    func stalled(at stall: Stall?, _ follow: inout State) throws(LogStoreError) -> Reload? {
         guard let stall else {
             follow.stall = nil
-            return
+            return nil
         }
         let now = ContinuousClock.now
         guard let current = follow.stall, current.place == stall else {
             follow.stall = (stall, now)
-            return
+            return nil
         }
         let lasted = now - current.since >= Self.stallLimit
         if let done = follow.reloadedFor, done.place == stall {
-            guard let failure = done.failure else { return }
+            guard let failure = done.failure else { return nil }
             guard lasted else { throw failure }
         }
-        guard lasted else { return }
+        guard lasted else { return nil }
+        return Reload(
+            reason:
+                "reading stopped at offset \(stall.offset) of \(stall.file) for \(Self.stallLimit): \(stall.reason)",
+            stall: stall)
+    }
+
+    /// Carries out `reload` (``reloadState(_:_:because:)``), remembering for a stall that it was done, or
+    /// the error it ended in.
+    func load(_ reload: Reload, _ store: Store, _ follow: inout State) throws(LogStoreError) {
         do {
-            try reloadState(
-                store, &follow,
-                because: "reading stopped at offset \(stall.offset) of \(stall.file) for \(Self.stallLimit): "
-                    + stall.reason)
-            follow.reloadedFor = (stall, nil)
+            try reloadState(store, &follow, because: reload.reason)
+            if let stall = reload.stall { follow.reloadedFor = (stall, nil) }
         } catch {
-            follow.reloadedFor = (stall, error)
-            follow.stall = (stall, now)
+            if let stall = reload.stall {
+                follow.reloadedFor = (stall, error)
+                follow.stall = (stall, .now)
+            }
             throw error
         }
     }

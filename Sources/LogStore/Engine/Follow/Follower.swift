@@ -40,15 +40,15 @@ final class Follower: Sendable {
         var position: Position
         /// The segments the store's state holds.
         var known: Set<UInt32>
-        /// The newest batch applied.
+        /// The newest batch applied, and the newest one ``Store/refresh()`` returned (or skipped).
         var sequence: UInt64
+        var returned: UInt64
         /// Where reading stops now, and since when.
         var stall: (place: Stall, since: ContinuousClock.Instant)?
         /// The stall the last full load was made for, and the error it ended in (then thrown again while
         /// the stall lasts, without loading again).
         var reloadedFor: (place: Stall, failure: LogStoreError?)?
-        /// When the change feed last polled, and when a poll last failed.
-        var lastPoll: ContinuousClock.Instant?
+        /// When a refresh of the polling thread last failed.
         var lastFailure: ContinuousClock.Instant?
         /// How many times the whole store was loaded again, and why the last time.
         var reloads = 0
@@ -60,14 +60,13 @@ final class Follower: Sendable {
     /// Whether the store must have a segment manifest (it has an identity file): as the open loaded it.
     let requiresManifest: Bool
     let state: Mutex<State>
+    /// The polling thread of the change feed: whether it runs, and when a feed last asked for it
+    /// (`Follower+Poll.swift`).
+    let poller = Mutex<(running: Bool, lastDemand: ContinuousClock.Instant)>((false, .now))
 
     /// How long reading may stop at the same bytes that are not a whole batch before the store is loaded
     /// again, by the rules of a read-only open, to tell a batch still being written from damage.
     static let stallLimit = Duration.seconds(1)
-    /// How often the change feed of a store open read-only looks for new batches.
-    static let pollInterval = Duration.milliseconds(2)
-    /// How long the change feed waits after a refresh failed before it tries again.
-    static let failurePause = Duration.milliseconds(250)
 
     /// A follower of the store `loaded` was loaded from.
     init(directory: String, io: SystemIO, requiresManifest: Bool, loaded: StoreLoader.Loaded) {
@@ -76,39 +75,44 @@ final class Follower: Sendable {
         self.requiresManifest = requiresManifest
         let known = Set(loaded.state.segments.numbers)
         state = Mutex(
-            State(position: Position(loaded, known: known), known: known, sequence: loaded.maxSequence))
+            State(
+                position: Position(loaded, known: known), known: known, sequence: loaded.maxSequence,
+                returned: loaded.maxSequence))
     }
 
-    /// Moves `store` on to the writer's newest batches; returns those read one by one.
+    /// Why and how the whole store is to be loaded again.
+    struct Reload {
+        var reason: String
+        /// The place reading stopped at for ``stallLimit``, when that is why.
+        var stall: Stall?
+    }
+
+    /// Moves `store` on to the writer's newest batches; returns those committed since the last call that
+    /// the store read one by one (also those the change feed's polling thread read meanwhile).
     func refresh(_ store: Store) throws(LogStoreError) -> [CommittedBatch] {
-        try state.withLock { follow throws(LogStoreError) -> [CommittedBatch] in try refresh(store, &follow) }
-    }
-
-    /// One poll of a change feed: refreshes unless another feed did just now or is doing it. Returns
-    /// whether the store's change log got anything new.
-    func poll(_ store: Store) -> Bool {
-        let polled = state.withLockIfAvailable { follow -> Bool in
-            let now = ContinuousClock.now
-            if let last = follow.lastPoll, now - last < Self.pollInterval / 2 { return false }
-            if let failed = follow.lastFailure, now - failed < Self.failurePause { return false }
-            follow.lastPoll = now
-            let before = store.pipeline.changes.newest
-            do {
-                _ = try refresh(store, &follow)
-                follow.lastFailure = nil
-            } catch {
-                follow.lastFailure = now
+        try state.withLock { follow throws(LogStoreError) -> [CommittedBatch] in
+            let reload = try advance(store, &follow)
+            // Before a load empties the change log.
+            let read = store.pipeline.changes.batches(after: follow.returned)
+            follow.returned = follow.sequence
+            guard let reload else { return read }
+            do throws(LogStoreError) {
+                try load(reload, store, &follow)
+            } catch  where !read.isEmpty {
+                // What was read is applied and returned; whatever made the load necessary is still there,
+                // so the next refresh loads the store again (and throws if that fails again).
             }
-            return store.pipeline.changes.newest != before
+            follow.returned = follow.sequence
+            return read
         }
-        return polled ?? false
     }
 
-    /// ``refresh(_:)`` holding the follower's lock.
-    private func refresh(_ store: Store, _ follow: inout State) throws(LogStoreError) -> [CommittedBatch] {
+    /// Reads and applies the writer's new batches (publishing them to the change log); returns why the
+    /// whole store must be loaded again, when it must (nothing is applied when what was read cannot be
+    /// trusted).
+    func advance(_ store: Store, _ follow: inout State) throws(LogStoreError) -> Reload? {
         try store.checkOpen()
         let listed = try listSegments()
-        /// Why the whole store must be loaded again after what was read is applied.
         var reload: String?
         if let gone = follow.known.subtracting(listed).min() {
             reload = "segment \(LogFormat.segmentFileName(gone)) was deleted (a compaction pass replaced it)"
@@ -116,28 +120,15 @@ final class Follower: Sendable {
         let unknown = try probeUnknown(listed.subtracting(follow.known), above: follow.position.floor)
         if let output = unknown.output { reload = reload ?? "compaction output \(output) appeared" }
         var read = try readBatches(from: follow.position, newWriters: unknown.writers)
-        if let distrust = try distrust(&read, after: follow.sequence, store: store) {
-            // Nothing of it is applied: the whole store is loaded again.
-            try reloadState(store, &follow, because: distrust)
-            return []
-        }
+        if let distrust = try distrust(&read, after: follow.sequence, store: store) { return Reload(reason: distrust) }
         let applied = try apply(read, to: store)
         follow.position = read.position
         follow.known.formUnion(read.added)
         follow.sequence = read.batches.last?.sequence ?? follow.sequence
         store.pipeline.follow(read.position.sealed ? nil : read.position.file, size: read.position.offset)
         store.pipeline.changes.publish(applied)
-        if let reload {
-            do {
-                try reloadState(store, &follow, because: reload)
-            } catch  where !applied.isEmpty {
-                // What was read is applied and returned; the segments are still replaced, so the next
-                // refresh loads the store again (and throws if that fails again).
-            }
-        } else {
-            try noteStall(read.stall ?? unknown.stall, store: store, &follow)
-        }
-        return applied
+        if let reload { return Reload(reason: reload) }
+        return try stalled(at: read.stall ?? unknown.stall, &follow)
     }
 
     /// Applies what was read to the store's state in one hold of the index lock, and moves the id

@@ -1,4 +1,3 @@
-import Dispatch
 @_spi(Engine) import LogStoreFormat
 @_spi(Engine) import LogStoreSystem
 
@@ -8,6 +7,10 @@ extension Store {
     /// Moves a store open read-only on to the newest batches a writer beside it has committed (in another
     /// process, or another `Store` of this one), and returns them, one ``CommittedBatch`` per batch, in
     /// commit order. Observers of ``changes(after:)`` receive them too.
+    ///
+    /// It returns every batch committed since the last call returned, also those a change feed of the store
+    /// read meanwhile (a feed that waits has the store read the writer's log every 2 ms), as far as the store
+    /// still keeps them (``StoreOptions/keptChanges``).
     ///
     /// A store open read-only sees the store as it was when it was opened until it is refreshed. A refresh
     /// reads only what the writer appended since the last one, while the writer only appended; each batch
@@ -35,8 +38,8 @@ extension Store {
     ///     reloadNote()
     /// }
     /// ```
-    /// - returns: the batches read one by one, oldest first (those read before a load of the whole store
-    ///   included).
+    /// - returns: the batches committed since the last call returned, oldest first, that were read one by
+    ///   one (those read before a load of the whole store included).
     /// - throws: ``LogStoreError`` with code `closed`; `ioError` (naming the file) when the directory or a
     ///   segment cannot be read; and what a read-only open throws when the store has to be loaded again
     ///   (`corruptFrame` naming file and offset for damage that lasts, `missingSegment`, ...). The store
@@ -48,18 +51,16 @@ extension Store {
         return try follower.refresh(self)
     }
 
-    /// How a read-only store's change feed brings the writer's new batches in: a refresh, then, when
-    /// nothing new came, a pause of ``Follower/pollInterval``. The refresh runs on a Dispatch worker, not
-    /// on the task's thread: loading the whole store again can take a while. Several feeds of one store
-    /// share the refreshes (one runs at a time). Nil for a writable store, whose own commits fill the log.
-    var changeFollower: (@Sendable () async -> Void)? {
+    /// How a read-only store's change feed waits for the writer's new batches: it has the store's polling
+    /// thread run (``Follower/keepPolling(_:)``), which publishes them to the change log, and waits on the
+    /// log. Nil for a writable store, whose own commits fill the log. The feed holds the store weakly: one
+    /// that is released finishes its feeds.
+    var changeFollower: (@Sendable (UInt64) async -> Void)? {
         guard let follower else { return nil }
-        return { [weak self] in
-            guard let self else { return }
-            let published = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                DispatchQueue.global().async { continuation.resume(returning: follower.poll(self)) }
-            }
-            if !published { try? await Task.sleep(for: Follower.pollInterval) }
+        let log = pipeline.changes
+        return { [weak self] cursor in
+            follower.keepPolling(self)
+            await log.wait(after: cursor)
         }
     }
 
