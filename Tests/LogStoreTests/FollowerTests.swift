@@ -8,7 +8,10 @@ import Testing
 /// the files as another process would): ``Store/refresh()`` returns exactly the batches the writer
 /// committed, as its `write` returned them, and the store then reads what the writer's does; after a
 /// compaction pass it loads the store again.
-@Suite struct FollowerTests {
+///
+/// Serialized: the tests run writers and child processes flat out, and the latency test measures what a
+/// follower achieves beside one writer, not beside all of them.
+@Suite(.serialized) struct FollowerTests {
     /// Small segments, so that following crosses segment rolls; no background compaction or mark-sweep,
     /// so that every batch is the test's own.
     static func writerOptions(segmentSize: Int = 1 << 16) -> StoreOptions {
