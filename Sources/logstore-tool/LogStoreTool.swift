@@ -1,9 +1,10 @@
 import ArgumentParser
 import LogStore
 
-/// The `logstore-tool` command: inspect, verify, compact, export, import and demonstrate LogStore stores.
+/// The `logstore-tool` command: inspect, verify, compact, export, import, watch and demonstrate LogStore
+/// stores. Async, because `watch` is: the other commands run as they are.
 @main
-struct LogStoreTool: ParsableCommand {
+struct LogStoreTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logstore-tool",
         abstract: "Inspect, verify and maintain LogStore stores.",
@@ -17,6 +18,7 @@ struct LogStoreTool: ParsableCommand {
             Get.self,
             Export.self,
             Import.self,
+            Watch.self,
             Tables.self,
             Stress.self,
         ]
