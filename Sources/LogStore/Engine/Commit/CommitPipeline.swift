@@ -159,6 +159,8 @@ final class CommitPipeline: Sendable {
     /// it read of it, in place of the one the open found (which it then no longer keeps open).
     func follow(_ file: SegmentFile?, size: UInt64) {
         queue.withLock { queue in
+            // After a close has let the segment go, nothing takes it again.
+            guard !queue.closed else { return }
             queue.active = file
             queue.activeSize = file == nil ? 0 : size
         }

@@ -28,6 +28,8 @@ extension Follower {
         var dictionaries: [CompressionDictionary] = []
         /// Where reading stopped at bytes that are not a whole batch.
         var stall: Stall?
+        /// Why the segment followed cannot be followed any more: it became shorter than what was read.
+        var shrunk: String?
     }
 
     /// The segments the state does not hold, sorted out.
@@ -152,6 +154,8 @@ extension Follower {
                     }
                 case .unreadable(let offset, let reason):
                     read.stall = Stall(file: file.path, offset: offset, reason: reason)
+                case .shrunk(let size):
+                    read.shrunk = "\(file.path) is \(size) bytes, shorter than the \(outcome.end) read of it"
                 }
                 break reading
             }

@@ -27,6 +27,9 @@ struct TailReader {
         case sealed
         /// Bytes that are not (yet) a whole batch start at `offset`: a batch being written, or damage.
         case unreadable(offset: UInt64, reason: String)
+        /// The file is shorter than the offset reading started from: what was read of it is gone (a writer
+        /// never cuts a segment shorter than its frames; only a disk that lost writes does).
+        case shrunk(size: UInt64)
     }
 
     /// What a read found.
@@ -53,6 +56,10 @@ struct TailReader {
             fileSize = try io.size(file.fd, path: file.path)
         } catch {
             throw LogStoreError(.ioError, "cannot read segment", file: file.path, offset: offset, underlying: error)
+        }
+        guard fileSize >= offset else {
+            outcome.stop = .shrunk(size: fileSize)
+            return outcome
         }
         var position = offset
         var piece = Self.firstPiece
