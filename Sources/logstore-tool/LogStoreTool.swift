@@ -2,9 +2,12 @@ import ArgumentParser
 import LogStore
 
 /// The `logstore-tool` command: inspect, verify, compact, export, import, watch and demonstrate LogStore
-/// stores. Async, because `watch` is: the other commands run as they are.
+/// stores.
+///
+/// Synchronous: a command runs on the main thread, the one a SIGINT interrupts (`Interruption`); `watch`
+/// reads its change feed in a task and waits for it there.
 @main
-struct LogStoreTool: AsyncParsableCommand {
+struct LogStoreTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logstore-tool",
         abstract: "Inspect, verify and maintain LogStore stores.",

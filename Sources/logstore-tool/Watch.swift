@@ -1,9 +1,11 @@
 import ArgumentParser
+import Dispatch
 import LogStore
+import Synchronization
 
 /// `watch DIR [--after SEQ] [--count N]`: follows a store read-only and prints each batch a writer commits
 /// as one JSON line, as it lands.
-struct Watch: AsyncParsableCommand {
+struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print each batch committed to a store, as one JSON line, as it lands.",
         usage: "logstore-tool watch <directory> [--after <sequence>] [--count <n>]",
@@ -43,7 +45,7 @@ struct Watch: AsyncParsableCommand {
         if let count, count < 1 { throw ValidationError("--count must be at least 1, got \(count)") }
     }
 
-    func run() async throws {
+    func run() throws {
         Interruption.install()
         let opened = try store.openReadOnly()
         defer { try? opened.close() }
@@ -53,15 +55,24 @@ struct Watch: AsyncParsableCommand {
         let feed = try opened.changes()
         Console.error("watching \(store.directory) from batch \(newest)")
         let (after, count) = (after ?? newest, count ?? .max)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await Self.print(feed, after: after, count: count) }
-            group.addTask {
-                while !Interruption.requested { try await Task.sleep(for: .milliseconds(20)) }
+        // The feed is read in a task; this (the main) thread waits for it, and for Ctrl-C, which ends it.
+        let finished = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        let reader = Task {
+            do {
+                try await Self.print(feed, after: after, count: count)
+            } catch {
+                failure.withLock { $0 = "\(error)" }
             }
-            // Whichever ends first (the batches counted, or Ctrl-C) ends the other.
-            try await group.next()
-            group.cancelAll()
+            finished.signal()
         }
+        while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            guard Interruption.requested else { continue }
+            reader.cancel()
+            finished.wait()
+            return
+        }
+        if let failure = failure.withLock({ $0 }) { throw ToolError(failure) }
     }
 
     /// Prints the changes of `feed` after sequence `after` until `count` batches are printed (or the feed
