@@ -50,6 +50,11 @@ import Testing
         #expect(found == expected, "\(comment): follower \(found), writer \(expected)", sourceLocation: sourceLocation)
         #expect(follower.auditReferenceCounts() == [], "\(comment)", sourceLocation: sourceLocation)
         #expect(try follower.snapshot().sequence == writer.snapshot().sequence, sourceLocation: sourceLocation)
+        // The segment counters compaction goes by: the follower keeps them as the writer does.
+        func segments(_ store: Store) throws -> [String] {
+            try store.statistics().segments.map { "\($0.number): \($0.bytes) bytes, \($0.liveBytes) live" }
+        }
+        #expect(try segments(follower) == segments(writer), "\(comment)", sourceLocation: sourceLocation)
     }
 
     // MARK: - Refresh
