@@ -73,7 +73,8 @@ extension Store {
     /// Batches refused or failed are never delivered. Each is delivered after readers of this store can
     /// see it, so a read made on hearing of it sees it (or something newer). On a store opened read-only,
     /// the feed follows the writer's log (another process's) while it is being read: see
-    /// ``refresh()``.
+    /// ``refresh()``. A refresh of the feed that fails (damage that lasts) does not end it: it is tried
+    /// again every 250 ms, and ``refresh()`` throws its error.
     ///
     /// For example:
     /// ```swift
