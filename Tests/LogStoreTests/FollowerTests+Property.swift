@@ -77,6 +77,54 @@ extension FollowerTests {
         #expect(batches == model.committed, "seed \(seed): \(difference(batches, model.committed))")
     }
 
+    /// With compaction passes among the random batches, the follower's feed still accounts for every batch
+    /// once, in order: each delivered batch is the writer's, and the runs it reports missed (a load of the
+    /// whole store after a pass) fill the gaps between them.
+    @Test func theFeedAccountsForEveryBatchAcrossCompactions() async throws {
+        let seed = testSeed("FollowerTests.compaction", default: 0xC0_4AC7)
+        let directory = TemporaryStore("follow-property-compaction")
+        let writer = try directory.open(options: Self.writerOptions())
+        let follower = try directory.open(options: Self.followerOptions())
+        let start = try follower.snapshot().sequence
+        let delivered = Mutex<[StoreChange]>([])
+        let feed = try follower.changes()
+        let consumer = Task {
+            for await change in feed { delivered.withLock { $0.append(change) } }
+        }
+        defer { consumer.cancel() }
+
+        var model = Model(random: SplitMix64(seed: seed))
+        var passes = 0
+        for _ in 0..<300 {
+            do {
+                try commitRandomBatch(writer, &model)
+            } catch let error as LogStoreError where error.code == .stillReferenced {}
+            if model.random.next() % 40 == 0, try writer.compact().segmentsCompacted > 0 { passes += 1 }
+        }
+        #expect(passes > 0, "seed \(seed): no pass compacted anything")
+        let newest = try writer.snapshot().sequence
+        let deadline = ContinuousClock.now + .seconds(20)
+        while delivered.withLock({ $0.last?.sequence ?? 0 }) < newest, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let expected = Dictionary(uniqueKeysWithValues: model.committed.map { ($0.sequence, $0) })
+        var covered = start
+        for change in delivered.withLock({ $0 }) {
+            switch change {
+            case .batch(let batch):
+                #expect(batch.sequence == covered + 1, "seed \(seed): batch \(batch.sequence) after \(covered)")
+                #expect(batch == expected[batch.sequence], "seed \(seed): batch \(batch.sequence)")
+            case .missed(let after, let through):
+                #expect(
+                    after == covered && through > after, "seed \(seed): missed \(after)…\(through) after \(covered)")
+            }
+            covered = change.sequence
+        }
+        #expect(covered == newest, "seed \(seed)")
+        try Self.expectSameContents(follower, as: writer, "seed \(seed)")
+        print("seed \(seed): \(passes) compaction passes, \(follower.followerReloads.count) loads of the whole store")
+    }
+
     /// Where two lists of batches part, in words.
     func difference(_ found: [CommittedBatch], _ expected: [CommittedBatch]) -> String {
         guard let index = zip(found, expected).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
