@@ -30,6 +30,7 @@ extension Follower {
         store.nextID.withLock { $0 = max($0, firstFreeID) }
         follow.position = Position(loaded, known: known)
         follow.known = known
+        follow.outputs = []
         follow.sequence = loaded.maxSequence
         follow.reloads += 1
         follow.lastReload = reason

@@ -37,8 +37,9 @@ extension Follower {
         /// Writer segments above the one followed (mapped), in increasing order, up to the first one that is
         /// not ready.
         var writers: [SegmentFile] = []
-        /// The name of a compaction output: a pass replaced segments (the store is loaded again).
-        var output: String?
+        /// Compaction outputs: copies of frames the state holds, left alone until the pass deletes the
+        /// segments they replace (then the store is loaded again, outputs included).
+        var outputs: Set<UInt32> = []
         /// A segment whose header is not written yet, or a writer segment where none can be.
         var stall: Stall?
     }
@@ -71,7 +72,7 @@ extension Follower {
             case .gone:
                 continue
             case .output:
-                unknown.output = unknown.output ?? LogFormat.segmentFileName(number)
+                unknown.outputs.insert(number)
             case .writer where number <= floor:
                 unknown.stall =
                     unknown.stall

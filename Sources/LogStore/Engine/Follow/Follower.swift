@@ -9,9 +9,9 @@ import Synchronization
 /// and the end of the last whole batch in it. A refresh lists the directory and, while the set of
 /// segments only grew, reads the batches after that point (``TailReader``), then those of newer writer
 /// segments in order, and applies them to the index in one lock hold, so readers see one committed state
-/// before and one after. When segments were deleted or compaction outputs appeared (a compaction pass
-/// replaced segments), or what it read cannot be trusted, it loads the whole store again as a read-only
-/// open does (`Follower+Reload.swift`). See "Following a writer" (section 6.9) in
+/// before and one after. When segments were deleted (a compaction pass replaced them; its outputs, which
+/// appear first, hold only copies and are left alone until then), or what it read cannot be trusted, it
+/// loads the whole store again as a read-only open does (`Follower+Reload.swift`). See "Following a writer" (section 6.9) in
 /// `Documentation/Format.md`.
 ///
 /// One refresh runs at a time: the state below is its lock, taken before any lock of the store (the
@@ -38,8 +38,10 @@ final class Follower: Sendable {
 
     struct State {
         var position: Position
-        /// The segments the store's state holds.
+        /// The segments the store's state holds, and compaction outputs it leaves alone until the segments
+        /// they replace are deleted: they hold only copies of frames the state has.
         var known: Set<UInt32>
+        var outputs: Set<UInt32> = []
         /// The newest batch applied, and the newest one ``Store/refresh()`` returned (or skipped).
         var sequence: UInt64
         var returned: UInt64
@@ -117,8 +119,9 @@ final class Follower: Sendable {
         if let gone = follow.known.subtracting(listed).min() {
             reload = "segment \(LogFormat.segmentFileName(gone)) was deleted (a compaction pass replaced it)"
         }
-        let unknown = try probeUnknown(listed.subtracting(follow.known), above: follow.position.floor)
-        if let output = unknown.output { reload = reload ?? "compaction output \(output) appeared" }
+        let unknown = try probeUnknown(
+            listed.subtracting(follow.known).subtracting(follow.outputs), above: follow.position.floor)
+        follow.outputs.formUnion(unknown.outputs)
         var read = try readBatches(from: follow.position, newWriters: unknown.writers)
         if let distrust = try distrust(&read, after: follow.sequence, store: store) { return Reload(reason: distrust) }
         let applied = try apply(read, to: store)
