@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Engine) import LogStoreSystem
 import TestSupport
 import Testing
 
@@ -153,6 +154,30 @@ import Testing
         #expect(directory.segmentFiles().count > 3)
         try Self.expectSameContents(follower, as: writer)
         #expect(follower.followerReloads.count == 0)
+    }
+
+    @Test func aSegmentThatGrowsPastItsMappingIsMappedAgain() throws {
+        let directory = TemporaryStore("follow-remap")
+        // A clean close cuts the segment back to its frames: the follower maps just those.
+        let first = try directory.open(options: Self.writerOptions(segmentSize: 1 << 20))
+        for index in 0..<10 { try first.put(typeTag: 1, payload: payloadBytes(1_000, seed: UInt64(index))) }
+        try first.close()
+        let follower = try directory.open(options: Self.followerOptions())
+        let mapped = try #require(follower.state.withLock { $0.segments.files.values.first?.mappedLength })
+        // The next writer goes on in the same segment, far past that mapping.
+        let writer = try directory.open(options: Self.writerOptions(segmentSize: 1 << 20))
+        var expected: [CommittedBatch] = []
+        for index in 0..<40 {
+            expected.append(
+                try writer.write {
+                    $0.put(writer.newID(), typeTag: 2, payload: payloadBytes(2_000, seed: UInt64(index)))
+                })
+        }
+        #expect(directory.segmentFiles().count == 1)
+        #expect(try follower.refresh() == expected)
+        let remapped = try #require(follower.state.withLock { $0.segments.files.values.first?.mappedLength })
+        #expect(remapped > mapped, "mapped \(mapped) bytes, then \(remapped)")
+        try Self.expectSameContents(follower, as: writer)
     }
 
     // MARK: - Compaction: the slow path

@@ -156,7 +156,7 @@ extension Follower {
                 case .unreadable(let offset, let reason):
                     read.stall = Stall(file: file.path, offset: offset, reason: reason)
                 case .shrunk(let size):
-                    read.shrunk = "\(file.path) is \(size) bytes, shorter than the \(outcome.end) read of it"
+                    read.shrunk = "\(file.path) is \(size) bytes, shorter than the \(outcome.end) bytes read of it"
                 }
                 break reading
             }

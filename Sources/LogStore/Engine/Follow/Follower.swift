@@ -167,14 +167,14 @@ final class Follower: Sendable {
 
     /// Why what was read cannot be applied as it is (nil when it can): the segment followed must not have
     /// become shorter than what was read of it, and the batches must follow the newest one applied
-    /// (`sequence`) one by one. Loads the dictionaries its puts name that the store does not
-    /// have yet (a writer records a new one before any frame names it).
+    /// (`sequence`) one by one. Loads the dictionaries its puts name that the store does not have yet (a
+    /// writer records a new one before any frame names it).
     private func distrust(_ read: inout ReadBatches, after sequence: UInt64, store: Store) throws(LogStoreError)
         -> String?
     {
+        if let shrunk = read.shrunk { return shrunk }
         // The writer numbers its batches one by one: a gap means batches were read past (segments a
         // compaction pass deleted before they were read), a repeat that this is not the log followed.
-        if let shrunk = read.shrunk { return shrunk }
         var newest = sequence
         for batch in read.batches {
             guard batch.sequence == newest + 1 else {
