@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 
 /// The change feed of a store open read-only: while a feed waits for batches, a thread of the store's own
-/// refreshes it every ``pollInterval`` and publishes what it reads to the change log, which wakes the
-/// waiting feeds. One thread serves every feed of the store; it runs while a feed waits (or asked within
+/// refreshes it every ``pollInterval`` (reading the segment followed; listing the directory only every
+/// ``listingInterval`` until that segment is sealed) and publishes what it reads to the change log, which
+/// wakes the waiting feeds. One thread serves every feed of the store; it runs while a feed waits (or asked within
 /// ``pollerLinger``) and ends by itself afterwards, or when the store is closed or released.
 extension Follower {
     /// How often the change feed of a store open read-only looks for new batches.
@@ -12,6 +13,9 @@ extension Follower {
     static let failurePause = Duration.milliseconds(250)
     /// How long the polling thread goes on after the last feed asked for it while no feed waits.
     static let pollerLinger = Duration.milliseconds(100)
+    /// How often the polling thread lists the directory while the segment it follows is not sealed (then
+    /// only that segment grows): to find segments a compaction pass deleted.
+    static let listingInterval = Duration.milliseconds(50)
 
     /// Has the polling thread run for a feed of `store` that is about to wait for a batch: starts it
     /// when it does not run. (A nil store, released meanwhile, has nothing to poll.)
@@ -55,7 +59,8 @@ extension Follower {
             if let failed = follow.lastFailure, now - failed < Self.failurePause { return false }
             let before = store.pipeline.changes.newest
             do {
-                if let reload = try advance(store, &follow) { try load(reload, store, &follow) }
+                let listing = now - follow.lastListing >= Self.listingInterval
+                if let reload = try advance(store, &follow, listing: listing) { try load(reload, store, &follow) }
                 follow.lastFailure = nil
             } catch {
                 follow.lastFailure = now

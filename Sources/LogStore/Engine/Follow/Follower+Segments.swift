@@ -30,6 +30,10 @@ extension Follower {
         var stall: Stall?
         /// Why the segment followed cannot be followed any more: it became shorter than what was read.
         var shrunk: String?
+
+        /// Whether nothing was read: no batch, seal, new segment or segment mapped again (the position is
+        /// where it was).
+        var isEmpty: Bool { batches.isEmpty && seals.isEmpty && files.isEmpty && dictionaries.isEmpty }
     }
 
     /// The segments the state does not hold, sorted out.

@@ -50,8 +50,9 @@ final class Follower: Sendable {
         /// The stall the last full load was made for, and the error it ended in (then thrown again while
         /// the stall lasts, without loading again).
         var reloadedFor: (place: Stall, failure: LogStoreError?)?
-        /// When a refresh of the polling thread last failed.
+        /// When a refresh of the polling thread last failed, and when the directory was last listed.
         var lastFailure: ContinuousClock.Instant?
+        var lastListing = ContinuousClock.now
         /// How many times the whole store was loaded again, and why the last time.
         var reloads = 0
         var lastReload: String?
@@ -112,24 +113,33 @@ final class Follower: Sendable {
     /// Reads and applies the writer's new batches (publishing them to the change log); returns why the
     /// whole store must be loaded again, when it must (nothing is applied when what was read cannot be
     /// trusted).
-    func advance(_ store: Store, _ follow: inout State) throws(LogStoreError) -> Reload? {
+    ///
+    /// - parameter listing: list the directory (to find segments deleted, and the writer's next segment),
+    ///   even while the segment followed is not sealed: the writer appends only to it until it seals it.
+    func advance(_ store: Store, _ follow: inout State, listing: Bool = true) throws(LogStoreError) -> Reload? {
         try store.checkOpen()
-        let listed = try listSegments()
         var reload: String?
-        if let gone = follow.known.subtracting(listed).min() {
-            reload = "segment \(LogFormat.segmentFileName(gone)) was deleted (a compaction pass replaced it)"
+        var unknown = UnknownSegments()
+        if listing || follow.position.file == nil || follow.position.sealed {
+            let listed = try listSegments()
+            follow.lastListing = .now
+            if let gone = follow.known.subtracting(listed).min() {
+                reload = "segment \(LogFormat.segmentFileName(gone)) was deleted (a compaction pass replaced it)"
+            }
+            unknown = try probeUnknown(
+                listed.subtracting(follow.known).subtracting(follow.outputs), above: follow.position.floor)
+            follow.outputs.formUnion(unknown.outputs)
         }
-        let unknown = try probeUnknown(
-            listed.subtracting(follow.known).subtracting(follow.outputs), above: follow.position.floor)
-        follow.outputs.formUnion(unknown.outputs)
         var read = try readBatches(from: follow.position, newWriters: unknown.writers)
         if let distrust = try distrust(&read, after: follow.sequence, store: store) { return Reload(reason: distrust) }
-        let applied = try apply(read, to: store)
-        follow.position = read.position
-        follow.known.formUnion(read.added)
-        follow.sequence = read.batches.last?.sequence ?? follow.sequence
-        store.pipeline.follow(read.position.sealed ? nil : read.position.file, size: read.position.offset)
-        store.pipeline.changes.publish(applied)
+        if !read.isEmpty {
+            let applied = try apply(read, to: store)
+            follow.position = read.position
+            follow.known.formUnion(read.added)
+            follow.sequence = read.batches.last?.sequence ?? follow.sequence
+            store.pipeline.follow(read.position.sealed ? nil : read.position.file, size: read.position.offset)
+            store.pipeline.changes.publish(applied)
+        }
         if let reload { return Reload(reason: reload) }
         return try stalled(at: read.stall ?? unknown.stall, &follow)
     }

@@ -44,7 +44,7 @@ struct TailReader {
     }
 
     /// The first piece read, and the largest one read while whole batches fill the pieces.
-    static let firstPiece = 16 << 10
+    static let firstPiece = 4 << 10
     static let largestPiece = 1 << 20
 
     /// The batches after `offset` (the end of a batch, or of the header), in file order.
