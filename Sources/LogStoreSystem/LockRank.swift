@@ -44,6 +44,12 @@ package enum LockRank: Int, Sendable {
     /// A leaf: the change log of committed batches (`ChangeLog`), taken by the commit leader after it
     /// published a group and by observers reading it.
     case changeLog
+    /// A store open read-only: the follower's state, held for a whole refresh (its own level beside the
+    /// compaction lock, which such a store never takes).
+    case follower
+    /// A store open read-only: the follower's polling thread's flags; under it the change log is asked
+    /// whether observers wait (the level of the prefill's lock, which such a store never takes).
+    case followerPoller
 }
 
 #if DEBUG
@@ -53,6 +59,8 @@ package enum LockRank: Int, Sendable {
         package var level: Int {
             switch self {
             case .compaction, .queue, .manifest, .index, .nextID, .prefill: rawValue
+            case .follower: LockRank.compaction.rawValue
+            case .followerPoller: LockRank.prefill.rawValue
             case .pageCacheFiller, .compactorHandle, .compactorError, .directoryLock, .hintPrefetch, .segmentRelease,
                 .faultInjector, .changeLog:
                 LockRank.prefill.rawValue + 1
@@ -77,6 +85,8 @@ package enum LockRank: Int, Sendable {
             case .segmentRelease: "the compacted segments' release lock (Store.release, a leaf)"
             case .faultInjector: "a fault injector's lock (FaultInjector, a leaf)"
             case .changeLog: "the change log's lock (ChangeLog.state, a leaf)"
+            case .follower: "the follower's lock (Follower.state)"
+            case .followerPoller: "the follower's polling lock (Follower.poller)"
             }
         }
     }

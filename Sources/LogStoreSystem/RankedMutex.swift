@@ -31,6 +31,21 @@ import Synchronization
             defer { LockRankChecker.didRelease(rank) }
             return try mutex.withLock(body)
         }
+
+        /// Runs `body` with the value when the lock is free now (nil when another thread holds it):
+        /// `Mutex.withLockIfAvailable`; the order is checked once the lock is taken, so that what `body`
+        /// takes is checked against it.
+        @inlinable
+        public borrowing func withLockIfAvailable<Result: ~Copyable, Failure: Error>(
+            _ body: (inout sending Value) throws(Failure) -> sending Result
+        ) throws(Failure) -> sending Result? {
+            let rank = self.rank
+            return try mutex.withLockIfAvailable { (value: inout sending Value) throws(Failure) -> sending Result in
+                LockRankChecker.willAcquire(rank)
+                defer { LockRankChecker.didRelease(rank) }
+                return try body(&value)
+            }
+        }
     }
 #else
     /// Release builds: a `Mutex`; the rank exists, and is checked, in debug builds only.

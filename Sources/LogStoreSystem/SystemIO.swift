@@ -290,6 +290,17 @@ package struct SystemIO: Sendable {
         return UInt64(info.st_size)
     }
 
+    /// A second descriptor of the file open at `fd` (`fcntl(F_DUPFD_CLOEXEC)`), which the caller closes: a
+    /// segment mapped again, larger, keeps its file even when a writer deleted it since the first open.
+    /// Counts as an `open` for fault injection.
+    package func duplicate(_ fd: Int32, path: String) throws(SystemError) -> Int32 {
+        _ = try injected(.open, "fcntl", path)
+        while true {
+            let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+            if copy >= 0 { return copy }
+            if errno != EINTR { throw SystemError(call: "fcntl", errno: errno, path: path) }
+        }
+    }
 }
 
 /// What a file of type `type` (`st_mode & S_IFMT`) is, in words.

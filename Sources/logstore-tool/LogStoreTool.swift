@@ -1,7 +1,11 @@
 import ArgumentParser
 import LogStore
 
-/// The `logstore-tool` command: inspect, verify, compact, export, import and demonstrate LogStore stores.
+/// The `logstore-tool` command: inspect, verify, compact, export, import, watch and demonstrate LogStore
+/// stores.
+///
+/// Synchronous: a command runs on the main thread, the one a SIGINT interrupts (`Interruption`); `watch`
+/// reads its change feed in a task and waits for it there.
 @main
 struct LogStoreTool: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,6 +21,7 @@ struct LogStoreTool: ParsableCommand {
             Get.self,
             Export.self,
             Import.self,
+            Watch.self,
             Tables.self,
             Stress.self,
         ]

@@ -161,6 +161,13 @@ package final class RunningTool {
         stdout.wait(timeout: timeout) { data, closed in closed || data.contains(UInt8(ascii: "\n")) }
     }
 
+    /// Waits until standard output holds `text` or is closed, at most `timeout` seconds; whether it holds it.
+    package func waitForOutput(containing text: String, timeout: Double) -> Bool {
+        let bytes = Data(text.utf8)
+        _ = stdout.wait(timeout: timeout) { data, closed in closed || data.range(of: bytes) != nil }
+        return stdout.wait(timeout: 0) { data, _ in data.range(of: bytes) != nil }
+    }
+
     /// Waits until standard error holds `text` or is closed, at most `timeout` seconds; whether it holds it.
     package func waitForError(containing text: String, timeout: Double) -> Bool {
         let bytes = Data(text.utf8)

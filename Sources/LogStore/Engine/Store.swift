@@ -55,6 +55,8 @@ public final class Store: Sendable {
     let compactionLock = RankedMutex(false, rank: .compaction)
     /// The background compaction thread, when ``CompactionOptions/background`` is on.
     let compactor = RankedMutex<BackgroundCompactor?>(nil, rank: .compactorHandle)
+    /// How a store open read-only moves on to a writer's new batches (``refresh()``); nil when writable.
+    let follower: Follower?
 
     /// Opens the store in `directory`, creating it when missing (unless `createIfMissing` is off).
     ///
@@ -117,7 +119,9 @@ public final class Store: Sendable {
                     .ioError, "cannot sync the newest segment", file: newest.file.path, underlying: error)
             }
         }
-        let store = Store(directory: directory, options: options, io: io, lock: lock, loaded: loaded)
+        let store = Store(
+            directory: directory, options: options, io: io, lock: lock, loaded: loaded,
+            requiresManifest: kind != .legacy)
         if !options.readOnly {
             try store.refreshManifestAtOpen(onDisk: loaded.manifest)
             // After the manifest: a store with an identity file and segments must have one.
@@ -137,7 +141,8 @@ public final class Store: Sendable {
     }
 
     private init(
-        directory: String, options: StoreOptions, io: SystemIO, lock: DirectoryLock?, loaded: StoreLoader.Loaded
+        directory: String, options: StoreOptions, io: SystemIO, lock: DirectoryLock?, loaded: StoreLoader.Loaded,
+        requiresManifest: Bool
     ) {
         self.directory = directory
         self.options = options
@@ -149,6 +154,9 @@ public final class Store: Sendable {
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
         let nextID = ConditionLock(firstFreeID, rank: .nextID)
         self.nextID = nextID
+        self.follower =
+            options.readOnly
+            ? Follower(directory: directory, io: io, requiresManifest: requiresManifest, loaded: loaded) : nil
         var state = loaded.state
         state.publishedSequence = loaded.maxSequence
         let index = ConditionLock(state, rank: .index)

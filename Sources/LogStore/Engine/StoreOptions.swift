@@ -48,7 +48,9 @@ public struct StoreOptions: Sendable {
     /// Open without the write lock and without repairing anything; every write throws
     /// ``LogStoreError/Code/readOnly``. Such an open may run beside a writer in another process: it
     /// reads the store as it was at one moment, reading it again when the writer's compaction replaces
-    /// segments under it (`Documentation/Format.md`, section 6.8). Default off.
+    /// segments under it (`Documentation/Format.md`, section 6.8), and keeps that state until
+    /// ``Store/refresh()``, or a change feed of the store (``Store/changes(after:)``), moves it on to the
+    /// writer's newer batches (section 6.9). Default off.
     public var readOnly: Bool = false
     /// How many object and root changes of the newest committed batches the store keeps in memory for its
     /// observers (``Store/changes(after:)``): an observer that falls further behind, or asks to start

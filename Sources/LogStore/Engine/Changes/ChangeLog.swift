@@ -48,6 +48,9 @@ final class ChangeLog: Sendable {
     /// The newest batch appended (the store's newest visible batch).
     var newest: UInt64 { state.withLock { $0.newest } }
 
+    /// Whether an observer waits for a batch (a follower's polling thread runs while one does).
+    var hasWaiters: Bool { state.withLock { !$0.waiters.isEmpty } }
+
     /// The oldest position an observer can start from and still get every batch after it.
     var oldestPosition: UInt64 { state.withLock { $0.droppedThrough } }
 
@@ -156,19 +159,32 @@ final class ChangeLog: Sendable {
                 return .change(
                     .missed(after: cursor, through: state.droppedThrough), cursor: state.droppedThrough)
             }
-            // The first kept batch after the cursor (batches are in sequence order).
-            var low = state.head
-            var high = state.batches.count
-            while low < high {
-                let middle = (low + high) / 2
-                if state.batches[middle].sequence <= cursor { low = middle + 1 } else { high = middle }
-            }
+            let low = firstKept(after: cursor, in: state)
             if low < state.batches.count {
                 let batch = state.batches[low]
                 return .change(.batch(batch), cursor: batch.sequence)
             }
             return state.finished ? .finished : .wait
         }
+    }
+
+    /// The kept batches after `sequence`, in commit order.
+    func batches(after sequence: UInt64) -> [CommittedBatch] {
+        state.withLock { state in
+            Array(state.batches[firstKept(after: sequence, in: state)...])
+        }
+    }
+
+    /// The position in `state.batches` of the first kept batch after `sequence` (batches are in sequence
+    /// order).
+    private func firstKept(after sequence: UInt64, in state: State) -> Int {
+        var low = state.head
+        var high = state.batches.count
+        while low < high {
+            let middle = (low + high) / 2
+            if state.batches[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// Suspends until a batch newer than `cursor` is appended, the log ends, or the task is cancelled.

@@ -31,8 +31,9 @@ public struct StoreChanges: AsyncSequence, Sendable {
 
     let log: ChangeLog
     let start: UInt64
-    /// Brings new batches into the log before each wait (a follower's read of the writer's log), or nil.
-    let follow: (@Sendable () async -> Void)?
+    /// Waits for batches after a position instead of the log (a follower, which brings them in from the
+    /// writer's log), or nil.
+    let follow: (@Sendable (UInt64) async -> Void)?
 
     /// Makes an iterator that starts after the sequence the feed was made for.
     public func makeAsyncIterator() -> Iterator {
@@ -44,7 +45,7 @@ public struct StoreChanges: AsyncSequence, Sendable {
         let log: ChangeLog
         /// The newest sequence delivered (or the start).
         var cursor: UInt64
-        let follow: (@Sendable () async -> Void)?
+        let follow: (@Sendable (UInt64) async -> Void)?
 
         /// The next change, waiting for one to be committed; nil once the store is closed or the task is
         /// cancelled.
@@ -57,7 +58,7 @@ public struct StoreChanges: AsyncSequence, Sendable {
                 case .finished:
                     return nil
                 case .wait:
-                    if let follow { await follow() } else { await log.wait(after: cursor) }
+                    if let follow { await follow(cursor) } else { await log.wait(after: cursor) }
                 }
             }
             return nil
@@ -72,7 +73,8 @@ extension Store {
     /// Batches refused or failed are never delivered. Each is delivered after readers of this store can
     /// see it, so a read made on hearing of it sees it (or something newer). On a store opened read-only,
     /// the feed follows the writer's log (another process's) while it is being read: see
-    /// ``refresh()``.
+    /// ``refresh()``. A refresh of the feed that fails (damage that lasts) does not end it: it is tried
+    /// again every 250 ms, and ``refresh()`` throws its error.
     ///
     /// For example:
     /// ```swift
@@ -104,8 +106,4 @@ extension Store {
         }
         return StoreChanges(log: log, start: sequence, follow: changeFollower)
     }
-
-    /// How a read-only store's feed brings the writer's new batches in; nil for a writable store (its own
-    /// commits fill the log).
-    var changeFollower: (@Sendable () async -> Void)? { nil }
 }

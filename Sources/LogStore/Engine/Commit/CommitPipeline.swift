@@ -155,6 +155,17 @@ final class CommitPipeline: Sendable {
         queue.withLock { $0.active = nil }
     }
 
+    /// A store open read-only: the writer segment it follows now (nil: none, or sealed) and the end of what
+    /// it read of it, in place of the one the open found (which it then no longer keeps open).
+    func follow(_ file: SegmentFile?, size: UInt64) {
+        queue.withLock { queue in
+            // After a close has let the segment go, nothing takes it again.
+            guard !queue.closed else { return }
+            queue.active = file
+            queue.activeSize = file == nil ? 0 : size
+        }
+    }
+
     /// When the store goes away without a close: stops the interval sync and the prefill (cutting the
     /// segment back when nothing failed; were that to fail, the next open trims the zeros), and syncs.
     func shutDown() {
