@@ -15,25 +15,33 @@ import Foundation
 import LogStore
 import Synchronization
 
-var runs = 3
-var count = 200_000
-var seconds = 3.0
-var samples = 2_000
-var arguments = CommandLine.arguments.dropFirst()
-while let argument = arguments.popFirst() {
-    switch argument {
-    case "--runs": runs = Int(arguments.popFirst() ?? "") ?? runs
-    case "--count": count = Int(arguments.popFirst() ?? "") ?? count
-    case "--seconds": seconds = Double(arguments.popFirst() ?? "") ?? seconds
-    case "--samples": samples = Int(arguments.popFirst() ?? "") ?? samples
-    default:
-        print("usage: ObserverFigures [--runs R] [--count N] [--seconds S] [--samples N]")
-        exit(2)
+/// The command line's settings, and the payloads every measurement writes.
+struct Settings: Sendable {
+    var runs = 3
+    var count = 200_000
+    var seconds = 3.0
+    var samples = 2_000
+    var pool: [GeneratedObject] = []
+
+    static func parse() -> Settings {
+        var settings = Settings()
+        var arguments = CommandLine.arguments.dropFirst()
+        while let argument = arguments.popFirst() {
+            switch argument {
+            case "--runs": settings.runs = Int(arguments.popFirst() ?? "") ?? settings.runs
+            case "--count": settings.count = Int(arguments.popFirst() ?? "") ?? settings.count
+            case "--seconds": settings.seconds = Double(arguments.popFirst() ?? "") ?? settings.seconds
+            case "--samples": settings.samples = Int(arguments.popFirst() ?? "") ?? settings.samples
+            default:
+                print("usage: ObserverFigures [--runs R] [--count N] [--seconds S] [--samples N]")
+                exit(2)
+            }
+        }
+        var generator = PayloadGenerator()
+        settings.pool = generator.pool(count: 10_000)
+        return settings
     }
 }
-
-var generator = PayloadGenerator()
-let pool = generator.pool(count: 10_000)
 
 /// Starts `observers` tasks that read the store's change feed and count what they see.
 func startObservers(_ observers: Int, on store: Store) throws -> [Task<Int, Never>] {
@@ -50,7 +58,8 @@ func startObservers(_ observers: Int, on store: Store) throws -> [Task<Int, Neve
 }
 
 /// Batched puts per second with `observers` observers.
-func batchedPuts(observers: Int) async throws -> Double {
+func batchedPuts(observers: Int, _ settings: Settings) async throws -> Double {
+    let (count, pool) = (settings.count, settings.pool)
     let scratch = TemporaryDirectory(prefix: "logstore-observer-figures")
     defer { scratch.remove() }
     let store = try Store.open(at: scratch.child("store"))
@@ -76,7 +85,8 @@ func batchedPuts(observers: Int) async throws -> Double {
 }
 
 /// Durable single puts per second from 8 writers with `observers` observers.
-func durableWriters(observers: Int) async throws -> Double {
+func durableWriters(observers: Int, _ settings: Settings) async throws -> Double {
+    let (seconds, pool) = (settings.seconds, settings.pool)
     let scratch = TemporaryDirectory(prefix: "logstore-observer-figures")
     defer { scratch.remove() }
     let store = try Store.open(at: scratch.child("store"))
@@ -103,7 +113,8 @@ func durableWriters(observers: Int) async throws -> Double {
 }
 
 /// Commit → observer latency in microseconds: from `write`'s return, and from its call.
-func latencies() async throws -> (fromReturn: [Double], fromCall: [Double]) {
+func latencies(_ settings: Settings) async throws -> (fromReturn: [Double], fromCall: [Double]) {
+    let (samples, pool) = (settings.samples, settings.pool)
     let scratch = TemporaryDirectory(prefix: "logstore-observer-figures")
     defer { scratch.remove() }
     let store = try Store.open(at: scratch.child("store"))
@@ -142,11 +153,12 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
 
 func format(_ value: Double) -> String { String(format: "%.0f", value) }
 
-for run in 1...runs {
+let settings = Settings.parse()
+for run in 1...settings.runs {
     var batched: [Int: Double] = [:]
     var writers: [Int: Double] = [:]
-    for observers in [0, 1, 100] { batched[observers] = try await batchedPuts(observers: observers) }
-    for observers in [0, 1, 100] { writers[observers] = try await durableWriters(observers: observers) }
+    for observers in [0, 1, 100] { batched[observers] = try await batchedPuts(observers: observers, settings) }
+    for observers in [0, 1, 100] { writers[observers] = try await durableWriters(observers: observers, settings) }
     let none = batched[0] ?? 1
     let durableNone = writers[0] ?? 1
     print(
@@ -158,7 +170,7 @@ for run in 1...runs {
             + "(\(String(format: "%.3f", (writers[1] ?? 0) / durableNone))), 100: \(format(writers[100] ?? 0)) "
             + "(\(String(format: "%.3f", (writers[100] ?? 0) / durableNone)))")
 }
-let (fromReturn, fromCall) = try await latencies()
+let (fromReturn, fromCall) = try await latencies(settings)
 print(
     "latency, write returned → observer (µs): p50 \(format(percentile(fromReturn, 0.5))), "
         + "p99 \(format(percentile(fromReturn, 0.99))), max \(format(fromReturn.last ?? .nan)) "

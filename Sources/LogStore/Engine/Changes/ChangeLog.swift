@@ -33,6 +33,9 @@ final class ChangeLog: Sendable {
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter: UInt64 = 0
         var finished = false
+        /// When waiting observers were last woken, and whether a paced wake is scheduled.
+        var lastWake: UInt64 = 0
+        var wakeScheduled = false
     }
 
     private let state: RankedMutex<State>
@@ -71,8 +74,13 @@ final class ChangeLog: Sendable {
         }
     }
 
-    /// How many waiting observers the leader wakes itself.
+    /// How many waiting observers the leader wakes itself, at once, after every group.
     static let inlineWakes = 4
+    /// More observers than ``inlineWakes`` are woken at most once per this many nanoseconds per observer
+    /// (100 observers: every 10 ms), the groups committed meanwhile coalesced into one wake: each wake runs
+    /// every observer's task, and waking 100 of them after each group of a busy writer would take the
+    /// writer's cores.
+    static let pacePerWaiter: UInt64 = 100_000
     /// Wakes larger numbers of observers, in order.
     static let wakeQueue = DispatchQueue(label: "LogStore.ChangeLog.wake")
 
@@ -82,7 +90,7 @@ final class ChangeLog: Sendable {
         guard !edits.isEmpty else { return Wake(waiters: []) }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             for edit in edits { append(edit.committed, to: &state) }
-            return takeWaiters(&state)
+            return takeDueWaiters(&state)
         }
         return Wake(waiters: waiters)
     }
@@ -92,9 +100,9 @@ final class ChangeLog: Sendable {
         guard !batches.isEmpty else { return }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             for batch in batches { append(batch, to: &state) }
-            return takeWaiters(&state)
+            return takeDueWaiters(&state)
         }
-        for waiter in waiters { waiter.resume() }
+        Wake(waiters: waiters).resume()
     }
 
     /// Notes that batches up to `sequence` happened without being kept (a follower that reloaded the
@@ -138,6 +146,35 @@ final class ChangeLog: Sendable {
         }
     }
 
+    /// The waiters to wake now that something was appended: all of a few; of more, all when the last wake
+    /// is ``pacePerWaiter`` per waiter ago, else none, and a wake is scheduled for then (which takes every
+    /// observer waiting by that time).
+    private func takeDueWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard !state.waiters.isEmpty else { return [] }
+        let now = SystemClock.monotonicNanoseconds()
+        let due = state.lastWake + UInt64(state.waiters.count) * Self.pacePerWaiter
+        if state.waiters.count <= Self.inlineWakes || (now >= due && !state.wakeScheduled) {
+            state.lastWake = now
+            return takeWaiters(&state)
+        }
+        if !state.wakeScheduled {
+            state.wakeScheduled = true
+            let delay = Int(clamping: due > now ? due - now : 0)
+            Self.wakeQueue.asyncAfter(deadline: .now() + .nanoseconds(delay)) { [weak self] in self?.pacedWake() }
+        }
+        return []
+    }
+
+    /// The scheduled wake of ``takeDueWaiters(_:)``.
+    private func pacedWake() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.wakeScheduled = false
+            state.lastWake = SystemClock.monotonicNanoseconds()
+            return takeWaiters(&state)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
     private func takeWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
         guard !state.waiters.isEmpty else { return [] }
         defer { state.waiters.removeAll(keepingCapacity: true) }
@@ -165,6 +202,22 @@ final class ChangeLog: Sendable {
                 return .change(.batch(batch), cursor: batch.sequence)
             }
             return state.finished ? .finished : .wait
+        }
+    }
+
+    /// Up to `limit` changes after position `cursor`, taken in one hold of the lock (an observer then
+    /// delivers them one by one without taking it), and the position after them; empty when there is
+    /// nothing newer yet (`finished`: nor will there be).
+    func changes(after cursor: UInt64, limit: Int) -> (changes: [StoreChange], cursor: UInt64, finished: Bool) {
+        state.withLock { state in
+            if cursor < state.droppedThrough {
+                return ([.missed(after: cursor, through: state.droppedThrough)], state.droppedThrough, false)
+            }
+            let first = firstKept(after: cursor, in: state)
+            guard first < state.batches.count else { return ([], cursor, state.finished) }
+            let end = min(state.batches.count, first + limit)
+            let taken = state.batches[first..<end].map { StoreChange.batch($0) }
+            return (taken, state.batches[end - 1].sequence, false)
         }
     }
 

@@ -43,23 +43,39 @@ public struct StoreChanges: AsyncSequence, Sendable {
     /// Reads the change feed.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let log: ChangeLog
-        /// The newest sequence delivered (or the start).
+        /// The newest sequence taken from the log (or the start).
         var cursor: UInt64
         let follow: (@Sendable (UInt64) async -> Void)?
+        /// Changes taken from the log and not delivered yet, from `next`.
+        var taken: [StoreChange] = []
+        var next = 0
+
+        init(log: ChangeLog, cursor: UInt64, follow: (@Sendable (UInt64) async -> Void)?) {
+            self.log = log
+            self.cursor = cursor
+            self.follow = follow
+        }
+
+        /// How many changes one read of the log takes at most.
+        static let takenAtOnce = 256
 
         /// The next change, waiting for one to be committed; nil once the store is closed or the task is
         /// cancelled.
         public mutating func next() async -> StoreChange? {
             while !Task.isCancelled {
-                switch log.step(after: cursor) {
-                case .change(let change, let position):
-                    cursor = position
-                    return change
-                case .finished:
-                    return nil
-                case .wait:
-                    if let follow { await follow(cursor) } else { await log.wait(after: cursor) }
+                if next < taken.count {
+                    defer { next += 1 }
+                    return taken[next]
                 }
+                let read = log.changes(after: cursor, limit: Self.takenAtOnce)
+                if !read.changes.isEmpty {
+                    taken = read.changes
+                    next = 0
+                    cursor = read.cursor
+                    continue
+                }
+                if read.finished { return nil }
+                if let follow { await follow(cursor) } else { await log.wait(after: cursor) }
             }
             return nil
         }
