@@ -23,8 +23,10 @@ public struct ObjectObservation<Value>: AsyncSequence {
     let fetch: (ObjectContext) throws -> Value
 
     enum Scope {
-        /// Batches that touch an object of one of these types, given the reading context.
-        case types((ObjectContext) throws -> Set<UInt32>)
+        /// Batches that touch an object of one of these types, given the reading context; nil: every
+        /// batch that changes an object (a protocol type, whose conforming classes a batch of a class with
+        /// no objects yet cannot tell before they are read).
+        case types((ObjectContext) throws -> Set<UInt32>?)
         /// Batches that touch this object.
         case object(ObjectID)
     }
@@ -42,8 +44,8 @@ public struct ObjectObservation<Value>: AsyncSequence {
         var feed: StoreChanges.Iterator?
         /// The sequence of the snapshot the last element was read in.
         var seen: UInt64 = 0
-        /// The tags the last read depended on.
-        var tags: Set<UInt32> = []
+        /// The tags the last read depended on (nil: any).
+        var tags: Set<UInt32>? = []
 
         /// The next fresh value: at once the first time, then after a batch that may change it; nil
         /// when the store is closed or the task cancelled.
@@ -85,6 +87,9 @@ public struct ObjectObservation<Value>: AsyncSequence {
             case .object(let id):
                 return batch.touches(id)
             case .types:
+                guard let tags else {
+                    return !batch.written.isEmpty || !batch.deleted.isEmpty || !batch.freed.isEmpty
+                }
                 return batch.written.contains { tags.contains($0.typeTag) }
                     || batch.deleted.contains { tags.contains($0.typeTag) }
                     || batch.freed.contains { tags.contains($0.typeTag) }
@@ -155,7 +160,10 @@ extension ObjectStore {
             objects: self,
             scope: .types { context in
                 var tags = Set<UInt32>()
-                for type in types { tags.formUnion(try context.matchingTags(ofAny: type)) }
+                for type in types {
+                    guard type is AnyClass else { return nil }
+                    tags.formUnion(try context.matchingTags(ofAny: type))
+                }
                 return tags
             },
             fetch: fetch)

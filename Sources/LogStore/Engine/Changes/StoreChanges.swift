@@ -1,3 +1,4 @@
+@_spi(Engine) import LogStoreSystem
 /// One element of a store's change feed (``Store/changes(after:)``).
 public enum StoreChange: Sendable, Equatable {
     /// A committed batch: what it wrote, deleted, freed and which roots it changed.
@@ -86,7 +87,10 @@ extension Store {
     /// The committed batches of this store, in commit order: one ``StoreChange/batch(_:)`` per batch,
     /// starting after batch `sequence` (nil: with the next batch committed after this call).
     ///
-    /// Batches refused or failed are never delivered. Each is delivered after readers of this store can
+    /// Batches refused or failed are never delivered by a writable store. A store open read-only delivers
+    /// what the writer's log holds once a whole batch is in its file, which may be before the writer's sync
+    /// returned: should that sync fail, or power fail before it, the writer never acknowledged a batch its
+    /// followers delivered. Each is delivered after readers of this store can
     /// see it, so a read made on hearing of it sees it (or something newer). On a store opened read-only,
     /// the feed follows the writer's log (another process's) while it is being read: see
     /// ``refresh()``. A refresh of the feed that fails (damage that lasts) does not end it: it is tried
@@ -106,7 +110,9 @@ extension Store {
     public func changes(after sequence: UInt64? = nil) throws(LogStoreError) -> StoreChanges {
         try checkOpen()
         let log = pipeline.changes
-        let newest = log.newest
+        // A batch readers see may not be in the log yet (the leader appends it just after): a sequence a
+        // snapshot gave is never "newer than the newest".
+        let newest = max(log.newest, state.withLock { $0.publishedSequence })
         guard let sequence else { return StoreChanges(log: log, start: newest, follow: changeFollower) }
         guard sequence <= newest else {
             throw LogStoreError(
