@@ -38,7 +38,7 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptDictionary = Code("corruptDictionary")
         /// A hint file that the open used is valid as a file (its checksum holds) but does not describe its
         /// segment's frames, which a compaction or mark-sweep pass found before freeing or dropping
-        /// anything. The index this session rebuilt from it may be wrong, so nothing is compacted or
+        /// anything. The index the open rebuilt from it may be wrong, so nothing is compacted or
         /// collected (by those passes) until the store is opened again. The hint file is deleted and a true one
         /// is written from the segment's frames (by the background compactor, `writeHints()` or `close()`),
         /// or, when none is written, the next open scans the segment; open the store again to see every

@@ -3,7 +3,7 @@
 
 /// The collector's question before it frees an object: is it pinned? A durable entry's pinned flag may
 /// come from a hint file, which open trusts without reading the segment; the frame on disk decides then.
-/// Entries from a scan, from this session's writes or from a hint found true carry their frame's flag.
+/// Entries from a scan, from writes since the open or from a hint found true carry their frame's flag.
 extension IndexState {
     /// The references of the object `id` of `entry` when it may be freed, nil when it must be kept as
     /// pinned: its entry says so, or its flag may come from a hint not found true (the segment has an
@@ -59,7 +59,7 @@ extension IndexState {
     /// Marks `id` pinned, as its frame says, when its entry is still `entry` (a durable record whose flag
     /// came from a hint file that left it out). That hint is wrong: the segment is marked as disagreeing
     /// with its hint (``SegmentInfo/hintDisagrees``: no compaction or mark-sweep pass frees or drops
-    /// anything for the rest of the session, since the index may be wrong elsewhere too) and its hint
+    /// anything until the store is opened again, since the index may be wrong elsewhere too) and its hint
     /// file is rewritten from the segment's frames (``SegmentInfo/hasHint``).
     mutating func repairPinned(_ id: UInt64, _ entry: IndexEntry) {
         guard var current = index.entry(id), current.isSameRecord(entry), !current.isPending else { return }

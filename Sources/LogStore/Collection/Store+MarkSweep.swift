@@ -27,11 +27,11 @@ public struct GarbageCollectionReport: Sendable, Equatable {
 extension Store {
     /// Traces from the roots and frees every unreachable object now.
     ///
-    /// The first pass of a session first compares every hint file the open used with its segment (a read
+    /// The first pass after the store is opened first compares every hint file the open used with its segment (a read
     /// of those segments, as `verify` does): the roots and objects the index took from a hint decide
     /// nothing until it is found true.
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, `corruptHint` (naming the hint file) when
-    ///   a hint the open used disagrees with its segment (nothing is freed in this session then; a true hint
+    ///   a hint the open used disagrees with its segment (nothing is freed until the store is opened again; a true hint
     ///   is written in its place), or what a write throws.
     @discardableResult
     public func collectGarbage() throws(LogStoreError) -> GarbageCollectionReport {

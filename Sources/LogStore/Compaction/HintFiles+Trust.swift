@@ -10,19 +10,19 @@
 /// A hint file speeds up an open, but never decides what compaction or the collector destroys. Open
 /// rebuilds a sealed segment's records from its hint without reading the segment's frames; before a
 /// compaction pass or a mark-sweep pass frees or drops anything, every hint open used is compared with its
-/// segment, entry for entry, as `verify` compares them (once per hint and session). What a pass decides
+/// segment, entry for entry, as `verify` compares them (once per hint while the store is open). What a pass decides
 /// for one segment rests on the others too: a frame is dead because another segment holds a newer record
 /// or a tombstone of its object, a tombstone may go because no other segment holds a dead record older
 /// than it, an object is unreachable because no root frame of any segment names it. A hint that disagrees
 /// (an entry left out, or described as another kind, hides an object, a root or a dead record) stops the
-/// pass before anything is written or deleted, and every later one of the session: the index is wrong
+/// pass before anything is written or deleted, and every later one while the store is open: the index is wrong
 /// until the store is opened again.
 extension HintFiles {
     /// Checks every hint open used that has not been checked yet, each by a scan of its segment: the first
-    /// compaction or mark-sweep pass of a session reads every segment open did not scan, as `verify` does,
+    /// compaction or mark-sweep pass after the store is opened reads every segment open did not scan, as `verify` does,
     /// and later passes nothing. Call with the compaction lock held.
     /// - throws: ``LogStoreError`` with code `corruptHint` when a hint disagrees with its segment, now or
-    ///   earlier in this session (naming the hint file; the collector's finding of a pinned frame whose
+    ///   earlier since the store was opened (naming the hint file; the collector's finding of a pinned frame whose
     ///   hint entry left the flag out counts, see ``IndexState/repairPinned(_:_:)``).
     func checkEveryReplayedHint() throws(LogStoreError) {
         let (unchecked, wrong) = state.withLock { state in
@@ -45,7 +45,7 @@ extension HintFiles {
     /// Checks the hint open used for each of `chosen` (the segments of a pass) that has not been checked
     /// yet, by a scan of the segment.
     /// - throws: ``LogStoreError`` with code `corruptHint`, naming the hint file, when one disagrees with
-    ///   its segment (nothing is then compacted or collected in this session; the hint is deleted, and a
+    ///   its segment (nothing is then compacted or collected until the store is opened again; the hint is deleted, and a
     ///   true one is written from the segment's frames by the next write of missing hints).
     func checkReplayedHints(of chosen: [(file: SegmentFile, size: UInt64)]) throws(LogStoreError) {
         for (file, size) in chosen {
@@ -68,7 +68,7 @@ extension HintFiles {
             throw LogStoreError(
                 .corruptHint,
                 "the hint file this open rebuilt segment \(LogFormat.segmentFileName(file.number)) from \(problem); "
-                    + "nothing is compacted or collected in this session, \(removal): open the store again",
+                    + "nothing is compacted or collected while the store stays open, \(removal): open the store again",
                 file: path)
         }
     }

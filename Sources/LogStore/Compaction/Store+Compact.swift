@@ -13,13 +13,13 @@ extension Store {
     /// A pass never runs beside ``close()``: one in progress when another thread closes the store finishes
     /// first, and one asked for once the close has begun is refused with `closed`.
     ///
-    /// The first pass of a session that compacts anything first compares every hint file the open used with
+    /// The first pass after the store is opened that compacts anything first compares every hint file the open used with
     /// its segment (a read of those segments, as `verify` does): what the index took from a hint decides
     /// nothing until it is found true.
     /// - parameter progress: called from the compacting thread as bytes of the chosen segments are processed.
     /// - throws: ``LogStoreError`` with code `closed`, `readOnly`, `corruptFrame` when a chosen segment
     ///   is damaged (nothing is deleted then), `corruptHint` (naming the hint file) when a hint the open
-    ///   used disagrees with its segment (nothing is compacted in this session then; a true hint is written
+    ///   used disagrees with its segment (nothing is compacted until the store is opened again; a true hint is written
     ///   in its place), or `ioError`.
     @discardableResult
     public func compact(progress: ((CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {

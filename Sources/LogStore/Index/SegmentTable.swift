@@ -25,8 +25,8 @@ struct SegmentInfo: Sendable {
     /// Whether the segment has a valid hint file.
     var hasHint = false
     /// The checksum of the hint file open rebuilt the segment's records from, until compaction has compared
-    /// that hint with the segment's frames (nil: the records came from a scan or from this session's
-    /// writes, or the hint was found true). A hint may speed up an open, but compaction drops a frame only
+    /// that hint with the segment's frames (nil: the records came from a scan or from writes since the
+    /// open, or the hint was found true). A hint may speed up an open, but compaction drops a frame only
     /// on what the frames themselves say.
     var unverifiedHint: UInt64?
     /// Whether compaction found that the hint open used disagrees with the segment: the index may be wrong
