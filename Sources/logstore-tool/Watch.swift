@@ -95,7 +95,7 @@ struct Watch: ParsableCommand {
 
     /// A batch as one JSON object.
     static func line(_ batch: CommittedBatch) -> String {
-        func objects(_ changes: [ObjectChange]) -> String {
+        func objects(_ changes: ObjectChanges) -> String {
             "[" + changes.map { "{\"id\":\($0.id),\"type\":\($0.typeTag)}" }.joined(separator: ",") + "]"
         }
         // Each root once, at its first place, with the batch's last target for it.

@@ -90,7 +90,7 @@ extension FollowerTests {
             let manifest = numbers[0]
             let members = numbers.dropFirst().map { ObjectChange(id: $0, typeTag: CrashTag.member) }
             return CommittedBatch(
-                sequence: 0, written: members + [ObjectChange(id: manifest, typeTag: CrashTag.manifest)],
+                sequence: 0, written: ObjectChanges(members + [ObjectChange(id: manifest, typeTag: CrashTag.manifest)]),
                 rootsSet: [RootChange(name: "batch-\(manifest)", target: manifest)])
         default:
             Issue.record("unexpected line \"\(line)\"")

@@ -10,8 +10,7 @@ extension IndexState {
     ///
     /// A delete frame carries no type tag: a deleted or freed object's is the one its entry had.
     mutating func applyFollowed(_ batch: FollowedBatch) -> CommittedBatch {
-        var committed = CommittedBatch(
-            sequence: batch.sequence, freedBy: batch.isMarkSweep ? .markSweep : .referenceCounting)
+        var committed = CommittedBatch.Parts()
         /// The entries and root targets the batch changes, as they were before it.
         var entriesBefore: [UInt64: IndexEntry?] = [:]
         var rootsBefore: [String: ObjectID?] = [:]
@@ -66,7 +65,8 @@ extension IndexState {
             batch.segment, endOffset: batch.end, sequence: batch.sequence, controlFrames: control,
             retainedBytes: retained)
         publishedSequence = max(publishedSequence, batch.sequence)
-        return committed
+        return CommittedBatch(
+            sequence: batch.sequence, freedBy: batch.isMarkSweep ? .markSweep : .referenceCounting, parts: committed)
     }
 
     /// Brings the incoming reference counts up to date after a batch: the references of the records it

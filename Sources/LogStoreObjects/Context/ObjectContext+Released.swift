@@ -9,7 +9,7 @@ import LogStore
 /// `conflict`. So each save notes which objects the engine freed with it, as its commit reports them.
 extension ObjectContext {
     /// Notes the objects the engine freed with this context's save (``CommittedBatch/freed``).
-    func noteReleased(_ freed: [ObjectChange]) {
+    func noteReleased(_ freed: ObjectChanges) {
         for change in freed {
             confined.state.releasedIDs.insert(change.id)
             // No longer stored: nothing to save unless it is linked again (the save that links it encodes

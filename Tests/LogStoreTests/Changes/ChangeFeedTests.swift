@@ -116,7 +116,7 @@ import Testing
                         }
                     }
                 }
-                for change in committed.deleted + committed.freed {
+                for change in Array(committed.deleted) + Array(committed.freed) {
                     #expect(live[change.id]?.tag == change.typeTag, "type tag of \(change.id)")
                     live[change.id] = nil
                 }

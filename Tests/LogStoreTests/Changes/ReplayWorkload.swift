@@ -37,7 +37,7 @@ enum ReplayWorkload {
     static func write(_ batch: WriteBatch, to store: Store, live: inout [ObjectID]) {
         guard let committed = try? store.write(batch) else { return }
         live += committed.written.map(\.id)
-        let gone = Set((committed.deleted + committed.freed).map(\.id))
+        let gone = Set((Array(committed.deleted) + Array(committed.freed)).map(\.id))
         live.removeAll { gone.contains($0) }
     }
 

@@ -42,14 +42,19 @@ public struct StoreChanges: AsyncSequence, Sendable {
     }
 
     /// Reads the change feed.
+    ///
+    /// The iterator takes up to 256 changes from the log in one hold of its lock and hands them out one by
+    /// one without touching the log (or the task), so following a busy writer costs an observer little
+    /// per batch. Cancellation is seen when it next reads the log: a cancelled task gets the changes it
+    /// already took, then nil.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let log: ChangeLog
         /// The newest sequence taken from the log (or the start).
         var cursor: UInt64
         let follow: (@Sendable (UInt64) async -> Void)?
-        /// Changes taken from the log and not delivered yet, from `next`.
-        var taken: [StoreChange] = []
-        var next = 0
+        /// Changes taken from the log and not delivered yet, the next one last: `popLast` hands it over
+        /// without touching its reference count, which every observer of a batch shares.
+        @usableFromInline var taken: [StoreChange] = []
 
         init(log: ChangeLog, cursor: UInt64, follow: (@Sendable (UInt64) async -> Void)?) {
             self.log = log
@@ -62,18 +67,29 @@ public struct StoreChanges: AsyncSequence, Sendable {
 
         /// The next change, waiting for one to be committed; nil once the store is closed or the task is
         /// cancelled.
+        @inlinable
         public mutating func next() async -> StoreChange? {
+            if let change = taken.popLast() { return change }
+            return await nextFromLog()
+        }
+
+        /// The next change, waiting for one to be committed; nil once the store is closed or the task is
+        /// cancelled. Runs in the caller's isolation.
+        @inlinable
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> StoreChange? {
+            if let change = taken.popLast() { return change }
+            return await nextFromLog(isolation: actor)
+        }
+
+        /// Takes the next changes from the log, waiting for some, and returns the first.
+        @usableFromInline
+        mutating func nextFromLog(isolation actor: isolated (any Actor)? = #isolation) async -> StoreChange? {
             while !Task.isCancelled {
-                if next < taken.count {
-                    defer { next += 1 }
-                    return taken[next]
-                }
-                let read = log.changes(after: cursor, limit: Self.takenAtOnce)
-                if !read.changes.isEmpty {
+                var read = log.changesNewestFirst(after: cursor, limit: Self.takenAtOnce)
+                if let first = read.changes.popLast() {
                     taken = read.changes
-                    next = 0
                     cursor = read.cursor
-                    continue
+                    return first
                 }
                 if read.finished { return nil }
                 if let follow { await follow(cursor) } else { await log.wait(after: cursor) }

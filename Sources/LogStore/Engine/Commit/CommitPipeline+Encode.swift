@@ -63,8 +63,7 @@ extension CommitPipeline {
         var effects: [IndexEffect] = []
         effects.reserveCapacity(operations.count + collected.count)
         var retainedBytes: UInt64 = 0
-        var committed = CommittedBatch(
-            sequence: sequence, freedBy: garbage.isEmpty ? .referenceCounting : .markSweep)
+        var committed = CommittedBatch.Parts()
         committed.written.reserveCapacity(operations.count)
         /// Appends one frame of the batch and returns its length.
         func append(
@@ -128,6 +127,8 @@ extension CommitPipeline {
             effects.append(.delete(id: id))
             committed.freed.append(ObjectChange(id: ObjectID(id), typeTag: typeTag))
         }
+        let batch = CommittedBatch(
+            sequence: sequence, freedBy: garbage.isEmpty ? .referenceCounting : .markSweep, parts: committed)
         var control = collected.count
         for operation in operations {
             if case .put = operation { continue }
@@ -136,7 +137,7 @@ extension CommitPipeline {
         queue.pendingEdits.append(
             BatchEdit(
                 sequence: sequence, effects: effects, segment: chunk.segment, endOffset: chunk.endOffset,
-                retainedBytes: retainedBytes, controlFrames: control, committed: committed))
+                retainedBytes: retainedBytes, controlFrames: control, committed: batch))
         queue.tailOffset = chunk.endOffset
         queue.collectedByCount += collected.count - garbage.count
         if let newObjects {
@@ -145,7 +146,7 @@ extension CommitPipeline {
             // index: publishing and compaction only change entries' flags and locations.
             index.withLock { newObjects.apply(operations, puts, to: &$0) }
             if queue.observer != nil { queue.observer?.accepted(touching: newObjects.touched(operations)) }
-            return committed
+            return batch
         }
         if queue.observer != nil { queue.observer?.accepted(touching: tracker.touched) }
 
@@ -160,7 +161,7 @@ extension CommitPipeline {
             }
         }
         tracker.commit()
-        return committed
+        return batch
     }
 
     /// Offers the batch's put payloads to the dictionary sampler and, once it has enough, builds the

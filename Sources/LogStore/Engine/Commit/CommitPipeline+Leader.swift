@@ -151,6 +151,7 @@ extension CommitPipeline {
                 size = chunk.endOffset
             }
             if options.fsyncPolicy == .always, let file = active {
+                changes.syncStarting()
                 let started = SystemClock.monotonicNanoseconds()
                 try ioStep(file.path, size) { () throws(SystemError) in try io.syncData(file.fd, path: file.path) }
                 syncNanoseconds = SystemClock.monotonicNanoseconds() - started
