@@ -28,6 +28,12 @@ struct Watch: ParsableCommand {
 
               {"missed":{"after":7,"through":40}}
 
+            When the store went back to an older batch (a power cut lost batches the writer had not \
+            synced yet, which it may print, or the store was replaced by a copy), one line says to which; \
+            the batches committed from then on follow, and their sequence numbers may repeat:
+
+              {"rewound":{"to":38}}
+
             It says on standard error which batch it starts after once it follows the store, and runs \
             until interrupted (Ctrl-C ends it with status 0) or until --count batches are printed.
             """
@@ -77,7 +83,8 @@ struct Watch: ParsableCommand {
 
     /// Prints the changes of `feed` after sequence `after` until `count` batches are printed (or the feed
     /// ends).
-    private static func print(_ feed: StoreChanges, after: UInt64, count: Int) async throws {
+    private static func print(_ feed: StoreChanges, after start: UInt64, count: Int) async throws {
+        var after = start
         var printed = 0
         for await change in feed {
             switch change {
@@ -87,6 +94,10 @@ struct Watch: ParsableCommand {
                 if printed >= count { return }
             case .missed(let from, let through) where through > after:
                 try Console.acknowledge(missedLine(after: max(from, after), through: through))
+            case .rewound(let to):
+                // Batches printed after `to` are gone; those committed from now on follow, from `to`.
+                try Console.acknowledge("{\"rewound\":{\"to\":\(to)}}")
+                after = min(after, to)
             default:
                 continue
             }

@@ -67,6 +67,8 @@ public struct ObjectObservation<Value>: AsyncSequence {
                 switch change {
                 case .missed(_, let through) where through > seen:
                     return try read()
+                case .rewound:
+                    return try read()
                 case .batch(let batch) where batch.sequence > seen && concerns(batch):
                     return try read()
                 default:

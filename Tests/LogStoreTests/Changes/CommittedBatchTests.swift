@@ -53,3 +53,44 @@ import Testing
         #expect(ObjectChanges([first, second]).map(\.id) == [first.id, second.id])
     }
 }
+
+/// The change log's answer when the store went back to an older batch: only an observer that was given a
+/// batch after it hears `.rewound`, once, from the lowest point the store went back to.
+@Suite struct ChangeLogRewindTests {
+    func log(through newest: UInt64) -> ChangeLog {
+        let log = ChangeLog(after: 0, limit: 1_000)
+        log.publish((1...newest).map { CommittedBatch(sequence: $0) })
+        return log
+    }
+
+    @Test func onlyObserversPastThePointHearThatTheStoreWentBack() {
+        let log = log(through: 10)
+        let epoch = log.epoch
+        log.reloaded(at: 6)
+        // Given batch 8: it hears, and goes on from 6.
+        let ahead = log.changesNewestFirst(after: 8, epoch: epoch, limit: 10)
+        #expect(ahead.changes == [.rewound(to: 6)] && ahead.cursor == 6 && ahead.epoch == log.epoch)
+        // Given batch 4 only: nothing it saw is gone; it missed 5 and 6.
+        let behind = log.changesNewestFirst(after: 4, epoch: epoch, limit: 10)
+        #expect(behind.changes == [.missed(after: 4, through: 6)])
+        // Made after the rewind: nothing to say until a batch comes.
+        #expect(log.changesNewestFirst(after: 6, epoch: log.epoch, limit: 10).changes.isEmpty)
+        log.publish([CommittedBatch(sequence: 7, written: [ObjectChange(id: ObjectID(1), typeTag: 1)])])
+        let next = log.changesNewestFirst(after: ahead.cursor, epoch: ahead.epoch, limit: 10)
+        #expect(next.changes.map(\.sequence) == [7])
+    }
+
+    @Test func twoRewindsAreOneFromTheLowestPoint() {
+        let log = log(through: 10)
+        let epoch = log.epoch
+        log.reloaded(at: 7)
+        log.publish([CommittedBatch(sequence: 8)])
+        log.reloaded(at: 5)
+        let read = log.changesNewestFirst(after: 9, epoch: epoch, limit: 10)
+        #expect(read.changes == [.rewound(to: 5)])
+        // A newer load that finds more batches is no rewind.
+        log.reloaded(at: 12)
+        let later = log.changesNewestFirst(after: read.cursor, epoch: read.epoch, limit: 10)
+        #expect(later.changes == [.missed(after: 5, through: 12)])
+    }
+}

@@ -9,16 +9,6 @@ import Dispatch
 /// batch), dropping the oldest batches first, so an observer that falls behind costs the writer nothing
 /// and memory stays bounded: it learns which batches it missed (``StoreChange/missed(after:through:)``).
 final class ChangeLog: Sendable {
-    /// What one read of the log gives an observer at position `cursor`.
-    enum Step {
-        /// The next change, and the observer's position after it.
-        case change(StoreChange, cursor: UInt64)
-        /// Nothing newer yet.
-        case wait
-        /// The store was closed: nothing more will come.
-        case finished
-    }
-
     private struct State {
         /// Kept batches in commit order: `batches[head...]`.
         var batches: [CommittedBatch] = []
@@ -33,6 +23,10 @@ final class ChangeLog: Sendable {
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
         var finished = false
+        /// Bumped when the store went back to an older batch (``ChangeLog/reloaded(at:)``).
+        var epoch: UInt64 = 0
+        /// The batch each rewind went back to, with the epoch it began.
+        var rewinds: [(epoch: UInt64, to: UInt64)] = []
         /// Whether observers wait for batches the log has, left for the rolling wake (more wait than
         /// ``ChangeLog/wakesAtOnce``).
         var rolling = false
@@ -116,11 +110,19 @@ final class ChangeLog: Sendable {
         Wake(waiters: waiters).resume()
     }
 
-    /// Notes that batches up to `sequence` happened without being kept (a follower that reloaded the
-    /// store instead of reading its log): observers behind it learn that they missed them.
-    func skip(through sequence: UInt64) {
+    /// Notes that a follower loaded the whole store again (instead of reading the writer's log) and found
+    /// batch `sequence` the newest. Newer than the log's newest: the batches between happened without
+    /// being kept, and observers behind learn that they missed them. Older: the store went back (the
+    /// writer lost batches a follower had delivered, which it may do before its sync returns, or the
+    /// store was replaced), and observers that were given a batch after `sequence` learn it
+    /// (``StoreChange/rewound(to:)``); the batches committed from then on follow.
+    func reloaded(at sequence: UInt64) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            guard sequence > state.newest else { return [] }
+            guard sequence != state.newest else { return [] }
+            if sequence < state.newest {
+                state.epoch += 1
+                state.rewinds.append((state.epoch, sequence))
+            }
             state.batches.removeAll()
             state.head = 0
             state.keptChanges = 0
@@ -130,6 +132,9 @@ final class ChangeLog: Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
+
+    /// The epoch: an observer starts in the epoch it read before the newest sequence.
+    var epoch: UInt64 { state.withLock { $0.epoch } }
 
     /// Ends the log (the store closes): every observer finishes once it has read what is kept.
     func finish() {
@@ -242,41 +247,33 @@ final class ChangeLog: Sendable {
                 + batch.rootsRemoved.count)
     }
 
-    /// The change after position `cursor`.
-    func step(after cursor: UInt64) -> Step {
-        state.withLock { state in
-            if cursor < state.droppedThrough {
-                return .change(
-                    .missed(after: cursor, through: state.droppedThrough), cursor: state.droppedThrough)
-            }
-            let low = firstKept(after: cursor, in: state)
-            if low < state.batches.count {
-                let batch = state.batches[low]
-                return .change(.batch(batch), cursor: batch.sequence)
-            }
-            return state.finished ? .finished : .wait
-        }
-    }
-
-    /// Up to `limit` changes after position `cursor`, taken in one hold of the lock, the newest first (an
-    /// observer then delivers them one by one from the end, without taking the lock), and the position
-    /// after them; empty when there is nothing newer yet (`finished`: nor will there be).
-    func changesNewestFirst(after cursor: UInt64, limit: Int)
-        -> (changes: [StoreChange], cursor: UInt64, finished: Bool)
+    /// Up to `limit` changes after position `cursor` (of an observer in epoch `epoch`), taken in one hold
+    /// of the lock, the newest first (an observer then delivers them one by one from the end, without
+    /// taking the lock), and the position and epoch after them; empty when there is nothing newer yet
+    /// (`finished`: nor will there be).
+    func changesNewestFirst(after cursor: UInt64, epoch: UInt64, limit: Int)
+        -> (changes: [StoreChange], cursor: UInt64, epoch: UInt64, finished: Bool)
     {
         state.withLock { state in
+            if epoch != state.epoch {
+                // The store went back since this observer last read: if it was given a batch after where
+                // it went back to, it learns so, and goes on from there.
+                let lowest = state.rewinds.lazy.filter { $0.epoch > epoch }.map(\.to).min()
+                if let lowest, cursor > lowest { return ([.rewound(to: lowest)], lowest, state.epoch, false) }
+            }
+            let epoch = state.epoch
             if cursor < state.droppedThrough {
-                return ([.missed(after: cursor, through: state.droppedThrough)], state.droppedThrough, false)
+                return ([.missed(after: cursor, through: state.droppedThrough)], state.droppedThrough, epoch, false)
             }
             let first = firstKept(after: cursor, in: state)
-            guard first < state.batches.count else { return ([], cursor, state.finished) }
+            guard first < state.batches.count else { return ([], cursor, epoch, state.finished) }
             let end = min(state.batches.count, first + limit)
             var taken: [StoreChange] = []
             taken.reserveCapacity(end - first)
             for position in stride(from: end - 1, through: first, by: -1) {
                 taken.append(.batch(state.batches[position]))
             }
-            return (taken, state.batches[end - 1].sequence, false)
+            return (taken, state.batches[end - 1].sequence, epoch, false)
         }
     }
 

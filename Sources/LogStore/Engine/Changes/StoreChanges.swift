@@ -7,12 +7,20 @@ public enum StoreChange: Sendable, Equatable {
     /// fell behind further than the store keeps (``StoreOptions/keptChanges``), or a follower reloaded the
     /// store instead of reading its log. Read again whatever you follow; batches after `through` follow.
     case missed(after: UInt64, through: UInt64)
+    /// The store went back to batch `to`: batches after it that this feed delivered are gone. Only a
+    /// store open read-only that follows a writer delivers it: it delivers a batch once it is in the
+    /// writer's file, which may be before the writer's sync returned, and a power cut then loses it; or
+    /// the store was replaced (restored from a copy). Read again whatever you follow; the batches
+    /// committed after `to` follow, and their sequence numbers may repeat those of batches delivered
+    /// before.
+    case rewound(to: UInt64)
 
     /// The sequence number of the newest batch this element covers.
     public var sequence: UInt64 {
         switch self {
         case .batch(let batch): return batch.sequence
         case .missed(_, let through): return through
+        case .rewound(let to): return to
         }
     }
 }
@@ -32,13 +40,15 @@ public struct StoreChanges: AsyncSequence, Sendable {
 
     let log: ChangeLog
     let start: UInt64
+    /// The log's epoch when the feed was made (read before `start`).
+    let epoch: UInt64
     /// Waits for batches after a position instead of the log (a follower, which brings them in from the
     /// writer's log), or nil.
     let follow: (@Sendable (UInt64) async -> Void)?
 
     /// Makes an iterator that starts after the sequence the feed was made for.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(log: log, cursor: start, follow: follow)
+        Iterator(log: log, cursor: start, epoch: epoch, follow: follow)
     }
 
     /// Reads the change feed.
@@ -51,14 +61,17 @@ public struct StoreChanges: AsyncSequence, Sendable {
         let log: ChangeLog
         /// The newest sequence taken from the log (or the start).
         var cursor: UInt64
+        /// The log's epoch as of `cursor`.
+        var epoch: UInt64
         let follow: (@Sendable (UInt64) async -> Void)?
         /// Changes taken from the log and not delivered yet, the next one last: `popLast` hands it over
         /// without touching its reference count, which every observer of a batch shares.
         @usableFromInline var taken: [StoreChange] = []
 
-        init(log: ChangeLog, cursor: UInt64, follow: (@Sendable (UInt64) async -> Void)?) {
+        init(log: ChangeLog, cursor: UInt64, epoch: UInt64, follow: (@Sendable (UInt64) async -> Void)?) {
             self.log = log
             self.cursor = cursor
+            self.epoch = epoch
             self.follow = follow
         }
 
@@ -85,7 +98,8 @@ public struct StoreChanges: AsyncSequence, Sendable {
         @usableFromInline
         mutating func nextFromLog(isolation actor: isolated (any Actor)? = #isolation) async -> StoreChange? {
             while !Task.isCancelled {
-                var read = log.changesNewestFirst(after: cursor, limit: Self.takenAtOnce)
+                var read = log.changesNewestFirst(after: cursor, epoch: epoch, limit: Self.takenAtOnce)
+                epoch = read.epoch
                 if let first = read.changes.popLast() {
                     taken = read.changes
                     cursor = read.cursor
@@ -126,10 +140,11 @@ extension Store {
     public func changes(after sequence: UInt64? = nil) throws(LogStoreError) -> StoreChanges {
         try checkOpen()
         let log = pipeline.changes
+        let epoch = log.epoch
         // A batch readers see may not be in the log yet (the leader appends it just after): a sequence a
         // snapshot gave is never "newer than the newest".
         let newest = max(log.newest, state.withLock { $0.publishedSequence })
-        guard let sequence else { return StoreChanges(log: log, start: newest, follow: changeFollower) }
+        guard let sequence else { return StoreChanges(log: log, start: newest, epoch: epoch, follow: changeFollower) }
         guard sequence <= newest else {
             throw LogStoreError(
                 .invalidArgument, "sequence \(sequence) is newer than the store's newest batch, \(newest)",
@@ -142,6 +157,6 @@ extension Store {
                 "the batches after sequence \(sequence) are no longer kept: the store keeps those after \(oldest) "
                     + "(the newest \(options.keptChanges) changes since it was opened)", file: directory)
         }
-        return StoreChanges(log: log, start: sequence, follow: changeFollower)
+        return StoreChanges(log: log, start: sequence, epoch: epoch, follow: changeFollower)
     }
 }

@@ -9,7 +9,8 @@
 extension Follower {
     /// Loads the store again and puts the loaded state in place of the store's in one hold of the index
     /// lock. Observers of the change feed learn that they missed the batches after the last one delivered
-    /// (``StoreChange/missed(after:through:)``).
+    /// (``StoreChange/missed(after:through:)``), or, when the store went back to an older batch, that
+    /// batches they were given are gone (``StoreChange/rewound(to:)``).
     /// - parameter reason: why (kept for diagnostics).
     /// - throws: what a read-only open throws (`corruptFrame` for damage found twice, `missingSegment`,
     ///   `ioError`, ...); the store keeps its state then. `closed` when the store was closed meanwhile.
@@ -36,7 +37,7 @@ extension Follower {
         follow.lastReload = reason
         let position = follow.position
         store.pipeline.follow(position.sealed ? nil : position.file, size: position.offset)
-        store.pipeline.changes.skip(through: loaded.maxSequence)
+        store.pipeline.changes.reloaded(at: loaded.maxSequence)
     }
 
     /// Notes where reading stopped (nil: at the end of what is written), and returns a load of the whole
