@@ -197,7 +197,7 @@ struct ReferenceTracker {
         undo.append(.entry(id, current))
         if let current, !current.isPending, entry?.isPending ?? true, state.durableUndo[id] == nil {
             undo.append(.durable(id, nil))
-            state.durableUndo[id] = current
+            state.setDurableUndo(id, current)
         }
         if let entry { state.index.set(id, entry) } else { state.index.remove(id) }
     }
@@ -208,7 +208,7 @@ struct ReferenceTracker {
             case .entry(let id, let entry):
                 if let entry { state.index.set(id, entry) } else { state.index.remove(id) }
             case .durable(let id, let entry):
-                state.durableUndo[id] = entry
+                state.setDurableUndo(id, entry)
             case .root(let name, let id):
                 state.logicalRoots[name] = id
             }

@@ -158,7 +158,7 @@ public final class Store: Sendable {
             options.readOnly
             ? Follower(directory: directory, io: io, requiresManifest: requiresManifest, loaded: loaded) : nil
         var state = loaded.state
-        state.publishedSequence = loaded.maxSequence
+        state.publish(through: loaded.maxSequence)
         let index = ConditionLock(state, rank: .index)
         self.state = index
         self.pipeline = CommitPipeline(
@@ -197,10 +197,7 @@ public final class Store: Sendable {
         compactionLock.withLock { closing in closing = true }
         defer {
             pipeline.changes.finish()
-            state.withLock {
-                $0.isOpen = false
-                $0.segments.removeAll()
-            }
+            state.withLock { $0.close() }
             pipeline.releaseActiveSegment()
             lock.withLock { $0 = nil }
         }

@@ -34,6 +34,6 @@ extension IndexState {
         segments.recordBatch(
             edit.segment, endOffset: edit.endOffset, sequence: edit.sequence, controlFrames: edit.controlFrames,
             retainedBytes: edit.retainedBytes)
-        publishedSequence = max(publishedSequence, edit.sequence)
+        publish(through: edit.sequence)
     }
 }

@@ -43,9 +43,11 @@ extension IndexState {
                     segment: new.segment, offset: new.offset, length: new.length, typeTag: current.typeTag,
                     incoming: current.incoming, flags: current.flags))
         } else if let undo = durableUndo[id], !undo.isEmpty, undo.isSameRecord(old) {
-            durableUndo[id] = IndexEntry(
-                segment: new.segment, offset: new.offset, length: new.length, typeTag: undo.typeTag,
-                incoming: undo.incoming, flags: undo.flags)
+            setDurableUndo(
+                id,
+                IndexEntry(
+                    segment: new.segment, offset: new.offset, length: new.length, typeTag: undo.typeTag,
+                    incoming: undo.incoming, flags: undo.flags))
         } else {
             return
         }

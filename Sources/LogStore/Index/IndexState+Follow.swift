@@ -64,7 +64,7 @@ extension IndexState {
         segments.recordBatch(
             batch.segment, endOffset: batch.end, sequence: batch.sequence, controlFrames: control,
             retainedBytes: retained)
-        publishedSequence = max(publishedSequence, batch.sequence)
+        publish(through: batch.sequence)
         return CommittedBatch(
             sequence: batch.sequence, freedBy: batch.isMarkSweep ? .markSweep : .referenceCounting, parts: committed)
     }

@@ -9,27 +9,56 @@
 /// and collects against it. The *durable* view is what readers see: for an id with pending changes,
 /// `durableUndo` holds its durable entry (or `.empty` when it had none), and pending entries carry
 /// ``IndexEntry/pendingFlag``. `roots`, `typeCounts`, `liveCount` and the segments' live bytes are durable.
+///
+/// Who changes what: the durable view's roots and counts, the published sequence and `durableUndo` are
+/// `private(set)`: they change only by replay (``applyReplayed(_:)``), by an edit (`apply(_:)` with a
+/// ``BatchEdit`` or a ``CompactionEdit``, ``applyFollowed(_:)`` for a batch a follower read) and by the
+/// few named methods here. The segment counters change only through
+/// ``SegmentTable``'s named methods. The logical view (`index`, `logicalRoots`) stays open to the
+/// writer's ``ReferenceTracker`` and ``NewObjectsBatch``, which change it while they validate a batch
+/// and undo it when the batch is refused.
 struct IndexState: Sendable {
     var index = ObjectIndex()
     /// Durable entries of ids with pending changes (`.empty`: none). A pending entry whose id is
     /// missing here had no durable version.
-    var durableUndo: [UInt64: IndexEntry] = [:]
+    private(set) var durableUndo: [UInt64: IndexEntry] = [:]
     /// Every segment and what is known about it.
     var segments = SegmentTable()
     /// Durable named roots.
-    var roots: [String: ObjectID] = [:]
+    private(set) var roots: [String: ObjectID] = [:]
     /// Named roots including pending changes (the writer's view).
     var logicalRoots: [String: ObjectID] = [:]
     /// Sequence number of the newest frame that set or removed each root name (removed names too).
-    var rootSequences: [String: UInt64] = [:]
+    private(set) var rootSequences: [String: UInt64] = [:]
     /// Durable live objects per type tag, and in all.
-    var typeCounts: [UInt32: Int] = [:]
-    var liveCount = 0
+    private(set) var typeCounts: [UInt32: Int] = [:]
+    private(set) var liveCount = 0
     /// The newest batch whose effects readers see (set when a group is published).
-    var publishedSequence: UInt64 = 0
-    var isOpen = true
+    private(set) var publishedSequence: UInt64 = 0
+    private(set) var isOpen = true
     /// The shared compression dictionaries, by id (readers decompress with them).
     var dictionaries = CompressionDictionaries()
+
+    // MARK: - The few changes made outside replay and edits
+
+    /// Readers see every batch through `sequence` (the open, a load of the whole store, or a group
+    /// published); never goes back.
+    mutating func publish(through sequence: UInt64) {
+        publishedSequence = max(publishedSequence, sequence)
+    }
+
+    /// The store closed: readers are refused from now on, and the segments are let go.
+    mutating func close() {
+        isOpen = false
+        segments.removeAll()
+    }
+
+    /// Sets (nil: clears) the durable version kept for `id` while it has pending changes: the writer's
+    /// logical view keeps it when a batch first changes the id, and puts back what it was when it rolls a
+    /// refused batch back.
+    mutating func setDurableUndo(_ id: UInt64, _ entry: IndexEntry?) {
+        durableUndo[id] = entry
+    }
 
     // MARK: - Replay (open) and publishing (the leader, after a batch is durable)
 

@@ -19,7 +19,7 @@ extension Follower {
             .load()
         let known = Set(loaded.state.segments.numbers)
         var fresh = loaded.state
-        fresh.publishedSequence = loaded.maxSequence
+        fresh.publish(through: loaded.maxSequence)
         // The state replaced is let go after the lock: unmapping its segments takes a while.
         let replaced = store.state.withLock { state -> IndexState? in
             guard state.isOpen else { return nil }
