@@ -93,6 +93,15 @@ let package = Package(
             ],
             path: "Sources/ObserverFigures"
         ),
+        // Commit → follower latency, the follower in another process.
+        .executableTarget(
+            name: "FollowerFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+            ],
+            path: "Sources/FollowerFigures"
+        ),
         // Gets through a snapshot against plain gets, idle and beside a writer.
         .executableTarget(
             name: "SnapshotFigures",
