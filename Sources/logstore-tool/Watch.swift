@@ -29,7 +29,7 @@ struct Watch: ParsableCommand {
               {"missed":{"after":7,"through":40}}
 
             When the store went back to an older batch (a power cut lost batches the writer had not \
-            synced yet, which it may print, or the store was replaced by a copy), one line says to which; \
+            synced yet, which it may print, or the store was replaced by an older copy), one line says to which; \
             the batches committed from then on follow, and their sequence numbers may repeat:
 
               {"rewound":{"to":38}}

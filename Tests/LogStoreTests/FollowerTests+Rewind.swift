@@ -51,7 +51,15 @@ extension FollowerTests {
         }
         let last = try #require(newestSegment)
         let header = UInt64(LogFormat.segmentHeaderSize)
+        let reloads = follower.followerReloads.count
         #expect(truncate(last.file.path, off_t(header + (last.size - header) / 2)) == 0)
+        // The follower notices the shorter segment and loads the store again before a new writer opens it
+        // (else the load could find the new writer's batches too).
+        let noticed = ContinuousClock.now + .seconds(20)
+        while follower.followerReloads.count == reloads, ContinuousClock.now < noticed {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(follower.followerReloads.count > reloads, "the follower did not load the store again")
         let writer = try directory.open(options: Self.writerOptions(segmentSize: 1 << 20))
         let survived = try writer.snapshot().sequence
         #expect(survived < newestDelivered, "the cut should lose batches the follower delivered")

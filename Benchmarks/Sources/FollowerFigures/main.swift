@@ -2,9 +2,9 @@
 //
 //   swift run -c release FollowerFigures [--samples 2000] [--gap-ms 2] [--policy always|never]
 //
-// This process opens a store and starts itself again as a child (`--follow DIR COUNT`) that opens the store
+// This process opens a store and starts itself again as a child (`--follow DIR`) that opens the store
 // read-only and reads its change feed (`store.changes()`), noting the monotonic clock (one clock for every
-// process on the machine) as each batch arrives. This process then commits SAMPLES single puts, GAP ms apart,
+// process on the machine) as each batch arrives, until a batch writes an object of type 99 (the last). This process then commits SAMPLES single puts, GAP ms apart,
 // with the fsync policy given, noting when each `write` returned. Printed: p50 / p90 / p99 / max of arrival
 // minus return, and of arrival minus call.
 
@@ -12,8 +12,12 @@ import BenchmarkSupport
 import Foundation
 import LogStore
 
-/// The child: follows the store and prints `SEQUENCE NANOSECONDS` per batch, until COUNT batches came.
-func follow(_ directory: String, count: Int) async throws {
+/// The marker type of the last batch: the child stops on it.
+let lastBatchType: UInt32 = 99
+
+/// The child: follows the store and prints `SEQUENCE NANOSECONDS` per batch (`missed SEQUENCE` for a run
+/// it was not given one by one), until the batch of the marker type.
+func follow(_ directory: String) async throws {
     var options = StoreOptions()
     options.readOnly = true
     options.createIfMissing = false
@@ -21,14 +25,13 @@ func follow(_ directory: String, count: Int) async throws {
     let feed = try store.changes()
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     var lines: [String] = []
-    lines.reserveCapacity(count)
     for await change in feed {
         guard case .batch(let batch) = change else {
             lines.append("missed \(change.sequence)")
             continue
         }
         lines.append("\(batch.sequence) \(nanoseconds())")
-        if lines.count >= count { break }
+        if batch.written.contains(where: { $0.typeTag == lastBatchType }) { break }
     }
     FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     try store.close()
@@ -40,8 +43,8 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "--follow", arguments.count == 3, let count = Int(arguments[2]) {
-    try await follow(arguments[1], count: count)
+if arguments.first == "--follow", arguments.count == 2 {
+    try await follow(arguments[1])
     exit(0)
 }
 var samples = 2_000
@@ -68,7 +71,7 @@ try store.put(typeTag: 1, payload: [0])
 
 let child = Process()
 child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-child.arguments = ["--follow", scratch.child("store"), "\(samples)"]
+child.arguments = ["--follow", scratch.child("store")]
 let output = Pipe()
 child.standardOutput = output
 try child.run()
@@ -84,12 +87,13 @@ var calls: [UInt64: (call: UInt64, done: UInt64)] = [:]
 var generator = PayloadGenerator()
 let pool = generator.pool(count: 1_000)
 for index in 0..<samples {
-    let object = pool[index % pool.count]
+    let object = pool[index % pool.count]  // types 1...4
     let called = nanoseconds()
     let batch = try store.write { $0.put(store.newID(), typeTag: object.typeTag, payload: object.payload) }
     calls[batch.sequence] = (called, nanoseconds())
     try await Task.sleep(for: .microseconds(Int(gap * 1000)))
 }
+try store.put(typeTag: lastBatchType, payload: [0])
 received.append(output.fileHandleForReading.readDataToEndOfFile())
 child.waitUntilExit()
 try store.close()
@@ -113,6 +117,8 @@ func line(_ values: [Double]) -> String {
         format: "p50 %.0f µs, p90 %.0f µs, p99 %.0f µs, max %.0f µs", percentile(values, 0.5),
         percentile(values, 0.9), percentile(values, 0.99), values.last ?? .nan)
 }
-print("fsync policy \(policy == .always ? "always" : "never"), \(fromReturn.count) of \(samples) batches timed, \(missed) missed runs")
+print(
+    "fsync policy \(policy == .always ? "always" : "never"), \(fromReturn.count) of \(samples) batches timed, "
+        + "\(missed) missed runs")
 print("commit returned → follower process: " + line(fromReturn))
 print("commit called → follower process:   " + line(fromCall))

@@ -66,7 +66,7 @@ import Testing
     @Test func onlyObserversPastThePointHearThatTheStoreWentBack() {
         let log = log(through: 10)
         let epoch = log.epoch
-        log.reloaded(at: 6)
+        log.reloaded(at: 6).resume()
         // Given batch 8: it hears, and goes on from 6.
         let ahead = log.changesNewestFirst(after: 8, epoch: epoch, limit: 10)
         #expect(ahead.changes == [.rewound(to: 6)] && ahead.cursor == 6 && ahead.epoch == log.epoch)
@@ -80,16 +80,25 @@ import Testing
         #expect(next.changes.map(\.sequence) == [7])
     }
 
+    /// An observer that read in the epoch before a rewind and only then waits is not left waiting.
+    @Test func aWaitAfterARewindReturnsAtOnce() async {
+        let log = log(through: 10)
+        let epoch = log.epoch
+        log.reloaded(at: 6).resume()
+        await log.wait(after: 10, epoch: epoch)
+        #expect(log.changesNewestFirst(after: 10, epoch: epoch, limit: 10).changes == [.rewound(to: 6)])
+    }
+
     @Test func twoRewindsAreOneFromTheLowestPoint() {
         let log = log(through: 10)
         let epoch = log.epoch
-        log.reloaded(at: 7)
+        log.reloaded(at: 7).resume()
         log.publish([CommittedBatch(sequence: 8)])
-        log.reloaded(at: 5)
+        log.reloaded(at: 5).resume()
         let read = log.changesNewestFirst(after: 9, epoch: epoch, limit: 10)
         #expect(read.changes == [.rewound(to: 5)])
         // A newer load that finds more batches is no rewind.
-        log.reloaded(at: 12)
+        log.reloaded(at: 12).resume()
         let later = log.changesNewestFirst(after: read.cursor, epoch: read.epoch, limit: 10)
         #expect(later.changes == [.missed(after: 5, through: 12)])
     }

@@ -1,5 +1,6 @@
 import Dispatch
 @_spi(Engine) import LogStoreSystem
+import Synchronization
 
 /// The newest committed batches, kept for the store's observers, and the observers waiting for more.
 ///
@@ -9,7 +10,7 @@ import Dispatch
 /// batch), dropping the oldest batches first, so an observer that falls behind costs the writer nothing
 /// and memory stays bounded: it learns which batches it missed (``StoreChange/missed(after:through:)``).
 final class ChangeLog: Sendable {
-    private struct State {
+    struct State {
         /// Kept batches in commit order: `batches[head...]`.
         var batches: [CommittedBatch] = []
         var head = 0
@@ -25,7 +26,7 @@ final class ChangeLog: Sendable {
         var finished = false
         /// Bumped when the store went back to an older batch (``ChangeLog/reloaded(at:)``).
         var epoch: UInt64 = 0
-        /// The batch each rewind went back to, with the epoch it began.
+        /// The batch each rewind went back to, with the epoch it began (at most 16).
         var rewinds: [(epoch: UInt64, to: UInt64)] = []
         /// Whether observers wait for batches the log has, left for the rolling wake (more wait than
         /// ``ChangeLog/wakesAtOnce``).
@@ -38,6 +39,9 @@ final class ChangeLog: Sendable {
 
     private let state: RankedMutex<State>
     private let limit: Int
+    /// When a commit leader last started a sync (monotonic nanoseconds): while syncs come often, they do
+    /// the rolling wake, and its timer waits a turn longer.
+    private let lastSyncStart = Atomic<UInt64>(0)
 
     /// A log that begins after batch `sequence` (the newest when the store opened) and keeps `limit`
     /// changes.
@@ -59,15 +63,22 @@ final class ChangeLog: Sendable {
     struct Waiter {
         let id: UInt64
         let cursor: UInt64
+        /// The log's epoch the observer read in: a rewind since makes it due.
+        let epoch: UInt64
         let continuation: CheckedContinuation<Void, Never>
+
+        /// Whether the log has something for it: a newer batch, a rewind, or its end.
+        func isDue(in state: State) -> Bool {
+            cursor < state.newest || epoch != state.epoch || state.finished
+        }
     }
 
     /// Observers to wake after a group was appended.
     struct Wake {
         fileprivate let waiters: [CheckedContinuation<Void, Never>]
 
-        /// Wakes them (at most ``ChangeLog/wakesAtOnce``: the leader that appended the group does not spend
-        /// its time resuming many observers).
+        /// Wakes them (after a group, at most ``ChangeLog/wakesAtOnce``: the leader that appended it does not
+        /// spend its time resuming many observers).
         func resume() {
             for waiter in waiters { waiter.resume() }
         }
@@ -116,12 +127,18 @@ final class ChangeLog: Sendable {
     /// writer lost batches a follower had delivered, which it may do before its sync returns, or the
     /// store was replaced), and observers that were given a batch after `sequence` learn it
     /// (``StoreChange/rewound(to:)``); the batches committed from then on follow.
-    func reloaded(at sequence: UInt64) {
+    func reloaded(at sequence: UInt64) -> Wake {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard sequence != state.newest else { return [] }
             if sequence < state.newest {
                 state.epoch += 1
                 state.rewinds.append((state.epoch, sequence))
+                // Bounded: the two oldest become one, at the lower point and the later epoch; an observer
+                // between them may then hear of a lower point than it needs, and read again from there.
+                if state.rewinds.count > 16 {
+                    let first = state.rewinds.removeFirst()
+                    state.rewinds[0].to = min(first.to, state.rewinds[0].to)
+                }
             }
             state.batches.removeAll()
             state.head = 0
@@ -130,7 +147,7 @@ final class ChangeLog: Sendable {
             state.newest = sequence
             return takeWaiters(&state)
         }
-        for waiter in waiters { waiter.resume() }
+        return Wake(waiters: waiters)
     }
 
     /// The epoch: an observer starts in the epoch it read before the newest sequence.
@@ -182,6 +199,7 @@ final class ChangeLog: Sendable {
     /// if their turn came, so that they run while the committers wait for the disk rather than when the
     /// committers want their cores back.
     func syncStarting() {
+        lastSyncStart.store(SystemClock.monotonicNanoseconds(), ordering: .relaxed)
         let due = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard state.rolling else { return [] }
             return wakeSome(&state, now: SystemClock.monotonicNanoseconds())
@@ -197,25 +215,27 @@ final class ChangeLog: Sendable {
         var due: [CheckedContinuation<Void, Never>] = []
         var position = 0
         while position < state.waiters.count, due.count < Self.wakesAtOnce {
-            if state.waiters[position].cursor < state.newest || state.finished {
+            if state.waiters[position].isDue(in: state) {
                 due.append(state.waiters.remove(at: position).continuation)
             } else {
                 position += 1
             }
         }
-        let newest = state.newest
-        state.rolling = state.waiters[position...].contains { $0.cursor < newest }
+        let current = state
+        state.rolling = state.waiters[position...].contains { $0.isDue(in: current) }
         state.nextWake = now + UInt64(due.count) * Self.pacePerWaiter
         return due
     }
 
-    /// Schedules the rolling wake's timer, unless it is: it fires one turn after the next wake is due, so
-    /// that a store that syncs often wakes its observers as it starts a sync, and one that does not, from
-    /// the timer.
+    /// Schedules the rolling wake's timer, unless it is: it fires when the next wake is due, or a turn
+    /// later while syncs come often, so that a store that syncs often wakes its observers as it starts a
+    /// sync, and one that does not, from the timer.
     private func scheduleTimer(_ state: inout State, now: UInt64) {
         guard !state.timerScheduled else { return }
         state.timerScheduled = true
-        let due = max(now, state.nextWake) + UInt64(Self.wakesAtOnce) * Self.pacePerWaiter
+        let turn = UInt64(Self.wakesAtOnce) * Self.pacePerWaiter
+        let syncsLately = now &- lastSyncStart.load(ordering: .relaxed) < turn
+        let due = max(now, state.nextWake) + (syncsLately ? turn : 0)
         Self.wakeQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: due - now))) { [weak self] in
             self?.timerFired()
         }
@@ -296,8 +316,9 @@ final class ChangeLog: Sendable {
         return low
     }
 
-    /// Suspends until a batch newer than `cursor` is appended, the log ends, or the task is cancelled.
-    func wait(after cursor: UInt64) async {
+    /// Suspends until a batch newer than `cursor` is appended, the store goes back to an older batch
+    /// (the log's epoch is no longer `epoch`), the log ends, or the task is cancelled.
+    func wait(after cursor: UInt64, epoch: UInt64) async {
         let waiter = state.withLock { state -> UInt64 in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -305,8 +326,10 @@ final class ChangeLog: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.finished || state.newest > cursor || Task.isCancelled { return true }
-                    state.waiters.append(Waiter(id: waiter, cursor: cursor, continuation: continuation))
+                    if state.finished || state.newest > cursor || state.epoch != epoch || Task.isCancelled {
+                        return true
+                    }
+                    state.waiters.append(Waiter(id: waiter, cursor: cursor, epoch: epoch, continuation: continuation))
                     return false
                 }
                 if resumeNow { continuation.resume() }

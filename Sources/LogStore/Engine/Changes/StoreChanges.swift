@@ -7,12 +7,15 @@ public enum StoreChange: Sendable, Equatable {
     /// fell behind further than the store keeps (``StoreOptions/keptChanges``), or a follower reloaded the
     /// store instead of reading its log. Read again whatever you follow; batches after `through` follow.
     case missed(after: UInt64, through: UInt64)
-    /// The store went back to batch `to`: batches after it that this feed delivered are gone. Only a
-    /// store open read-only that follows a writer delivers it: it delivers a batch once it is in the
-    /// writer's file, which may be before the writer's sync returned, and a power cut then loses it; or
-    /// the store was replaced (restored from a copy). Read again whatever you follow; the batches
-    /// committed after `to` follow, and their sequence numbers may repeat those of batches delivered
-    /// before.
+    /// The store went back to batch `to`: batches after it that this feed delivered (or that the store
+    /// had when the feed was made) are gone. Only a store open read-only that follows a writer delivers
+    /// it, when a load of the whole store finds an older newest batch than it had: it delivers a batch
+    /// once it is in the writer's file, which may be before the writer's sync returned, and a power cut
+    /// then loses it; or the store was replaced by an older copy. (A store replaced by a copy as new as
+    /// the one it had, or newer, is not told apart from one that moved on.) Read again whatever you
+    /// follow; the batches committed after `to` follow, and their sequence numbers may repeat those of
+    /// batches delivered before: a sequence kept from before is no longer a valid start for
+    /// ``Store/changes(after:)`` (`invalidArgument` when it is newer than the store's newest).
     case rewound(to: UInt64)
 
     /// The sequence number of the newest batch this element covers.
@@ -31,7 +34,7 @@ public enum StoreChange: Sendable, Equatable {
 /// blocks or slows the writer, and an observer that falls behind gets a
 /// ``StoreChange/missed(after:through:)`` in place of the batches that were dropped. The sequence ends
 /// when the store is closed (after the batches committed before), or when the observing task is
-/// cancelled.
+/// cancelled (after the changes its iterator already took, at most 255).
 public struct StoreChanges: AsyncSequence, Sendable {
     /// A committed batch, or a run of batches the observer missed.
     public typealias Element = StoreChange
@@ -42,9 +45,9 @@ public struct StoreChanges: AsyncSequence, Sendable {
     let start: UInt64
     /// The log's epoch when the feed was made (read before `start`).
     let epoch: UInt64
-    /// Waits for batches after a position instead of the log (a follower, which brings them in from the
-    /// writer's log), or nil.
-    let follow: (@Sendable (UInt64) async -> Void)?
+    /// Waits for batches after a position (in an epoch) instead of the log (a follower, which brings them
+    /// in from the writer's log), or nil.
+    let follow: (@Sendable (UInt64, UInt64) async -> Void)?
 
     /// Makes an iterator that starts after the sequence the feed was made for.
     public func makeAsyncIterator() -> Iterator {
@@ -63,12 +66,12 @@ public struct StoreChanges: AsyncSequence, Sendable {
         var cursor: UInt64
         /// The log's epoch as of `cursor`.
         var epoch: UInt64
-        let follow: (@Sendable (UInt64) async -> Void)?
+        let follow: (@Sendable (UInt64, UInt64) async -> Void)?
         /// Changes taken from the log and not delivered yet, the next one last: `popLast` hands it over
         /// without touching its reference count, which every observer of a batch shares.
         @usableFromInline var taken: [StoreChange] = []
 
-        init(log: ChangeLog, cursor: UInt64, epoch: UInt64, follow: (@Sendable (UInt64) async -> Void)?) {
+        init(log: ChangeLog, cursor: UInt64, epoch: UInt64, follow: (@Sendable (UInt64, UInt64) async -> Void)?) {
             self.log = log
             self.cursor = cursor
             self.epoch = epoch
@@ -106,7 +109,7 @@ public struct StoreChanges: AsyncSequence, Sendable {
                     return first
                 }
                 if read.finished { return nil }
-                if let follow { await follow(cursor) } else { await log.wait(after: cursor) }
+                if let follow { await follow(cursor, epoch) } else { await log.wait(after: cursor, epoch: epoch) }
             }
             return nil
         }
@@ -140,10 +143,10 @@ extension Store {
     public func changes(after sequence: UInt64? = nil) throws(LogStoreError) -> StoreChanges {
         try checkOpen()
         let log = pipeline.changes
-        let epoch = log.epoch
         // A batch readers see may not be in the log yet (the leader appends it just after): a sequence a
-        // snapshot gave is never "newer than the newest".
-        let newest = max(log.newest, state.withLock { $0.publishedSequence })
+        // snapshot gave is never "newer than the newest". Under the index lock, which a follower's load of
+        // the whole store holds while it tells the log.
+        let (epoch, newest) = state.withLock { state in (log.epoch, max(log.newest, state.publishedSequence)) }
         guard let sequence else { return StoreChanges(log: log, start: newest, epoch: epoch, follow: changeFollower) }
         guard sequence <= newest else {
             throw LogStoreError(

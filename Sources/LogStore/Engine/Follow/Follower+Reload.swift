@@ -20,13 +20,16 @@ extension Follower {
         let known = Set(loaded.state.segments.numbers)
         var fresh = loaded.state
         fresh.publish(through: loaded.maxSequence)
-        // The state replaced is let go after the lock: unmapping its segments takes a while.
-        let replaced = store.state.withLock { state -> IndexState? in
+        // The state replaced is let go after the lock: unmapping its segments takes a while. The change log
+        // learns of the load in the same hold of the index lock, so that a feed made meanwhile starts
+        // either before both or after both (``Store/changes(after:)`` reads under it).
+        let swapped = store.state.withLock { state -> (IndexState, ChangeLog.Wake)? in
             guard state.isOpen else { return nil }
             swap(&state, &fresh)
-            return fresh
+            return (fresh, store.pipeline.changes.reloaded(at: loaded.maxSequence))
         }
-        guard replaced != nil else { throw LogStoreError(.closed, "the store is closed", file: directory) }
+        guard let (_, wake) = swapped else { throw LogStoreError(.closed, "the store is closed", file: directory) }
+        wake.resume()
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
         store.nextID.withLock { $0 = max($0, firstFreeID) }
         follow.position = Position(loaded, known: known)
@@ -37,7 +40,6 @@ extension Follower {
         follow.lastReload = reason
         let position = follow.position
         store.pipeline.follow(position.sealed ? nil : position.file, size: position.offset)
-        store.pipeline.changes.reloaded(at: loaded.maxSequence)
     }
 
     /// Notes where reading stopped (nil: at the end of what is written), and returns a load of the whole

@@ -26,7 +26,10 @@ extension Store {
     ///
     /// The writer's batches are read once they are in the file, which may be before the writer's
     /// `fdatasync` returns: after a power failure the writer may have lost batches a refresh returned
-    /// (with ``FsyncPolicy/always``, only those whose write had not returned yet).
+    /// (with ``FsyncPolicy/always``, only those whose write had not returned yet). The refresh that finds
+    /// the store went back then returns nothing for it (the change feed says ``StoreChange/rewound(to:)``),
+    /// and later refreshes return the batches committed since, whose sequence numbers may repeat those
+    /// returned before.
     ///
     /// A writable store holds the store's lock, so no other writer exists: it is always current, and this
     /// returns an empty array.
@@ -55,12 +58,12 @@ extension Store {
     /// thread run (``Follower/keepPolling(_:)``), which publishes them to the change log, and waits on the
     /// log. Nil for a writable store, whose own commits fill the log. The feed holds the store weakly: one
     /// that is released finishes its feeds.
-    var changeFollower: (@Sendable (UInt64) async -> Void)? {
+    var changeFollower: (@Sendable (UInt64, UInt64) async -> Void)? {
         guard let follower else { return nil }
         let log = pipeline.changes
-        return { [weak self] cursor in
+        return { [weak self] cursor, epoch in
             follower.keepPolling(self)
-            await log.wait(after: cursor)
+            await log.wait(after: cursor, epoch: epoch)
         }
     }
 
