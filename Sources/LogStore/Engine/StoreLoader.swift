@@ -66,6 +66,21 @@ struct StoreLoader {
         /// replayed in number order, and compaction outputs hold older records under newer numbers, so
         /// the sequence number, not the file order, decides which frame of an object wins.
         var tombstones: [UInt64: UInt64] = [:]
+        /// What replaying the segment being read found besides its records, applied when it is read.
+        var segmentEdit = SegmentReplayEdit(segment: 0)
+
+        /// Starts replaying `file`: registered first, since its records' effects count bytes in it.
+        mutating func beginSegment(_ file: SegmentFile) {
+            state.segments.register(file)
+            segmentEdit = SegmentReplayEdit(segment: file.number)
+        }
+
+        /// Ends replaying the segment begun last: `finish` fills in what the whole segment says, and the
+        /// edit is applied.
+        mutating func finishSegment(_ finish: (inout SegmentReplayEdit) -> Void) {
+            finish(&segmentEdit)
+            state.apply(segmentEdit)
+        }
 
         /// Whether `frame` is newer than what the state holds for its object or root.
         mutating func supersedes(_ effect: IndexEffect, sequence: UInt64) -> Bool {
@@ -87,7 +102,8 @@ struct StoreLoader {
             }
         }
 
-        /// Applies one committed frame, found by a scan or in a hint, of segment `number`.
+        /// Applies one committed frame, found by a scan or in a hint, of segment `number` (the one begun
+        /// last).
         mutating func replay(
             _ kind: FrameKind, id: UInt64, sequence: UInt64, effect: IndexEffect?, segment number: UInt32
         ) {
@@ -97,13 +113,13 @@ struct StoreLoader {
                 highestID = max(highestID, id)
             }
             if kind == .delete || kind == .setRoot || kind == .removeRoot {
-                state.segments.countControlFrame(in: number)
+                segmentEdit.controlFrames += 1
             }
             guard let effect else { return }
             if supersedes(effect, sequence: sequence) {
                 state.applyReplayed(effect)
             } else if kind == .put {
-                state.segments.countDeadRecord(in: number)
+                segmentEdit.deadRecords += 1
             }
         }
     }
@@ -334,7 +350,7 @@ struct StoreLoader {
             return
         }
 
-        loaded.state.segments.register(file)
+        loaded.beginSegment(file)
         var retained = UInt64(LogFormat.segmentHeaderSize)
         let classified = TailClassifier(bytes: scanned, fileSize: Int(size), role: role).classify(
             listEveryDamage: collectsProblems
@@ -350,8 +366,6 @@ struct StoreLoader {
         // writer segments, which may become droppable) must stay: header, seal, reservations, roots,
         // and the tombstones a compaction output kept.
         let sealBytes = outcome.sealedAt.map { UInt64(outcome.committedEnd - $0) } ?? 0
-        loaded.state.segments.recordReplayed(
-            number, minSequence: outcome.minSequence, retainedBytes: retained + sealBytes)
         if isNewest { loaded.newestIsSealed = outcome.sealedAt != nil }
         loaded.frames += outcome.frames
         loaded.maxSequence = max(loaded.maxSequence, outcome.maxSequence)
@@ -368,7 +382,11 @@ struct StoreLoader {
         } else if let end = classified.tail.validEnd {
             validSize = UInt64(end)
         }
-        loaded.state.segments.recordValidSize(number, validSize)
+        loaded.finishSegment { edit in
+            edit.minSequence = outcome.minSequence
+            edit.retainedBytes = retained + sealBytes
+            edit.validSize = validSize
+        }
         if isNewest { loaded.newest = (file, validSize) }
     }
 
@@ -454,7 +472,7 @@ struct StoreLoader {
         into loaded: inout Loaded
     ) {
         let number = file.number
-        loaded.state.segments.register(file)
+        loaded.beginSegment(file)
         var retained = UInt64(LogFormat.segmentHeaderSize)
         var minimum = UInt64.max
         var maximum: UInt64 = 0
@@ -486,13 +504,16 @@ struct StoreLoader {
         }
         retained += size > framesEnd ? size - framesEnd : 0
         loaded.maxSequence = max(loaded.maxSequence, maximum)
-        loaded.state.segments.recordReplayed(number, minSequence: minimum, retainedBytes: retained)
         loaded.frames += hint.reader.entryCount
-        loaded.state.segments.recordValidSize(number, size)
         let checksum = hint.reader.bytes.baseAddress.map {
             $0.readLE(UInt64.self, at: hint.reader.bytes.count - LogFormat.frameChecksumSize)
         }
-        loaded.state.segments.recordReplayedHint(number, checksum: checksum)
+        loaded.finishSegment { edit in
+            edit.minSequence = minimum
+            edit.retainedBytes = retained
+            edit.validSize = size
+            edit.hint = .some(checksum)
+        }
         loaded.hints[number] = hint.reader
         if hasReferences { loaded.hintsWithReferences.insert(number) }
         loaded.hintMappings.append(hint.mapping)

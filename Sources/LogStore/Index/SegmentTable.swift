@@ -169,38 +169,19 @@ extension SegmentTable {
         update(new.segment) { $0.liveBytes += UInt64(new.length) }
     }
 
-    /// Replay found a dead put record in segment `number`.
-    @inline(__always)
-    mutating func countDeadRecord(in number: UInt32) {
-        update(number) { $0.deadRecords += 1 }
-    }
-
-    /// Replay found a tombstone or root frame in segment `number`.
-    @inline(__always)
-    mutating func countControlFrame(in number: UInt32) {
-        update(number) { $0.controlFrames += 1 }
-    }
-
-    /// Replay read segment `number`: its lowest sequence and the bytes that must stay though no live record
-    /// holds them.
-    mutating func recordReplayed(_ number: UInt32, minSequence: UInt64, retainedBytes: UInt64) {
-        update(number) { info in
-            info.minSequence = minSequence
-            info.retainedBytes = retainedBytes
-        }
-    }
-
-    /// Replay found where segment `number`'s log ends (a torn tail cut or ignored).
-    mutating func recordValidSize(_ number: UInt32, _ size: UInt64) {
-        update(number) { $0.size = size }
-    }
-
-    /// Replay rebuilt segment `number` from its hint file, whose checksum is `checksum` (nil when the hint
-    /// is trusted already).
-    mutating func recordReplayedHint(_ number: UInt32, checksum: UInt64?) {
-        update(number) { info in
-            info.hasHint = true
-            info.unverifiedHint = checksum
+    /// Replay read a segment (``SegmentReplayEdit``): its counters, where its log ends, and whether its
+    /// records came from its hint file.
+    mutating func recordReplayed(_ edit: SegmentReplayEdit) {
+        update(edit.segment) { info in
+            info.controlFrames += edit.controlFrames
+            info.deadRecords += edit.deadRecords
+            info.minSequence = edit.minSequence
+            info.retainedBytes = edit.retainedBytes
+            info.size = edit.validSize
+            if let checksum = edit.hint {
+                info.hasHint = true
+                info.unverifiedHint = checksum
+            }
         }
     }
 
