@@ -13,10 +13,13 @@
 /// Who changes what: the durable view's roots and counts, the published sequence and `durableUndo` are
 /// `private(set)`: they change only by replay (``applyReplayed(_:)``), by an edit (`apply(_:)` with a
 /// ``BatchEdit`` or a ``CompactionEdit``, ``applyFollowed(_:)`` for a batch a follower read) and by the
-/// few named methods here. The segment counters change only through
-/// ``SegmentTable``'s named methods. The logical view (`index`, `logicalRoots`) stays open to the
-/// writer's ``ReferenceTracker`` and ``NewObjectsBatch``, which change it while they validate a batch
-/// and undo it when the batch is refused.
+/// few named methods here. The segment counters change only through ``SegmentTable``'s named methods:
+/// from the edits (``BatchEdit``, ``CompactionEdit``, ``SegmentReplayEdit``, a follower's batch) and
+/// from the steps that are not batches (a segment created or sealed, a hint written or checked). The
+/// edits are extensions of this type in files of their own, which Swift's `private(set)` (the file's)
+/// would shut out, so `segments` and `dictionaries` stay settable within the module. The logical view
+/// (`index`, `logicalRoots`) stays open to the writer's ``ReferenceTracker`` and ``NewObjectsBatch``, which
+/// change it while they validate a batch and undo it when the batch is refused.
 struct IndexState: Sendable {
     var index = ObjectIndex()
     /// Durable entries of ids with pending changes (`.empty`: none). A pending entry whose id is
