@@ -229,9 +229,7 @@ public struct ObjectChanges: RandomAccessCollection, Sendable, Hashable, Express
     /// The object at `position`, which must be below ``endIndex`` (as for an array).
     @inlinable public subscript(position: Int) -> ObjectChange {
         switch storage {
-        case .one(let change):
-            precondition(position == 0, "index out of range")
-            return change
+        case .one(let change): return CollectionOfOne(change)[position]
         case .many(let changes): return changes[position]
         }
     }
