@@ -10,7 +10,7 @@ import LogStore
 /// object of a type it follows (its id, for ``ObjectStore/observe(id:as:)``). Batches that land while an
 /// element is read or used are coalesced into the next read, which sees all of them. An observer that
 /// falls behind the store's kept changes reads again too. The sequence ends when the store is closed or
-/// the task is cancelled.
+/// failed (a write or sync failed), or the task is cancelled.
 public struct ObjectObservation<Value>: AsyncSequence {
     /// The values read after each change.
     public typealias Element = Value

@@ -31,9 +31,10 @@ public enum StoreChange: Sendable, Equatable {
 /// The committed batches of a store in commit order, as an `AsyncSequence` (from ``Store/changes(after:)``).
 ///
 /// Each observer reads one shared, bounded log of the newest batches at its own pace: observing never
-/// blocks or slows the writer, and an observer that falls behind gets a
+/// blocks the writer, and an observer that falls behind gets a
 /// ``StoreChange/missed(after:through:)`` in place of the batches that were dropped. The sequence ends
-/// when the store is closed (after the batches committed before), or when the observing task is
+/// when the store is closed or failed (a write or sync failed: it commits nothing more until it is opened
+/// again), after the batches committed before, or when the observing task is
 /// cancelled (after the changes its iterator already took, at most 255).
 public struct StoreChanges: AsyncSequence, Sendable {
     /// A committed batch, or a run of batches the observer missed.

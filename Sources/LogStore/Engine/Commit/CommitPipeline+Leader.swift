@@ -198,6 +198,9 @@ extension CommitPipeline {
             }
         }
         wake?.resume()
+        // A failed store commits nothing more until it is opened again: its change feeds end (after what
+        // the log holds), instead of waiting until it closes.
+        if failure != nil { changes.finish() }
     }
 
     /// Ends a leader's (or a seal's) hold of the writer slot: runs `update` and clears `flushing`

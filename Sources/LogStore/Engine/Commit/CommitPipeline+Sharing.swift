@@ -32,6 +32,8 @@ extension CommitPipeline {
             queue.active = nil
             if let failure { queue.failure = queue.failure ?? failure }
         }
+        // A failed store commits nothing more: its change feeds end.
+        if failure != nil { changes.finish() }
     }
 
     /// The id reservation and the newest durable sequence a compaction output starts with.

@@ -77,7 +77,8 @@ final class CommitPipeline: Sendable {
         self.prefill = SegmentPrefill(
             io: io, zeroFill: options.tuning.writesZerosAhead && options.fsyncPolicy == .always)
         if case .interval(let interval) = options.fsyncPolicy, !options.readOnly {
-            self.flushTimer = FlushTimer(every: max(1, interval.wholeMilliseconds), queue: queue, io: io)
+            self.flushTimer = FlushTimer(
+                every: max(1, interval.wholeMilliseconds), queue: queue, io: io, changes: changes)
         } else {
             self.flushTimer = nil
         }
@@ -120,6 +121,7 @@ final class CommitPipeline: Sendable {
         } catch {
             let failure = LogStoreError(.ioError, "sync failed", file: file.path, underlying: error)
             queue.withLock { $0.failure = $0.failure ?? failure }
+            changes.finish()
             throw failure
         }
         // A write or sync that failed before (or meanwhile) may have lost pages this sync can no longer

@@ -6,11 +6,12 @@ import Dispatch
 /// `fdatasync`s the active segment when something was written since the last sync.
 ///
 /// `@unchecked Sendable`: its one stored property is a `let` to a dispatch source, whose methods
-/// (`cancel`, `resume`) are documented as thread-safe; the handler only touches `Sendable` values.
+/// (`cancel`, `resume`) are documented as thread-safe; the handler only touches `Sendable` values (the
+/// queue, the system calls and the change log, which it ends when the sync fails).
 final class FlushTimer: @unchecked Sendable {
     private let timer: DispatchSourceTimer
 
-    init(every milliseconds: Int, queue: ConditionLock<CommitQueue>, io: SystemIO) {
+    init(every milliseconds: Int, queue: ConditionLock<CommitQueue>, io: SystemIO, changes: ChangeLog) {
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "logstore.fsync"))
         timer.schedule(deadline: .now() + .milliseconds(milliseconds), repeating: .milliseconds(milliseconds))
         timer.setEventHandler {
@@ -25,6 +26,7 @@ final class FlushTimer: @unchecked Sendable {
             } catch {
                 let failure = LogStoreError(.ioError, "background sync failed", file: file.path, underlying: error)
                 queue.withLock { $0.failure = $0.failure ?? failure }
+                changes.finish()
             }
         }
         timer.resume()
