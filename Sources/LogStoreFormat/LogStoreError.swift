@@ -96,6 +96,11 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         /// and segments; or the segments contradict what it recorded at the last clean close.
         public static let corruptManifest = Code("corruptManifest")
 
+        /// A check that a layer above the engine installed refused the batch (the object layer's unique
+        /// indexes do, naming the objects): ``LogStoreError/underlying`` holds that layer's error, and nothing
+        /// of the batch was written.
+        public static let rejected = Code("rejected")
+
         /// The code's name.
         public var description: String { name }
     }

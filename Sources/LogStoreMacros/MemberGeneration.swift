@@ -58,7 +58,7 @@ struct MemberGeneration {
         return members
     }
 
-    /// `typeName`, `typeAliases`, `fieldAliases` and `declaredConformances`.
+    /// `typeName`, `typeAliases`, `fieldAliases`, `declaredConformances` and `storedFieldNames`.
     private var typeMembers: [DeclSyntax] {
         let typeName = arguments.typeName ?? ExprSyntax(StringLiteralExprSyntax(content: target.name))
         let renamed = target.properties.filter { !$0.oldNames.isEmpty }.map { property in
@@ -75,6 +75,10 @@ struct MemberGeneration {
             !type.is(SuppressedTypeSyntax.self) && !Self.unlistedConformances.contains(Self.simpleName(type))
         }
         let listed: ExprSyntax = "[\(raw: conformances.map { "\($0).self" }.joined(separator: ", "))]"
+        let names = target.properties.map { "\\\(target.name).\($0.name): \($0.fieldLiteral)" }
+        let ownNames: ExprSyntax = names.isEmpty ? "[:]" : "[\(raw: names.joined(separator: ", "))]"
+        let fieldNames: ExprSyntax =
+            position == .subclass ? "super.storedFieldNames.merging(\(ownNames)) { _, own in own }" : ownNames
         return [
             typeProperty("typeName", "String", typeName, stored: true),
             typeProperty("typeAliases", "[String]", arguments.aliases ?? "[]", stored: true),
@@ -82,6 +86,7 @@ struct MemberGeneration {
             typeProperty(
                 "declaredConformances", "[Any.Type]",
                 position == .subclass ? "super.declaredConformances + \(listed)" : listed, stored: false),
+            typeProperty("storedFieldNames", "[AnyKeyPath: String]", fieldNames, stored: false),
         ]
     }
 

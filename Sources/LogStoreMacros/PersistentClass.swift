@@ -25,6 +25,7 @@ struct PersistentClass {
     /// Members `@Persistent` generates: declaring one of them is an error.
     static let generatedProperties: Set<String> = [
         "persistenceSlot", "hasReportedChange", "typeName", "typeAliases", "fieldAliases", "declaredConformances",
+        "storedFieldNames",
     ]
 
     /// Analyzes `declaration`, appending what is wrong with it to `diagnostics`. Returns nil when it is not

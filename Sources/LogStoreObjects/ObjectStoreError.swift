@@ -55,6 +55,13 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         /// A save met an object that belongs to another context (or another object store): it was loaded
         /// or inserted there. Link objects of the same context; pass ids between contexts and load them.
         public static let foreignObject = Code("foreignObject")
+        /// A save would give two objects the same key of a unique index (``IndexDefinition/unique(_:field:name:)``):
+        /// ``ObjectStoreError/objects`` names the object saved and the one holding the key, ``field`` the
+        /// index, and nothing was written. Checked atomically with the commit, so of two saves racing for one
+        /// key exactly one wins.
+        public static let uniqueViolation = Code("uniqueViolation")
+        /// A query cannot be answered as asked (a predicate that throws, a sort it cannot apply).
+        public static let invalidQuery = Code("invalidQuery")
         /// The engine failed; see ``underlying``.
         public static let store = Code("store")
 

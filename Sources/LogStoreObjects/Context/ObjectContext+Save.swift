@@ -32,13 +32,28 @@ extension ObjectContext {
         let changes = try prepareChanges()
         var committed: CommittedBatch?
         if !changes.batch.isEmpty {
-            do {
-                committed = try store.write(changes.batch)
-            } catch {
-                throw describe(linking: error)
+            var attempt = 0
+            while true {
+                attempt += 1
+                try objectStore.indexes.prepareUnique(for: changes.batch)
+                do {
+                    committed = try store.write(changes.batch)
+                    break
+                } catch {
+                    try describeRejection(error, attempt: attempt)
+                }
             }
         }
         return finishChanges(changes, committed: committed)
+    }
+
+    /// The error of a refused write: a unique index's violation as it is; for an index that was not ready
+    /// (a scan had it), nothing, so that the caller tries again (a few times); else the engine's error.
+    func describeRejection(_ error: LogStoreError, attempt: Int) throws(ObjectStoreError) {
+        guard error.code == .rejected else { throw describe(linking: error) }
+        if let violation = error.underlying as? ObjectStoreError { throw violation }
+        if error.underlying is IndexNotReady, attempt < 100 { return }
+        throw describe(linking: error)
     }
 
     /// ``writeChanges()`` for Swift concurrency: encodes and finishes in the caller's isolation, and commits
@@ -58,10 +73,16 @@ extension ObjectContext {
         let changes = try prepareChanges()
         var committed: CommittedBatch?
         if !changes.batch.isEmpty {
-            do {
-                committed = try await store.write(changes.batch)
-            } catch {
-                throw describe(linking: error)
+            var attempt = 0
+            while true {
+                attempt += 1
+                try objectStore.indexes.prepareUnique(for: changes.batch)
+                do {
+                    committed = try await store.write(changes.batch)
+                    break
+                } catch {
+                    try describeRejection(error, attempt: attempt)
+                }
             }
         }
         return finishChanges(changes, committed: committed)

@@ -19,6 +19,8 @@ public final class ObjectStore: Sendable {
     let conformances = ConformanceCache()
     /// Lets runs of ``update(attempts:_:)`` that keep conflicting through first.
     let contention = ContentionGate()
+    /// The indexes the registered classes declare.
+    let indexes: ObjectIndexes
 
     /// What opening repaired: the torn tail of the last, unacknowledged write cut after a crash (its bytes
     /// saved to a side file next to the segment), or nil when the log was clean. Only a crash can leave a
@@ -47,6 +49,7 @@ public final class ObjectStore: Sendable {
         self.store = store
         self.registry = try TypeRegistry(types, protocols: protocols, usingFieldCoding: tuning.usesFieldCoding)
         self.catalog = try KeyCatalog(loadingFrom: store)
+        self.indexes = try ObjectIndexes(registry: registry, store: store, catalog: catalog)
     }
 
     /// Opens (or creates) the store in `directory` and makes an object store over it.

@@ -28,11 +28,18 @@ public protocol PersistentModel: PersistentObject, FieldCodable {
     /// protocols (`objects(of: (any Shape).self)`) finds the class without loading one of its objects to
     /// find out (see ``ObjectContext/objects(of:includingSubclasses:)``).
     static var declaredConformances: [Any.Type] { get }
+
+    /// The field name of each persisted property, by its key path (`\Task.due: "due"`), superclasses'
+    /// included: how an ``IndexDefinition`` finds the field a key path names.
+    static var storedFieldNames: [AnyKeyPath: String] { get }
 }
 
 extension PersistentModel {
     /// No conformances declared.
     public static var declaredConformances: [Any.Type] { [] }
+
+    /// No field names known.
+    public static var storedFieldNames: [AnyKeyPath: String] { [:] }
 }
 
 /// A field name as a coding key: the key the `Codable` conformance that `@Persistent` generates uses.

@@ -28,6 +28,10 @@ public protocol PersistentObject: AnyObject, Codable, SendableMetatype {
     /// Earlier field names, by current field name: a field missing from a stored object is read under
     /// its old names, in order. For example `["firstName": ["name"]]`.
     static var fieldAliases: [String: [String]] { get }
+
+    /// The indexes kept on this class's fields (see ``IndexDefinition``); subclasses inherit them. None by
+    /// default.
+    static var indexes: [IndexDefinition] { get }
 }
 
 extension PersistentObject {
@@ -41,6 +45,9 @@ extension PersistentObject {
 
     /// No renamed fields.
     public static var fieldAliases: [String: [String]] { [:] }
+
+    /// No indexes.
+    public static var indexes: [IndexDefinition] { [] }
 }
 
 /// Stable type tags for persistent type names.

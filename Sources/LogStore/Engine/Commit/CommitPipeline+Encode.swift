@@ -146,6 +146,7 @@ extension CommitPipeline {
             // index: publishing and compaction only change entries' flags and locations.
             index.withLock { newObjects.apply(operations, puts, to: &$0) }
             if queue.observer != nil { queue.observer?.accepted(touching: newObjects.touched(operations)) }
+            queue.hooks?.accepted(operations, batch)
             return batch
         }
         if queue.observer != nil { queue.observer?.accepted(touching: tracker.touched) }
@@ -161,6 +162,7 @@ extension CommitPipeline {
             }
         }
         tracker.commit()
+        queue.hooks?.accepted(operations, batch)
         return batch
     }
 

@@ -38,6 +38,13 @@ extension CommitPipeline {
                     .storeFailed, "an earlier write failed; reopen the store", file: directory, underlying: failure)
             }
             if !expectations.isEmpty { try checkExpectations(expectations) }
+            if let hooks = queue.hooks {
+                do {
+                    try hooks.validate(operations)
+                } catch {
+                    throw LogStoreError(.rejected, "\(error)", file: directory, underlying: error)
+                }
+            }
             let committed = try enqueue(operations, allocatedBelow: allocated, into: &queue)
             queue.pendingCommitters += 1
             return (committed, queue.gathered)

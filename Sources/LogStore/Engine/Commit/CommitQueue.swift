@@ -72,6 +72,8 @@ struct CommitQueue: Sendable {
     var collectedByCount = 0
     /// Sees the ids of every batch accepted while someone observes (mark-sweep, from its snapshot on).
     var observer: AcceptedBatchObserver?
+    /// The checks and observers a layer above installed (``Store/installBatchHooks(_:)``).
+    var hooks: BatchHooks?
     /// Written but not yet synced (interval and never policies).
     var dirty = false
     /// The first write or sync failure; the store refuses writes once it is set.

@@ -1,0 +1,329 @@
+import Foundation
+import LogStore
+@_spi(Engine) import LogStoreSystem
+
+/// The indexes of an ``ObjectStore``: kept in memory, built from the records on first use, and kept up to
+/// date by the engine's batch hooks in commit order.
+///
+/// How an index stays exact:
+/// - The engine calls ``accepted(_:_:)`` for every batch it accepts, in sequence order, under its commit
+///   lock. For each type whose index is built (or being built) it queues the batch's puts, deletes and
+///   frees of that type (a *delta*); nothing is decoded there.
+/// - A query at snapshot `T` first applies the queued deltas up to `T` (reading each put's keys from its
+///   payload). When the hooks did not see every batch up to `T` (another process wrote: a follower), it
+///   compares every object's version at `T` with the one it indexed and reads the changed records (a
+///   *catch-up scan*); building an index is the same scan from nothing.
+/// - A query at a snapshot older than the index reads the index as it is and adds the objects that
+///   batches after its snapshot changed (kept for the last 65,536 changed objects), testing each as of its
+///   snapshot; older still, it scans the type.
+/// - ``validate(_:)`` runs under the same commit lock before a batch is accepted: it applies every queued
+///   delta and refuses a batch that would give two objects one key of a unique index.
+///
+/// Locks: `maintenance` (one scan at a time, held while reading the store), then `state` (never held
+/// while calling the store: the hooks take it under the engine's commit lock).
+final class ObjectIndexes: Sendable {
+    let types: [IndexedType]
+    private let typeByTag: [UInt32: Int]
+    private let store: Store
+    private let catalog: KeyCatalog
+    private let state: ConditionLock<State>
+    private let maintenance: ConditionLock<Bool>
+
+    /// How many changed objects the history keeps for queries at older snapshots.
+    static let historyLimit = 65_536
+
+    struct Delta: Sendable {
+        var sequence: UInt64
+        var puts: [Record]
+        var removed: [ObjectID]
+    }
+
+    struct TypeState: Sendable {
+        /// The indexes, exact as of `sequence`; nil until built (and while a scan has them).
+        var data: TypeIndexData?
+        var sequence: UInt64 = 0
+        /// Whether the hooks queue this type's deltas, and from which sequence number on.
+        var recordFrom: UInt64?
+        var pending: [Delta] = []
+        /// The objects each applied delta changed, oldest first, covering every batch after `historyFloor`.
+        var history: [(sequence: UInt64, ids: [ObjectID])] = []
+        var historyCount = 0
+        var historyFloor: UInt64 = 0
+    }
+
+    struct State: Sendable {
+        /// The sequence number of the last batch the hooks saw.
+        var lastAccepted: UInt64
+        var types: [TypeState]
+        /// Catch-up scans done (for tests and statistics).
+        var scans = 0
+    }
+
+    init(registry: TypeRegistry, store: Store, catalog: KeyCatalog) throws(ObjectStoreError) {
+        types = try IndexedType.all(in: registry)
+        var byTag: [UInt32: Int] = [:]
+        for type in types { for tag in type.tags { byTag[tag] = type.number } }
+        typeByTag = byTag
+        self.store = store
+        self.catalog = catalog
+        state = ConditionLock(State(lastAccepted: 0, types: Array(repeating: TypeState(), count: types.count)))
+        maintenance = ConditionLock(false)
+        guard !types.isEmpty else { return }
+        let accepted = store.installBatchHooks(
+            BatchHooks(
+                validate: { [weak self] operations in try self?.validate(operations) },
+                accepted: { [weak self] operations, batch in self?.accepted(operations, batch) }))
+        state.withLock { $0.lastAccepted = accepted }
+    }
+
+    /// The indexed type whose objects carry `tag`.
+    func indexedType(forTag tag: UInt32) -> IndexedType? { typeByTag[tag].map { types[$0] } }
+
+    /// The indexed type of the class `type` (its own indexes, or those it inherits).
+    func indexedType(of type: any PersistentObject.Type, registry: TypeRegistry) -> IndexedType? {
+        guard let tag = registry.registration(of: type)?.tag else { return nil }
+        return indexedType(forTag: tag)
+    }
+
+    var scanCount: Int { state.withLock { $0.scans } }
+
+    // MARK: Hooks (under the engine's commit lock)
+
+    private func accepted(_ operations: [WriteBatch.Operation], _ batch: CommittedBatch) {
+        state.withLock { state in
+            state.lastAccepted = batch.sequence
+            guard state.types.contains(where: { $0.recordFrom != nil }) else { return }
+            var deltas: [Int: Delta] = [:]
+            func delta(_ number: Int) -> Delta? {
+                guard let from = state.types[number].recordFrom, batch.sequence >= from else { return nil }
+                return deltas[number] ?? Delta(sequence: batch.sequence, puts: [], removed: [])
+            }
+            for operation in operations {
+                guard case .put(let record) = operation else { continue }
+                if let number = typeByTag[record.typeTag], var change = delta(number) {
+                    change.puts.append(record)
+                    deltas[number] = change
+                }
+                // An id that changed type leaves the index of the type it had.
+                for (number, type) in state.types.enumerated()
+                where type.data?.version(of: record.id) != nil && !types[number].tags.contains(record.typeTag) {
+                    if var change = delta(number) {
+                        change.removed.append(record.id)
+                        deltas[number] = change
+                    }
+                }
+            }
+            for change in Array(batch.deleted) + Array(batch.freed) {
+                if let number = typeByTag[change.typeTag], var removal = delta(number) {
+                    removal.removed.append(change.id)
+                    deltas[number] = removal
+                }
+            }
+            for (number, change) in deltas { state.types[number].pending.append(change) }
+        }
+    }
+
+    private func validate(_ operations: [WriteBatch.Operation]) throws {
+        var unique: Set<Int> = []
+        for operation in operations {
+            if case .put(let record) = operation, let number = typeByTag[record.typeTag], types[number].hasUnique {
+                unique.insert(number)
+            }
+        }
+        guard !unique.isEmpty else { return }
+        let keys = catalog.snapshot()
+        try state.withLock { state throws in
+            for number in unique.sorted() {
+                let type = types[number]
+                guard state.types[number].data != nil, state.types[number].recordFrom != nil else {
+                    throw IndexNotReady(type: number)
+                }
+                apply(through: state.lastAccepted, to: &state.types[number], type, keys)
+                guard let data = state.types[number].data else { throw IndexNotReady(type: number) }
+                try UniqueCheck(type: type, data: data, keys: keys).check(operations)
+            }
+        }
+    }
+
+    // MARK: Applying deltas
+
+    /// Applies the queued deltas up to `sequence` (under the state lock).
+    private func apply(through sequence: UInt64, to typeState: inout TypeState, _ type: IndexedType, _ keys: KeyCatalog.Snapshot) {
+        guard var data = typeState.data else { return }
+        typeState.data = nil
+        let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
+        var applied = 0
+        for delta in typeState.pending {
+            guard delta.sequence <= sequence else { break }
+            applied += 1
+            guard delta.sequence > typeState.sequence else { continue }
+            var changed: [ObjectID] = []
+            for record in delta.puts {
+                data.set(record.id, version: delta.sequence, keys: reader.keys(payload: record.payload, references: record.references))
+                changed.append(record.id)
+            }
+            for id in delta.removed {
+                data.remove(id)
+                changed.append(id)
+            }
+            typeState.history.append((delta.sequence, changed))
+            typeState.historyCount += changed.count
+        }
+        typeState.pending.removeFirst(applied)
+        if sequence > typeState.sequence { typeState.sequence = sequence }
+        while typeState.historyCount > Self.historyLimit, let first = typeState.history.first {
+            typeState.history.removeFirst()
+            typeState.historyCount -= first.ids.count
+            typeState.historyFloor = first.sequence
+        }
+        typeState.data = data
+    }
+
+    // MARK: Reading
+
+    /// What a query at one snapshot reads: the index (exact as of `sequence`, at or after the snapshot's),
+    /// and the objects changed after the snapshot (to test as of the snapshot).
+    struct View {
+        let data: TypeIndexData
+        let changedSince: Set<ObjectID>
+    }
+
+    /// The indexes of `type` for a query at `snapshot`: built or caught up as needed; nil when the snapshot
+    /// is older than what the index can answer for (the query then scans the type).
+    /// - throws: ``ObjectStoreError`` `store` when reading the store fails.
+    func view(of type: IndexedType, at snapshot: Snapshot) throws(ObjectStoreError) -> View? {
+        let target = snapshot.sequence
+        if case .ready(let view) = state.withLock({ readyView(type, target, &$0) }) { return view }
+        return try maintenance.withLock { _ throws(ObjectStoreError) -> View? in
+            switch state.withLock({ readyView(type, target, &$0) }) {
+            case .ready(let view): return view
+            case .tooOld: return nil
+            case .needsScan:
+                try scan(type, at: snapshot)
+                if case .ready(let view) = state.withLock({ readyView(type, target, &$0) }) { return view }
+                return nil
+            }
+        }
+    }
+
+    private enum Readiness {
+        case ready(View)
+        /// The index is not built, or misses batches the hooks did not see: a scan brings it to the snapshot.
+        case needsScan
+        /// The snapshot is older than the index and its history: the query scans the type.
+        case tooOld
+    }
+
+    /// Builds the indexes of the types with unique indexes that `batch` puts objects of, if they are not
+    /// built, so that the commit can check them.
+    func prepareUnique(for batch: WriteBatch) throws(ObjectStoreError) {
+        guard types.contains(where: \.hasUnique) else { return }
+        var numbers: Set<Int> = []
+        for operation in batch.operations {
+            if case .put(let record) = operation, let number = typeByTag[record.typeTag], types[number].hasUnique {
+                numbers.insert(number)
+            }
+        }
+        for number in numbers.sorted() { try prepare(types[number]) }
+    }
+
+    /// Builds the indexes of `type` if they are not, so that saves can check its unique indexes.
+    func prepare(_ type: IndexedType) throws(ObjectStoreError) {
+        try maintenance.withLock { _ throws(ObjectStoreError) in
+            guard state.withLock({ $0.types[type.number].data == nil }) else { return }
+            let snapshot: Snapshot
+            do throws(LogStoreError) {
+                snapshot = try store.snapshot()
+            } catch {
+                throw ObjectStoreError(error)
+            }
+            try scan(type, at: snapshot)
+        }
+    }
+
+    /// The view when no scan is needed (under the state lock).
+    private func readyView(_ type: IndexedType, _ target: UInt64, _ state: inout State) -> Readiness {
+        let number = type.number
+        guard state.types[number].data != nil, state.types[number].recordFrom != nil else { return .needsScan }
+        if target > state.types[number].sequence {
+            // Batches the hooks did not see (written by another process): scan.
+            guard target <= state.lastAccepted else { return .needsScan }
+            apply(through: target, to: &state.types[number], type, catalog.snapshot())
+        }
+        let typeState = state.types[number]
+        guard let data = typeState.data else { return .needsScan }
+        if target == typeState.sequence { return .ready(View(data: data, changedSince: [])) }
+        guard target >= typeState.historyFloor else { return .tooOld }
+        var changed: Set<ObjectID> = []
+        for entry in typeState.history.reversed() {
+            guard entry.sequence > target else { break }
+            changed.formUnion(entry.ids)
+        }
+        return .ready(View(data: data, changedSince: changed))
+    }
+
+    /// Brings the indexes of `type` to `snapshot` by comparing every object's version with the indexed one
+    /// (from nothing when they are not built), reading the records that differ. Under `maintenance`.
+    private func scan(_ type: IndexedType, at snapshot: Snapshot) throws(ObjectStoreError) {
+        let number = type.number
+        var taken = state.withLock { state -> TypeIndexData? in
+            if state.types[number].recordFrom == nil { state.types[number].recordFrom = state.lastAccepted + 1 }
+            let data = state.types[number].data
+            state.types[number].data = nil
+            return data
+        }
+        defer {
+            if let taken { state.withLock { $0.types[number].data = $0.types[number].data ?? taken } }
+        }
+        var snapshot = snapshot
+        // Batches accepted before recording began must be in what the scan reads.
+        let recordFrom = state.withLock { $0.types[number].recordFrom ?? 0 }
+        while snapshot.sequence + 1 < recordFrom {
+            do {
+                snapshot = try store.snapshot()
+            } catch {
+                throw ObjectStoreError(error)
+            }
+            if snapshot.sequence + 1 < recordFrom { usleep(100) }
+        }
+        var data = taken ?? TypeIndexData(indexCount: type.definitions.count)
+        let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: catalog.snapshot())
+        var live = 0
+        do {
+            for tag in type.tags {
+                for id in snapshot.ids(ofType: tag) {
+                    live += 1
+                    guard let version = snapshot.version(of: id), data.version(of: id) != version,
+                        let record = try snapshot.get(id)
+                    else { continue }
+                    data.set(id, version: version, keys: reader.keys(payload: record.payload, references: record.references))
+                }
+            }
+        } catch {
+            throw ObjectStoreError(error)
+        }
+        if data.objectCount > live {
+            for id in Array(data.objects.keys) {
+                if let tag = try? snapshot.header(of: id)?.typeTag, type.tags.contains(tag) { continue }
+                data.remove(id)
+            }
+        }
+        taken = nil
+        state.withLock { state in
+            var typeState = state.types[number]
+            typeState.data = data
+            typeState.sequence = snapshot.sequence
+            typeState.pending.removeAll { $0.sequence <= snapshot.sequence }
+            typeState.history = []
+            typeState.historyCount = 0
+            typeState.historyFloor = snapshot.sequence
+            state.types[number] = typeState
+            state.scans += 1
+        }
+    }
+}
+
+/// A unique index's check could not run: its index is not built yet (the save builds it and tries again).
+struct IndexNotReady: Error {
+    let type: Int
+}

@@ -1,0 +1,129 @@
+import Foundation
+import LogStore
+
+/// Chooses how a query finds its candidates: the index whose fields the predicate's conditions constrain
+/// best (equalities on leading fields, then a range or prefix on the next), or the index that gives the
+/// requested order when there is a limit, or a scan.
+struct QueryPlanner {
+    /// A chosen index and what to read of it.
+    struct IndexChoice {
+        let index: Int
+        /// Values of the leading fields compared with `==`.
+        var equalities: [IndexValue] = []
+        /// Bounds on the field after them.
+        var lower: (value: IndexValue, inclusive: Bool)?
+        var upper: (value: IndexValue, inclusive: Bool)?
+        var prefix: String?
+        /// Conditions the choice answers (in words), and how many of the predicate's.
+        var described: [String] = []
+        var consumed = 0
+        /// Whether the index order is the requested order (and in which direction).
+        var ordered = false
+        var reverse = false
+    }
+
+    let definitions: [ResolvedIndex]
+
+    func choose<T>(_ analysis: PredicateAnalysis, sortBy: [SortDescriptor<T>], limited: Bool) -> IndexChoice? {
+        var best: IndexChoice?
+        for (number, definition) in definitions.enumerated() {
+            var choice = IndexChoice(index: number)
+            var fieldIndex = 0
+            while fieldIndex < definition.keyPaths.count {
+                let keyPath = definition.keyPaths[fieldIndex]
+                let here = analysis.conditions.filter { $0.keyPath == keyPath }
+                guard !here.isEmpty else { break }
+                if let equal = here.first(where: { $0.op == .equal }) {
+                    choice.equalities.append(equal.value)
+                    choice.described.append("\(definition.fields[fieldIndex]) == \(equal.value)")
+                    choice.consumed += here.count == 1 ? 1 : 0
+                    fieldIndex += 1
+                    continue
+                }
+                for condition in here {
+                    let field = definition.fields[fieldIndex]
+                    switch condition.op {
+                    case .less, .lessOrEqual:
+                        if choice.upper == nil || condition.value < choice.upper!.value {
+                            choice.upper = (condition.value, condition.op == .lessOrEqual)
+                        }
+                        choice.described.append("\(field) \(condition.op == .less ? "<" : "<=") \(condition.value)")
+                    case .greater, .greaterOrEqual:
+                        if choice.lower == nil || choice.lower!.value < condition.value {
+                            choice.lower = (condition.value, condition.op == .greaterOrEqual)
+                        }
+                        choice.described.append("\(field) \(condition.op == .greater ? ">" : ">=") \(condition.value)")
+                    case .prefix:
+                        if case .string(let text) = condition.value, choice.prefix == nil {
+                            choice.prefix = text
+                            choice.described.append("\(field) starts with \"\(text)\"")
+                        }
+                    case .equal: break
+                    }
+                    choice.consumed += 1
+                }
+                fieldIndex += 1
+                break
+            }
+            // The index gives the requested order when its first field not compared with `==` is the sort's.
+            if let sort = sortBy.first, sortBy.count == 1, let keyPath = sort.keyPath, choice.prefix == nil,
+                choice.equalities.count < definition.keyPaths.count,
+                definition.keyPaths[choice.equalities.count] == keyPath,
+                Self.ordersLikeSortDescriptors(type(of: keyPath).valueType)
+            {
+                choice.ordered = true
+                choice.reverse = sort.order == .reverse
+            }
+            let usable = !choice.described.isEmpty || (choice.ordered && limited)
+            guard usable else { continue }
+            if let current = best {
+                let score = choice.described.count * 2 + (choice.ordered ? 1 : 0)
+                let bestScore = current.described.count * 2 + (current.ordered ? 1 : 0)
+                if score <= bestScore { continue }
+            }
+            best = choice
+        }
+        return best
+    }
+
+    /// Whether `SortDescriptor` orders values of `type` as an index does (numbers, dates, booleans; not
+    /// strings, which it compares with a localized comparator, nor optionals).
+    static func ordersLikeSortDescriptors(_ type: Any.Type) -> Bool {
+        let orderable: [Any.Type] = [
+            Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self,
+            UInt64.self, Double.self, Float.self, Date.self,
+        ]
+        return orderable.contains { $0 == type }
+    }
+
+    /// The ids an index choice reads, in index order (each once), from `data`.
+    static func ids(_ choice: IndexChoice, in data: TypeIndexData) -> [ObjectID] {
+        let entries = data.entries[choice.index]
+        let prefix = choice.equalities
+        var start = entries.position(ofPrefix: prefix, after: false)
+        var end = entries.position(ofPrefix: prefix, after: true)
+        if let lower = choice.lower { start = entries.position(ofPrefix: prefix + [lower.value], after: !lower.inclusive) }
+        if let upper = choice.upper { end = entries.position(ofPrefix: prefix + [upper.value], after: upper.inclusive) }
+        if let text = choice.prefix { start = max(start, entries.position(ofPrefix: prefix + [.string(text)], after: false)) }
+        var ids: [ObjectID] = []
+        var seen: Set<ObjectID> = []
+        let field = prefix.count
+        func take(_ entry: IndexEntryKey) -> Bool {
+            if let text = choice.prefix {
+                let values = entry.key.values
+                guard field < values.count, values[field].hasPrefix(text) else { return choice.reverse }
+            }
+            if seen.insert(entry.id).inserted { ids.append(entry.id) }
+            return true
+        }
+        guard start < end else { return [] }
+        if choice.reverse {
+            entries.forEachReversed(from: start, to: end, take)
+        } else {
+            entries.forEach(from: start, to: end, take)
+        }
+        return ids
+    }
+}
+
+extension FieldCondition.Operator: Equatable {}

@@ -1,0 +1,57 @@
+import LogStore
+
+/// Checks a batch against the unique indexes of one type: no two objects may end up holding one key.
+struct UniqueCheck {
+    let type: IndexedType
+    let data: TypeIndexData
+    let keys: KeyCatalog.Snapshot
+
+    /// - throws: ``ObjectStoreError`` `uniqueViolation` naming the object saved and the one holding the key.
+    func check(_ operations: [WriteBatch.Operation]) throws(ObjectStoreError) {
+        let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
+        var leaving: Set<ObjectID> = []
+        var puts: [Record] = []
+        for operation in operations {
+            switch operation {
+            case .put(let record):
+                leaving.insert(record.id)
+                if type.tags.contains(record.typeTag) { puts.append(record) }
+            case .delete(let id): leaving.insert(id)
+            default: break
+            }
+        }
+        let unique = type.definitions.indices.filter { type.definitions[$0].isUnique }
+        var claimed: [Int: [CompoundKey: ObjectID]] = [:]
+        var seen: Set<ObjectID> = []
+        // The last put of an id is the one that stays.
+        for record in puts.reversed() where seen.insert(record.id).inserted {
+            let keys = reader.keys(payload: record.payload, references: record.references)
+            for index in unique {
+                for key in keys[index] where !key.isExemptFromUniqueness {
+                    if let other = claimed[index]?[key], other != record.id {
+                        throw violation(record.id, other, index, key)
+                    }
+                    claimed[index, default: [:]][key] = record.id
+                }
+            }
+        }
+        for index in unique {
+            for (key, id) in claimed[index] ?? [:] {
+                for holder in data.ids(withKey: key, in: index) where holder != id && !leaving.contains(holder) {
+                    throw violation(id, holder, index, key)
+                }
+            }
+        }
+    }
+
+    private func violation(_ saved: ObjectID, _ holder: ObjectID, _ index: Int, _ key: CompoundKey) -> ObjectStoreError {
+        let definition = type.definitions[index]
+        var error = ObjectStoreError(
+            .uniqueViolation,
+            "object \(saved) would hold \(key) in the unique index \(definition.name) of \(type.registered.name),"
+                + " which object \(holder) holds; nothing was written",
+            typeName: type.registered.name, field: definition.name, objectID: saved)
+        error.objects = [saved, holder]
+        return error
+    }
+}
