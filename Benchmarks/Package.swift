@@ -173,6 +173,18 @@ let package = Package(
             ],
             path: "Sources/ModelFigures"
         ),
+        // Secondary indexes and queries of the object layer (FetchDescriptor, #Predicate): index build and
+        // memory, a 1% range query against loading everything, unique lookups, saves with and without indexes.
+        // Only the LogStore and LogStoreObjects products (no swift-syntax, no GRDB).
+        .executableTarget(
+            name: "QueryFigures",
+            dependencies: [
+                "CMallocInfo",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreObjects", package: "LogStore"),
+            ],
+            path: "Sources/QueryFigures"
+        ),
         // The ODB (path tables, issue 12) against its floors, and the same workload on SQLite through GRDB.
         .executableTarget(
             name: "ODBFigures",

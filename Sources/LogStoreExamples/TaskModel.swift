@@ -31,8 +31,14 @@ public protocol Schedulable: PersistentObject {
     public init(name: String) { self.name = name }
 }
 
-/// A task of a project.
+/// A task of a project. Indexed on its priority and due date (ranges, sorting), and on its tags (the
+/// tasks with a tag).
 @Persistent("Task") public class TaskItem: Schedulable {
+    /// The indexes queries of tasks use.
+    public static let indexes: [IndexDefinition] = [
+        .ordered(\TaskItem.priority), .ordered(\TaskItem.due), .references(\TaskItem.tags),
+    ]
+
     /// What to do.
     public var title: String
     /// Whether it is done.

@@ -145,12 +145,15 @@ struct Demo: ParsableCommand {
             let report = try Store.verify(at: path)
             for problem in report.problems { Console.error("  problem: \(problem)") }
             checks.expect(report.isSound, "verify found \(report.problems.count) problems")
-            // The store holds the drawing's and the tasks' objects and the object layer's own field-name records.
-            let internalRecords = statistics.countsByType[TypeNames.keyRecordTag] ?? 0
+            // The store holds the drawing's and the tasks' objects and the object layer's own records (field
+            // names, the index catalog).
+            let internalRecords =
+                (statistics.countsByType[TypeNames.keyRecordTag] ?? 0)
+                + (statistics.countsByType[TypeNames.indexCatalogTag] ?? 0)
             let userObjects = statistics.liveObjects - internalRecords
             let parts =
                 "the drawing's and the tasks' \(userObjects) and \(plural(internalRecords, "internal record")) of "
-                + "the object layer (its field and type names)"
+                + "the object layer (its field and type names, its index catalog)"
             print(
                 "  verify: \(report.isSound ? "sound" : "DAMAGED"): \(plural(report.segments, "segment")), "
                     + "\(plural(report.liveObjects, "live object")) checked: \(parts)")
@@ -160,9 +163,18 @@ struct Demo: ParsableCommand {
                     + "by type name, with the engine's type tag (a hash of the name):")
             let named = (drawingTypes + taskTypes).map { ($0.typeName, TypeNames.tag(for: $0.typeName)) }
                 .sorted { $0.0 < $1.0 }
-            for (name, tag) in named + [(TypeNames.keyRecordTypeName, TypeNames.keyRecordTag)] {
+            let layerRecords = [
+                (TypeNames.keyRecordTypeName, TypeNames.keyRecordTag),
+                (TypeNames.indexCatalogTypeName, TypeNames.indexCatalogTag),
+            ]
+            for (name, tag) in named + layerRecords {
                 guard let count = statistics.countsByType[tag] else { continue }
-                let note = tag == TypeNames.keyRecordTag ? " (internal: the object layer's field and type names)" : ""
+                let note =
+                    switch tag {
+                    case TypeNames.keyRecordTag: " (internal: the object layer's field and type names)"
+                    case TypeNames.indexCatalogTag: " (internal: the indexes the classes declare)"
+                    default: ""
+                    }
                 print("    \(name) (tag \(tag)): \(count)\(note)")
             }
         }

@@ -35,6 +35,7 @@ struct Stats: ParsableCommand {
         let reachable = try opened.reachableObjectCount()
         let recovery = opened.recovery
         let typeNames = (try? ObjectInspector(opened))?.typeNames ?? [:]
+        let indexes = try IndexSummary.summaries(of: opened)
         let view = try opened.snapshot()
         let space = view.spaceByType()
         let byDictionary = view.spaceByDictionary()
@@ -43,6 +44,7 @@ struct Stats: ParsableCommand {
         var report = StatsReport(
             directory: store.directory, statistics: statistics, reachable: reachable, roots: roots, recovery: recovery,
             typeNames: typeNames)
+        report.indexes = indexes
         report.spaceByType = Dictionary(
             uniqueKeysWithValues: space.map { tag, space in
                 (
@@ -147,6 +149,16 @@ struct Stats: ParsableCommand {
             }
         }
         print("index memory: \(formatBytes(UInt64(report.indexMemoryBytes)))")
+        if !report.indexes.isEmpty {
+            print("secondary indexes (in memory, built from the records on first use):")
+            for index in report.indexes {
+                print(
+                    "  \(index.typeName).\(index.name)\(index.isUnique ? " (unique)" : ""): "
+                        + "\(index.entries) entries of \(index.objects) objects"
+                        + (index.absent > 0 ? ", \(index.absent) without the field" : "")
+                        + ", about \(formatBytes(UInt64(index.estimatedMemoryBytes))) of memory")
+            }
+        }
         print("next id: \(report.nextID)")
         if let recovery = report.recovery {
             print("torn tail (cut by the next writable open): \(recovery)")
@@ -195,6 +207,8 @@ private struct StatsReport: Encodable {
     var dictionaries: [DictionarySpace] = []
     /// The live records compressed against no dictionary.
     var withoutDictionary: RecordSpace?
+    /// The indexes the object layer's classes declare (kept in memory by an object store), measured.
+    var indexes: [IndexSummary] = []
 
     struct DictionarySpace: Encodable {
         var id: UInt32

@@ -60,6 +60,17 @@ enum TaskDemo {
         checks.expect(reloaded.tasks.allSatisfy { $0.project === reloaded }, "the back-references load")
         checks.expect(reloaded.tasks.first?.tags.first?.name == "urgent", "the tag reads back")
         checks.expect(scheduled == 3, "a query by protocol finds the 3 tasks")
+
+        let urgentFirst = FetchDescriptor<TaskItem>(
+            predicate: #Predicate { $0.priority >= 2 }, sortBy: [SortDescriptor(\.priority, order: .reverse)])
+        let plan = try check.explain(urgentFirst)
+        let found = try check.fetch(urgentFirst).map(\.title)
+        let tagged = try reloaded.tasks.first?.tags.first.map { try check.referrers(to: $0, through: \TaskItem.tags) }
+        print(
+            "  query: tasks with priority >= 2, highest first, through the index: \(found) (\(plan)); "
+                + "tasks tagged \"urgent\" (index of references): \((tagged ?? []).map(\.title))")
+        checks.expect(plan.index == "priority" && found == ["write the guide"], "the indexed query finds the task")
+        checks.expect(tagged?.map(\.title) == ["write the guide"], "the index of references finds the tagged task")
     }
 
     private static func requireID(_ id: ObjectID?) throws -> ObjectID {

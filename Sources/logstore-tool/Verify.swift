@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LogStore
+import LogStoreObjects
 
 /// `verify DIR [--json]`: checks every frame, every live record and referential integrity; exit code 0
 /// when sound, 1 when not.
@@ -26,10 +27,11 @@ struct Verify: ParsableCommand {
     var json = false
 
     func run() throws {
-        let report: VerificationReport
+        var report: VerificationReport
         do {
             try store.checkNotAFile()
             report = try Store.verify(at: store.directory)
+            if report.isSound { try checkIndexes(&report) }
         } catch  where json {
             try printJSON(VerifyFailure(store.directory, error))
             Console.error("Error: \(error)")
@@ -56,6 +58,23 @@ struct Verify: ParsableCommand {
             throw ExitCode(1)
         }
         print("sound")
+    }
+
+    /// Reads the indexes the object layer's catalog lists from the records: a unique index that two objects
+    /// share a key of is a problem (saves of those objects fail until one changes).
+    private func checkIndexes(_ report: inout VerificationReport) throws {
+        let opened = try Store.open(at: store.directory, options: StoreOptions(createIfMissing: false, readOnly: true))
+        defer { try? opened.close() }
+        for index in try IndexSummary.summaries(of: opened) {
+            report.notes.append(
+                "index \(index.typeName).\(index.name): \(index.entries) entries of \(index.objects) objects")
+            for (key, ids) in index.duplicates.sorted(by: { $0.key < $1.key }) {
+                report.problems.append(
+                    VerificationReport.Problem(
+                        file: "index \(index.typeName).\(index.name)", offset: nil,
+                        message: "the unique index holds \(key) for objects \(ids.map(String.init).joined(separator: ", "))"))
+            }
+        }
     }
 
     private func printJSON(_ value: some Encodable) throws {

@@ -39,6 +39,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                     }
 
@@ -83,6 +87,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -143,6 +151,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                     }
 
@@ -199,6 +211,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                     }
 
@@ -243,6 +259,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -299,6 +319,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                     }
 
@@ -351,6 +375,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -409,6 +437,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
+                    }
+
                     func encode(to encoder: any Encoder) throws {
                     }
 
@@ -449,6 +481,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -499,6 +535,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                     }
 
@@ -546,6 +586,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                     }
 
@@ -591,6 +635,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [:]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -655,6 +703,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [\\Plain.text: "text"]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {

@@ -78,6 +78,10 @@ import Testing
                         [Shape.self]
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [\\Circle.radius: "radius", \\Circle.center: "center", \\Circle.created: "created"]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                         try fields.write(_radius, for: "radius")
                         try fields.write(_center, for: "center")
@@ -153,6 +157,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [\\Label.name: "name"]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -259,6 +267,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [\\Layer.shapes: "shapes", \\Layer.focus: "focus", \\Layer.tags: "tags"]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -370,6 +382,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [\\Person.partner: "partner", \\Person.friends: "friends", \\Person.manager: "manager"]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -517,6 +533,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [\\Settings.enabled: "enabled", \\Settings.retries: "retries", \\Settings.offset: "offset", \\Settings.ratio: "ratio", \\Settings.title: "title"]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                         try fields.write(_enabled, for: "enabled")
                         try fields.write(_retries, for: "retries")
@@ -627,6 +647,10 @@ import Testing
                         []
                     }
 
+                    class var storedFieldNames: [AnyKeyPath: String] {
+                        [\\TaskItem.title: "title", \\TaskItem.done: "done"]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                         try fields.write(_title, for: "title")
                         try fields.write(_done, for: "done")
@@ -696,6 +720,10 @@ import Testing
                         []
                     }
 
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [\\TaskItem.title: "title"]
+                    }
+
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                         try fields.write(_title, for: "title")
                     }
@@ -762,6 +790,10 @@ import Testing
 
                     public static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    public static var storedFieldNames: [AnyKeyPath: String] {
+                        [\\Tag.name: "name"]
                     }
 
                     public func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -838,6 +870,10 @@ import Testing
 
                     open class var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    open class var storedFieldNames: [AnyKeyPath: String] {
+                        [\\Document.title: "title"]
                     }
 
                     open func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -929,6 +965,10 @@ import Testing
 
                     static var declaredConformances: [Any.Type] {
                         []
+                    }
+
+                    static var storedFieldNames: [AnyKeyPath: String] {
+                        [\Note.text: "text", \Note.author: "author"]
                     }
 
                     func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {

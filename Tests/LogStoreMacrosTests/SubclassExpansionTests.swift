@@ -74,6 +74,12 @@ import Testing
                         super.declaredConformances + [TaskItem.self, Schedulable.self]
                     }
 
+                    override class var storedFieldNames: [AnyKeyPath: String] {
+                        super.storedFieldNames.merging([\\RecurringTask.every: "every", \\RecurringTask.unit: "unit"]) { _, own in
+                            own
+                        }
+                    }
+
                     override func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
                         try fields.write(_every, for: "every")
                         try fields.write(_unit, for: "unit")
@@ -129,6 +135,12 @@ import Testing
 
                     override class var declaredConformances: [Any.Type] {
                         super.declaredConformances + [TaskItem.self]
+                    }
+
+                    override class var storedFieldNames: [AnyKeyPath: String] {
+                        super.storedFieldNames.merging([:]) { _, own in
+                            own
+                        }
                     }
 
                     override func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {
@@ -197,6 +209,12 @@ import Testing
 
                     override class var declaredConformances: [Any.Type] {
                         super.declaredConformances + [Note.self]
+                    }
+
+                    override class var storedFieldNames: [AnyKeyPath: String] {
+                        super.storedFieldNames.merging([\Checklist.items: "items"]) { _, own in
+                            own
+                        }
                     }
 
                     override func encodeFields(to fields: LogStoreObjects.FieldWriter) throws {

@@ -12,6 +12,13 @@ public struct VerificationReport: Sendable {
         /// What is wrong.
         public var message: String
 
+        /// A problem in `file` (or in what it names), at `offset` when known.
+        public init(file: String, offset: UInt64?, message: String) {
+            self.file = file
+            self.offset = offset
+            self.message = message
+        }
+
         /// `file @ offset: message`.
         public var description: String {
             "\(file)" + (offset.map { " @ \($0)" } ?? "") + ": \(message)"

@@ -64,7 +64,8 @@ extension ObjectContext {
     /// - throws: ``ObjectStoreError`` `store`.
     public func count() throws(ObjectStoreError) -> Int {
         let view = try readView()
-        return view.count() - view.count(ofType: TypeNames.keyRecordTag) - view.count(ofType: ODBFormat.tableTag)
+        return view.count() - view.count(ofType: TypeNames.keyRecordTag) - view.count(ofType: IndexCatalog.tag)
+            - view.count(ofType: ODBFormat.tableTag)
             - view.count(ofType: ODBFormat.bucketTag)
     }
 
@@ -119,7 +120,8 @@ extension ObjectContext {
             } catch {
                 throw ObjectStoreError(error)
             }
-            guard let header, header.typeTag != TypeNames.keyRecordTag, header.typeTag != ODBFormat.tableTag,
+            guard let header, header.typeTag != TypeNames.keyRecordTag, header.typeTag != IndexCatalog.tag,
+                header.typeTag != ODBFormat.tableTag,
                 header.typeTag != ODBFormat.bucketTag
             else { continue }
             markDeleted(id)

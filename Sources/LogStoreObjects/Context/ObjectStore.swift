@@ -50,6 +50,7 @@ public final class ObjectStore: Sendable {
         self.registry = try TypeRegistry(types, protocols: protocols, usingFieldCoding: tuning.usesFieldCoding)
         self.catalog = try KeyCatalog(loadingFrom: store)
         self.indexes = try ObjectIndexes(registry: registry, store: store, catalog: catalog)
+        try IndexCatalog.record(indexes.types, registered: Set(registry.types.map(\.name)), in: store)
     }
 
     /// Opens (or creates) the store in `directory` and makes an object store over it.

@@ -20,7 +20,7 @@ public struct ObjectInspector: Sendable {
     public init(_ store: Store) throws(ObjectStoreError) {
         let snapshot = try KeyCatalog(loadingFrom: store).snapshot()
         var names: [UInt32: String] = [
-            TypeNames.keyRecordTag: TypeNames.keyRecordTypeName,
+            TypeNames.keyRecordTag: TypeNames.keyRecordTypeName, IndexCatalog.tag: IndexCatalog.typeName,
             ODBFormat.tableTag: "logstore.odb.table", ODBFormat.bucketTag: "logstore.odb.bucket",
         ]
         for name in snapshot.names where name.hasPrefix(TypeNames.catalogTypePrefix) {

@@ -107,6 +107,13 @@ struct ResolvedIndex: Sendable {
     /// Immutable key paths (see ``IndexDefinition/keyPaths``).
     nonisolated(unsafe) let keyPaths: [AnyKeyPath]
 
+    init(name: String, fields: [String], isUnique: Bool, keyPaths: [AnyKeyPath]) {
+        self.name = name
+        self.fields = fields
+        self.isUnique = isUnique
+        self.keyPaths = keyPaths
+    }
+
     /// `definition` of class `type`, its fields named by `given`, by the model's ``PersistentModel/storedFieldNames``,
     /// or by the key path's text (`\Task.due`, for a stored property of a final class).
     /// - throws: ``ObjectStoreError`` `invalidRegistration` when a field cannot be named.

@@ -70,6 +70,12 @@ public enum TypeNames {
     /// The engine type tag of the field-name records (pinned records holding the store's field names).
     public static let keyRecordTag = tag(for: keyRecordTypeName)
 
+    /// The type name of the record listing the indexes the classes declare (for tools).
+    public static let indexCatalogTypeName = "logstore.indexes"
+
+    /// The engine type tag of the index catalog record.
+    public static let indexCatalogTag = tag(for: indexCatalogTypeName)
+
     /// Type names are remembered in the field-name catalog as `@type:` + name, so an error about an
     /// unregistered tag can name the type.
     static let catalogTypePrefix = "@type:"

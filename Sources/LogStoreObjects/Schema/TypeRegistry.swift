@@ -39,7 +39,9 @@ struct TypeRegistry: Sendable {
         var tags: [UInt32] = []
         for candidate in [name] + Self.ownAliases(of: type, among: all) {
             let tag = TypeNames.tag(for: candidate)
-            if candidate.isEmpty || candidate == TypeNames.keyRecordTypeName || candidate.hasPrefix("logstore.odb.") {
+            if candidate.isEmpty || candidate == TypeNames.keyRecordTypeName || candidate == IndexCatalog.typeName
+                || candidate.hasPrefix("logstore.odb.")
+            {
                 throw ObjectStoreError(.invalidRegistration, "type name \"\(candidate)\" is reserved", typeName: name)
             }
             if let other = byTag[tag] {
@@ -50,7 +52,9 @@ struct TypeRegistry: Sendable {
                         + "(subclasses override `class var typeName`)",
                     typeName: name)
             }
-            if tag == TypeNames.keyRecordTag || tag == ODBFormat.tableTag || tag == ODBFormat.bucketTag {
+            if tag == TypeNames.keyRecordTag || tag == IndexCatalog.tag || tag == ODBFormat.tableTag
+                || tag == ODBFormat.bucketTag
+            {
                 throw ObjectStoreError(.invalidRegistration, "type name \"\(candidate)\" is reserved", typeName: name)
             }
             tags.append(tag)
