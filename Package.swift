@@ -89,6 +89,7 @@ let package = Package(
             name: "logstore-crash-harness",
             dependencies: [
                 "LogStore",
+                "LogStoreObjects",
                 "LogStoreExamples",
                 "TestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

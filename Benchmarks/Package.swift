@@ -142,6 +142,7 @@ let package = Package(
                 .product(name: "LogStore", package: "LogStore"),
                 .product(name: "LogStoreObjects", package: "LogStore"),
                 .product(name: "LogStoreExamples", package: "LogStore"),
+                .product(name: "LogStorePersistent", package: "LogStore"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/Comparison"

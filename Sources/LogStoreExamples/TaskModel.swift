@@ -38,6 +38,8 @@ public protocol Schedulable: PersistentObject {
     public static let indexes: [IndexDefinition] = [
         .ordered(\TaskItem.priority), .ordered(\TaskItem.due), .references(\TaskItem.tags),
     ]
+    /// Its tags: a deleted tag is taken off every task that carries it.
+    public static let relationships: [Relationship] = [.toMany(\TaskItem.tags)]
 
     /// What to do.
     public var title: String
@@ -76,6 +78,12 @@ public protocol Schedulable: PersistentObject {
 
 /// A project and its tasks.
 @Persistent public final class Project {
+    /// Its tasks, whose `project` is the inverse: setting either side sets the other on save. Deleting a
+    /// project deletes its tasks.
+    public static let relationships: [Relationship] = [
+        .toMany(\Project.tasks, inverse: \TaskItem.project, deleteRule: .cascade)
+    ]
+
     /// The project's name.
     public var name: String
     /// Its tasks, in order.
@@ -84,7 +92,7 @@ public protocol Schedulable: PersistentObject {
     /// A new, empty project.
     public init(name: String) { self.name = name }
 
-    /// Appends `task` and makes this project its project.
+    /// Appends `task` and makes this project its project (a save would set the second side itself).
     public func add(_ task: TaskItem) {
         tasks.append(task)
         task.project = self

@@ -60,6 +60,10 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         /// index, and nothing was written. Checked atomically with the commit, so of two saves racing for one
         /// key exactly one wins.
         public static let uniqueViolation = Code("uniqueViolation")
+        /// A save deletes an object whose relationship with delete rule ``DeleteRule/deny`` still holds
+        /// objects that the save does not delete too: ``ObjectStoreError/objects`` names the object and
+        /// them, ``field`` the relationship, and nothing was written.
+        public static let deleteDenied = Code("deleteDenied")
         /// A query cannot be answered as asked (a predicate that throws, a sort it cannot apply).
         public static let invalidQuery = Code("invalidQuery")
         /// The engine failed; see ``underlying``.

@@ -24,6 +24,8 @@ enum TaskDemo {
         project.add(TaskItem(title: "run the benchmarks"))
         project.add(RecurringTask(title: "back up", everyDays: 1))
         try setup.setRoot(project, named: "tasks")
+        // The project an earlier run moved a task to (below) goes with that run's task list.
+        setup.removeRoot(named: "docs")
         let first = try setup.save()
         // A project of an earlier run and its tasks refer to each other: a cycle, which mark-sweep frees.
         _ = try objects.store.collectGarbage()
@@ -71,6 +73,35 @@ enum TaskDemo {
                 + "tasks tagged \"urgent\" (index of references): \((tagged ?? []).map(\.title))")
         checks.expect(plan.index == "priority" && found == ["write the guide"], "the indexed query finds the task")
         checks.expect(tagged?.map(\.title) == ["write the guide"], "the index of references finds the tagged task")
+        try relationships(objects, checks: &checks)
+    }
+
+    /// Relationships: a task moved by its to-one side leaves one project's list for the other's; a deleted
+    /// tag leaves every task that carried it.
+    private static func relationships(_ objects: ObjectStore, checks: inout DemoChecks) throws {
+        let context = objects.makeContext()
+        guard let launch = try context.root(named: "tasks", as: Project.self), let moved = launch.tasks.first,
+            let urgent = moved.tags.first
+        else { throw ToolError("the task list is missing") }
+        let docs = Project(name: "docs")
+        try context.setRoot(docs, named: "docs")
+        moved.project = docs
+        try context.save()
+        context.delete(urgent)
+        try context.save()
+
+        let check = objects.makeContext()
+        let launchTitles = try check.root(named: "tasks", as: Project.self)?.tasks.map(\.title) ?? []
+        let docsTitles = try check.root(named: "docs", as: Project.self)?.tasks.map(\.title) ?? []
+        let tags = try check.count(of: Tag.self)
+        let movedTags = try check.root(named: "docs", as: Project.self)?.tasks.first?.tags.count ?? -1
+        print(
+            "  relationships: task.project = docs (one side) moved \"\(docsTitles.first ?? "?")\" from launch's "
+                + "tasks \(launchTitles) to docs' \(docsTitles); deleting the tag \"urgent\" took it off the task "
+                + "(\(plural(movedTags, "tag")) left on it, \(plural(tags, "tag")) in the store)")
+        checks.expect(docsTitles == ["write the guide"], "setting task.project put the task into docs.tasks")
+        checks.expect(!launchTitles.contains("write the guide"), "setting task.project took it out of launch.tasks")
+        checks.expect(movedTags == 0 && tags == 0, "the deleted tag left the task")
     }
 
     private static func requireID(_ id: ObjectID?) throws -> ObjectID {

@@ -72,7 +72,9 @@ struct Verify: ParsableCommand {
                 report.problems.append(
                     VerificationReport.Problem(
                         file: "index \(index.typeName).\(index.name)", offset: nil,
-                        message: "the unique index holds \(key) for objects \(ids.map(String.init).joined(separator: ", "))"))
+                        message:
+                            "the unique index holds \(key) for objects \(ids.map(String.init).joined(separator: ", "))")
+                )
             }
         }
     }

@@ -58,6 +58,10 @@ import Testing
             #expect(record?.isPinned == node.pinned, "\(context): pin of \(id)")
         }
         #expect(try store.roots() == model.roots, "\(context)")
+        for id in model.nodes.keys {
+            let referrers = model.nodes.filter { $0.value.references.contains(id) }.map(\.key).sorted()
+            #expect(try store.referrers(of: id) == referrers, "\(context): referrers of \(id)")
+        }
         #expect(store.auditReferenceCounts().isEmpty, "\(context): \(store.auditReferenceCounts().prefix(3))")
     }
 
@@ -122,8 +126,17 @@ import Testing
                 }
             case 8:
                 guard let id = pick() else { continue }
+                let referrers = model.nodes.filter { $0.value.references.contains(id) }.map(\.key).sorted()
+                #expect(try store.referrers(of: id) == referrers, "\(context): referrers of \(id)")
                 if model.isReferenced(id) {
-                    #expect(throws: LogStoreError.self, "\(context)") { try store.delete(id) }
+                    let error = #expect(throws: LogStoreError.self, "\(context)") { try store.delete(id) }
+                    // The error names a root, or an object that does refer to it.
+                    if !model.roots.values.contains(id) {
+                        let named = error?.objects.dropFirst().first
+                        #expect(
+                            named.map { referrers.contains($0) && $0 != id } == true,
+                            "\(context): \(String(describing: error))")
+                    }
                 } else {
                     try store.delete(id)
                     model.nodes[id] = nil
@@ -396,5 +409,36 @@ import Testing
         #expect(Set(try store.ids()) == expected)
         try store.close()
         #expect(try Store.verify(at: directory.path).isSound)
+    }
+}
+
+/// The referrer named by a refused delete, and ``Store/referrers(of:)``, come from the store's index of
+/// references: found however many objects come before the referrer, and kept by later puts.
+@Suite struct ReferrerIndexTests {
+    @Test func aRefusedDeleteNamesAReferrerBeyondAnyScanBound() throws {
+        let directory = TemporaryStore("referrer-index")
+        let store = try directory.open(options: testOptions(segmentSize: 1 << 20))
+        defer { try? store.close() }
+        let target = store.newID()
+        try store.put(target, typeTag: 1, references: [], payload: [1], pinned: true)
+        try store.write { batch in
+            for _ in 0..<30_000 { batch.put(store.newID(), typeTag: 2, references: [], payload: [2], pinned: true) }
+        }
+        let referrer = store.newID()
+        try store.put(referrer, typeTag: 3, references: [target], payload: [3], pinned: true)
+        let error = #expect(throws: LogStoreError.self) { try store.delete(target) }
+        #expect(error?.code == .stillReferenced)
+        #expect(error?.objects == [target, referrer], "\(String(describing: error))")
+        #expect(try store.referrers(of: target) == [referrer])
+
+        // Kept current after it was built: a new referrer is listed, one that drops the reference is not.
+        let second = store.newID()
+        try store.put(second, typeTag: 3, references: [target], payload: [4], pinned: true)
+        #expect(try store.referrers(of: target) == [referrer, second])
+        try store.put(referrer, typeTag: 3, references: [], payload: [3], pinned: true)
+        #expect(try store.referrers(of: target) == [second])
+        try store.delete(second)
+        #expect(try store.referrers(of: target) == [])
+        try store.delete(target)
     }
 }

@@ -46,6 +46,7 @@ extension FloorCheck {
                     description: "Reopen of \(grouped(reopenCount)) records ≤ 50 ms",
                     measured: String(format: "%.1f ms", reopen), met: reopen <= 50))
         }
+        ratio("taskRange", over: sqlite, atLeast: 1.5, "Indexed range query (1%, decoded) ≥ 1.5× SQLite")
         return checks
     }
 }

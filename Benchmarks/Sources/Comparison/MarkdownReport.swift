@@ -25,7 +25,8 @@ struct MarkdownReport {
             "Each cell is the median of the repetitions with the lowest and highest in brackets. The last column is "
                 + "LogStore's median ÷ the best other store's (✓ where LogStore is ahead: a ratio above 1 for rates, "
                 + "below 1 for times and bytes). In the object-graph rows LogStore is LogStoreObjects and SQLite is "
-                + "GRDB Codable records; in the path-table rows LogStore is the ODB.")
+                + "GRDB Codable records; in the path-table rows LogStore is the ODB; in the task rows LogStore is "
+                + "LogStoreObjects with its indexes and SQLite a table with `CREATE INDEX`.")
         lines.append("")
         lines.append("| Workload | Unit | " + peers.joined(separator: " | ") + " | LogStore ÷ best peer |")
         lines.append("| --- | --- |" + String(repeating: " ---: |", count: peers.count) + " --- |")

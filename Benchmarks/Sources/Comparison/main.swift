@@ -5,7 +5,10 @@
 //
 //   swift run -c release Comparison [--runs 3] [--objects 200000] [--lengths 100-220] [--gets 1000000]
 //       [--reopen-objects 1000000] [--pages 500] [--tables 1000] [--values 100] [--path-reads 200000]
+//       [--tasks 1000000] [--task-queries 7] [--task-lookups 100000] [--only-queries]
 //       [--output results] [--directory /tmp] [--commit SHA] [--quick]
+//
+// `--only-queries` runs the indexed-query rows alone (tasks; `--tasks 0` leaves them out).
 
 import BenchmarkSupport
 import Foundation
@@ -39,6 +42,10 @@ let pages = number("--pages", quick ? 20 : 500)
 let pathWorkload = PathTableWorkload(
     tableCount: number("--tables", quick ? 100 : 1_000), valuesPerTable: number("--values", 100))
 let pathReads = number("--path-reads", quick ? 20_000 : 200_000)
+let taskCount = number("--tasks", quick ? 20_000 : 1_000_000)
+let taskQueries = max(1, number("--task-queries", 7))
+let taskLookups = number("--task-lookups", quick ? 10_000 : 100_000)
+let onlyQueries = arguments.contains("--only-queries")
 let outputDirectory = option("--output") ?? "results"
 let workRoot = option("--directory") ?? "/tmp"
 let commit = option("--commit") ?? ProcessInfo.processInfo.environment["LOGSTORE_COMMIT"] ?? "unknown"
@@ -110,6 +117,12 @@ let definitions: [(String, String, FigureUnit, Bool)] = [
     ("pathSets", "Path tables: sets (transactions of 1,000)", .perSecond, true),
     ("pathReads", "Path tables: random reads by path", .perSecond, true),
     ("pathBytes", "Path tables: bytes on disk", .bytes, false),
+    ("taskInserts", "Tasks: inserts, due and unique code indexed (1,000 per transaction)", .perSecond, true),
+    ("taskFirstQuery", "Tasks: open + first range query (LogStore builds its indexes)", .milliseconds, false),
+    ("taskRange", "Tasks: range query on due, 1% of the tasks, decoded (LogStore: new context)", .perSecond, true),
+    ("taskRangeWarm", "Tasks: the same range query again (LogStore: same context, tasks loaded)", .perSecond, true),
+    ("taskLookups", "Tasks: lookups by unique code (ids)", .perSecond, true),
+    ("taskBytes", "Tasks: bytes on disk", .bytes, false),
 ]
 var figures: [String: Figure] = [:]
 /// Commit latencies of every repetition, by figure key and store.
@@ -128,29 +141,32 @@ for (key, title, unit, higher) in definitions {
 }
 
 var payloadBytes = 0
+var taskRows = 0
 do {
     progress("generating \(grouped(parameters.objects)) records of \(parameters.lengths) bytes")
     let data = DataSet(count: parameters.objects, lengths: parameters.lengths, reads: parameters.gets)
     payloadBytes = data.payloadBytes
 
     // Warm-up: every key-value workload once on a tenth of the data, not recorded.
-    var warmParameters = parameters
-    warmParameters.objects = max(parameters.objects / 10, 2_000)
-    warmParameters.gets = max(parameters.gets / 10, 10_000)
-    warmParameters.singleCommits = 100
-    warmParameters.commitsPerWriter = 20
-    warmParameters.mixedOperationsPerThread = 2_000
-    let warmData = DataSet(count: warmParameters.objects, lengths: parameters.lengths, reads: warmParameters.gets)
-    for peer in peers {
-        progress("warm-up: \(peer.rawValue)")
-        _ = try withScratch {
-            try KeyValueWorkloads(parameters: warmParameters, data: warmData).run(peer, directory: $0.child("store"))
+    if !onlyQueries {
+        var warmParameters = parameters
+        warmParameters.objects = max(parameters.objects / 10, 2_000)
+        warmParameters.gets = max(parameters.gets / 10, 10_000)
+        warmParameters.singleCommits = 100
+        warmParameters.commitsPerWriter = 20
+        warmParameters.mixedOperationsPerThread = 2_000
+        let warmData = DataSet(count: warmParameters.objects, lengths: parameters.lengths, reads: warmParameters.gets)
+        for peer in peers {
+            progress("warm-up: \(peer.rawValue)")
+            _ = try withScratch {
+                try KeyValueWorkloads(parameters: warmParameters, data: warmData).run(peer, directory: $0.child("store"))
+            }
         }
     }
 
     // The key-value workloads, each repetition in a rotated order of stores.
     let workloads = KeyValueWorkloads(parameters: parameters, data: data)
-    for repetition in 0..<runs {
+    for repetition in 0..<runs where !onlyQueries {
         for offset in 0..<peers.count {
             let peer = peers[(repetition + offset) % peers.count]
             progress("key-value workloads, repetition \(repetition + 1) of \(runs): \(peer.rawValue)")
@@ -159,7 +175,7 @@ do {
     }
 
     // Reopen of a larger store.
-    if reopenObjects > 0 {
+    if reopenObjects > 0 && !onlyQueries {
         for peer in peers {
             progress("reopen of \(grouped(reopenObjects)) records: \(peer.rawValue)")
             let opens: [Double]
@@ -176,7 +192,7 @@ do {
     }
 
     // The object graph: LogStoreObjects against GRDB Codable records.
-    if pages > 0 {
+    if pages > 0 && !onlyQueries {
         let graph = ObjectGraphWorkload(pages: pages)
         for repetition in 0..<runs {
             progress("object graph (\(grouped(graph.objectCount)) objects), repetition \(repetition + 1) of \(runs)")
@@ -186,13 +202,35 @@ do {
     }
 
     // Path tables: the ODB against SQLite.
-    if pathWorkload.tableCount > 0 {
+    if pathWorkload.tableCount > 0 && !onlyQueries {
         let paths = PathTableComparison(workload: pathWorkload, reads: pathReads)
         for repetition in 0..<runs {
             progress("path tables (\(grouped(pathWorkload.total)) values), repetition \(repetition + 1) of \(runs)")
             record(try withScratch { try paths.runODB(directory: $0.child("odb")) }, for: .logStore)
             record(try withScratch { try paths.runSQLite(directory: $0.child("sqlite")) }, for: .sqlite)
         }
+    }
+
+    // Indexed queries: LogStoreObjects against SQLite with CREATE INDEX, the stores in alternating order.
+    if taskCount > 0 {
+        progress("generating \(grouped(taskCount)) tasks")
+        let tasks = TaskQueryWorkload(count: taskCount, queries: taskQueries, lookups: taskLookups)
+        let warmTasks = TaskQueryWorkload(count: max(taskCount / 20, 1_000), queries: 2, lookups: 1_000)
+        progress("warm-up: tasks")
+        _ = try withScratch { try warmTasks.runLogStore(directory: $0.child("tasks")) }
+        _ = try withScratch { try warmTasks.runGRDB(directory: $0.child("tasks-grdb")) }
+        for repetition in 0..<runs {
+            progress("tasks (\(grouped(taskCount))), repetition \(repetition + 1) of \(runs)")
+            let order: [PeerKind] = repetition % 2 == 0 ? [.logStore, .sqlite] : [.sqlite, .logStore]
+            for peer in order {
+                if peer == .logStore {
+                    record(try withScratch { try tasks.runLogStore(directory: $0.child("tasks")) }, for: .logStore)
+                } else {
+                    record(try withScratch { try tasks.runGRDB(directory: $0.child("tasks-grdb")) }, for: .sqlite)
+                }
+            }
+        }
+        taskRows = tasks.rowsPerQuery
     }
 } catch {
     progress("comparison failed: \(error)")
@@ -215,10 +253,18 @@ let commitsText =
 let graphText = "\(pages) pages × 10 layers × 20 shapes, one save; load = open + fresh context + whole graph"
 let pathText =
     "\(grouped(pathWorkload.tableCount)) tables × \(pathWorkload.valuesPerTable) values, \(grouped(pathReads)) random reads"
-let describedParameters: [String: String] = [
+let tasksText =
+    "\(grouped(taskCount)) tasks (title, unique code, due over a year, priority, done), indexes on due and code; "
+    + "\(taskQueries) range queries of 1% (\(grouped(taskRows)) rows each, sorted by due, every row decoded); "
+    + "\(grouped(taskLookups)) lookups by code; LogStore: `@Persistent` class, `FetchDescriptor` + `#Predicate`; "
+    + "SQLite: `task` table, `CREATE INDEX` on due, `CREATE UNIQUE INDEX` on code, rows decoded into structs "
+    + "(`FetchableRecord`, columns by position), each query in a read of its own, lookups in reads of 1,000"
+var describedParameters: [String: String] = [
     "Records": recordsText, "Repetitions": repetitionsText, "Gets": getsText, "Commits": commitsText,
     "Object graph": graphText, "Path tables": pathText,
 ]
+if taskCount > 0 { describedParameters["Tasks"] = tasksText }
+if onlyQueries { describedParameters = describedParameters.filter { $0.key == "Tasks" } }
 let report = ComparisonReport(
     machine: MachineInfo.current(workDirectory: workRoot, commit: commit),
     command: "scripts/compare.sh " + arguments.dropFirst().joined(separator: " "),

@@ -3,11 +3,105 @@ import LogStoreObjects
 
 /// A task with an ordered index on `due` and a unique index on `code`: what the query figures store.
 ///
-/// It is `FieldCodable` as well as `Codable` (the fast path a user who knows the object layer takes);
-/// `--codable` runs the same figures through `Codable` only (`ObjectStoreTuning(usesFieldCoding: false)`).
-final class QTask: PersistentObject, FieldCodable {
+/// A model written by hand as `@Persistent` writes it (this program uses only the LogStore and
+/// LogStoreObjects products, not the macro): its setters report changes, so a context holds loaded tasks
+/// weakly and a save encodes only what changed. ``UnmodeledTask`` is the same stored type as a plain
+/// `PersistentObject`.
+final class QTask: PersistentModel {
     static let typeName = "QTask"
     static let indexes: [IndexDefinition] = [.ordered(\QTask.due), .unique(\QTask.code)]
+    static var storedFieldNames: [AnyKeyPath: String] {
+        [\QTask.title: "title", \QTask.code: "code", \QTask.due: "due", \QTask.priority: "priority", \QTask.done: "done"]
+    }
+
+    var persistenceSlot: ObjectSlot? = nil
+    var hasReportedChange = false
+    private var stored: TaskFields
+
+    var title: String {
+        get { stored.title }
+        set { stored.title = newValue; changed() }
+    }
+    var code: String {
+        get { stored.code }
+        set { stored.code = newValue; changed() }
+    }
+    var due: Date {
+        get { stored.due }
+        set { stored.due = newValue; changed() }
+    }
+    var priority: Int {
+        get { stored.priority }
+        set { stored.priority = newValue; changed() }
+    }
+    var done: Bool {
+        get { stored.done }
+        set { stored.done = newValue; changed() }
+    }
+
+    private func changed() {
+        if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }
+    }
+
+    init(_ spec: TaskSpec) { stored = TaskFields(spec) }
+    func encodeFields(to fields: FieldWriter) throws { try stored.write(to: fields) }
+    init(fields: FieldReader) throws { stored = try TaskFields(fields) }
+    func encode(to encoder: any Encoder) throws { try stored.encode(to: encoder) }
+    init(from decoder: any Decoder) throws { stored = try TaskFields(from: decoder) }
+}
+
+/// The same stored type ("QTask": the same fields and bytes) and model, with no index: opening a store with
+/// it instead of ``QTask`` gives the same data without indexes.
+final class PlainTask: PersistentModel {
+    static let typeName = "QTask"
+    static var storedFieldNames: [AnyKeyPath: String] {
+        [
+            \PlainTask.title: "title", \PlainTask.code: "code", \PlainTask.due: "due", \PlainTask.priority: "priority",
+            \PlainTask.done: "done",
+        ]
+    }
+
+    var persistenceSlot: ObjectSlot? = nil
+    var hasReportedChange = false
+    private var stored: TaskFields
+
+    var title: String {
+        get { stored.title }
+        set { stored.title = newValue; changed() }
+    }
+    var code: String {
+        get { stored.code }
+        set { stored.code = newValue; changed() }
+    }
+    var due: Date {
+        get { stored.due }
+        set { stored.due = newValue; changed() }
+    }
+    var priority: Int {
+        get { stored.priority }
+        set { stored.priority = newValue; changed() }
+    }
+    var done: Bool {
+        get { stored.done }
+        set { stored.done = newValue; changed() }
+    }
+
+    private func changed() {
+        if !hasReportedChange { hasReportedChange = persistenceSlot?.noteChange(of: self) ?? false }
+    }
+
+    init(_ spec: TaskSpec) { stored = TaskFields(spec) }
+    func encodeFields(to fields: FieldWriter) throws { try stored.write(to: fields) }
+    init(fields: FieldReader) throws { stored = try TaskFields(fields) }
+    func encode(to encoder: any Encoder) throws { try stored.encode(to: encoder) }
+    init(from decoder: any Decoder) throws { stored = try TaskFields(from: decoder) }
+}
+
+/// The indexed task as a plain `PersistentObject` (not a model): a context keeps every such object it
+/// loads or saves for as long as it lives, and each save encodes them all.
+final class UnmodeledTask: PersistentObject, FieldCodable {
+    static let typeName = "QTask"
+    static let indexes: [IndexDefinition] = [.ordered(\UnmodeledTask.due), .unique(\UnmodeledTask.code)]
 
     var title: String
     var code: String
@@ -24,42 +118,42 @@ final class QTask: PersistentObject, FieldCodable {
     }
 
     func encodeFields(to fields: FieldWriter) throws {
-        try fields.write(title, for: "title")
-        try fields.write(code, for: "code")
-        try fields.write(due, for: "due")
-        try fields.write(priority, for: "priority")
-        try fields.write(done, for: "done")
+        try TaskFields(title: title, code: code, due: due, priority: priority, done: done).write(to: fields)
     }
 
     init(fields: FieldReader) throws {
-        title = try fields.read(String.self, for: "title")
-        code = try fields.read(String.self, for: "code")
-        due = try fields.read(Date.self, for: "due")
-        priority = try fields.read(Int.self, for: "priority")
-        done = try fields.read(Bool.self, for: "done")
+        let stored = try TaskFields(fields)
+        title = stored.title
+        code = stored.code
+        due = stored.due
+        priority = stored.priority
+        done = stored.done
     }
 }
 
-/// The same stored type ("QTask", the same fields and bytes) with no index: opening a store with it
-/// instead of ``QTask`` gives the same data without indexes.
-final class PlainTask: PersistentObject, FieldCodable {
-    static let typeName = "QTask"
-
+/// The stored fields of a task, and their coding (the same bytes through `FieldCodable` and `Codable`).
+struct TaskFields {
     var title: String
     var code: String
     var due: Date
     var priority: Int
     var done: Bool
 
-    init(_ spec: TaskSpec) {
-        title = spec.title
-        code = spec.code
-        due = Date(timeIntervalSinceReferenceDate: spec.due)
-        priority = spec.priority
-        done = spec.done
+    init(title: String, code: String, due: Date, priority: Int, done: Bool) {
+        self.title = title
+        self.code = code
+        self.due = due
+        self.priority = priority
+        self.done = done
     }
 
-    func encodeFields(to fields: FieldWriter) throws {
+    init(_ spec: TaskSpec) {
+        self.init(
+            title: spec.title, code: spec.code, due: Date(timeIntervalSinceReferenceDate: spec.due),
+            priority: spec.priority, done: spec.done)
+    }
+
+    func write(to fields: FieldWriter) throws {
         try fields.write(title, for: "title")
         try fields.write(code, for: "code")
         try fields.write(due, for: "due")
@@ -67,12 +161,30 @@ final class PlainTask: PersistentObject, FieldCodable {
         try fields.write(done, for: "done")
     }
 
-    init(fields: FieldReader) throws {
+    init(_ fields: FieldReader) throws {
         title = try fields.read(String.self, for: "title")
         code = try fields.read(String.self, for: "code")
         due = try fields.read(Date.self, for: "due")
         priority = try fields.read(Int.self, for: "priority")
         done = try fields.read(Bool.self, for: "done")
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: FieldKey.self)
+        try container.encode(title, forKey: FieldKey("title"))
+        try container.encode(code, forKey: FieldKey("code"))
+        try container.encode(due, forKey: FieldKey("due"))
+        try container.encode(priority, forKey: FieldKey("priority"))
+        try container.encode(done, forKey: FieldKey("done"))
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: FieldKey.self)
+        title = try container.decode(String.self, forKey: FieldKey("title"))
+        code = try container.decode(String.self, forKey: FieldKey("code"))
+        due = try container.decode(Date.self, forKey: FieldKey("due"))
+        priority = try container.decode(Int.self, forKey: FieldKey("priority"))
+        done = try container.decode(Bool.self, forKey: FieldKey("done"))
     }
 }
 

@@ -4,11 +4,14 @@
 //   b. a range query on `due` returning 1% of the tasks (decoded), warm and cold, against loading every
 //      task and filtering in Swift;
 //   c. equality lookups on the unique `code` (fetchIDs, fetch);
-//   d. batched saves (1,000 new objects per save) with the two indexes against none, `.always` and `.never`.
+//   d. batched saves (1,000 new objects per save) with the two indexes against none, `.always` and `.never`;
+//   e. the same indexed class as a plain PersistentObject (not a model): what a context that keeps every
+//      object it loaded costs each query and each save.
 // Run from Benchmarks/:
 //   swift build -c release --product QueryFigures
-//   .build/release/QueryFigures [N = 1000000] [--runs 5] [--lookups 200000] [--save-batches 50]
-//       [--builds 3] [--directory /tmp] [--store DIR] [--only open,build,range,lookups,saves] [--codable]
+//   .build/release/QueryFigures [N = 1000000] [--runs 5] [--lookups 100000] [--save-batches 50]
+//       [--builds 3] [--directory /tmp] [--store DIR] [--only open,build,range,lookups,saves,unmodeled]
+//       [--codable] [--range-loop K]
 // `--store DIR` keeps the filled stores in DIR (and reuses them when they hold N tasks), for profiling;
 // `--only` runs some parts (the fill always runs when the stores are missing).
 import CMallocInfo
@@ -31,14 +34,14 @@ let taskCount: Int = {
     return 1_000_000
 }()
 let runs = max(1, number("--runs", 5))
-let lookupCount = number("--lookups", 200_000)
+let lookupCount = number("--lookups", 100_000)
 let saveBatches = number("--save-batches", 50)
 let buildRuns = max(1, number("--builds", 3))
 let batchSize = 1_000
 let workRoot = option("--directory") ?? "/tmp"
 let keptStore = option("--store")
 let parts: Set<String> = option("--only").map { Set($0.split(separator: ",").map(String.init)) } ?? [
-    "open", "build", "range", "lookups", "saves",
+    "open", "build", "range", "lookups", "saves", "unmodeled",
 ]
 let codableOnly = arguments.contains("--codable")
 let tuning = ObjectStoreTuning(usesFieldCoding: !codableOnly)
@@ -133,7 +136,7 @@ let memory = String(format: "%.1f GiB", Double(ProcessInfo.processInfo.physicalM
 print("Query figures, \(date)")
 print(
     "Machine: \(ProcessInfo.processInfo.activeProcessorCount) cores (\(cpu)), \(memory), Linux \(run("uname -r")), "
-        + "stores under \(keptStore ?? workRoot) (\(run("df -T \(keptStore ?? workRoot) | tail -1 | awk '{print $2\" on \"$1}'")))"
+        + "stores under \(workRoot) (\(run("df -T \(workRoot) | tail -1 | awk '{print $2\" on \"$1}'")))"
 )
 print(
     "\(grouped(taskCount)) tasks (QTask: title, code unique, due over a year, priority 0..<5, done), \(runs) runs, "
@@ -299,6 +302,21 @@ do {
         let plan = try objects.makeContext().explain(rangeDescriptor(windows[0]))
         line("plan", plan.description)
         line("results per query", "\(expected.min() ?? 0)–\(expected.max() ?? 0) tasks")
+
+        // `--range-loop K`: K cold fetches and nothing else (for profiling).
+        if let loops = option("--range-loop").flatMap({ Int($0) }) {
+            var times = Samples()
+            progress("range-loop: \(loops) cold fetches")
+            for loop in 0..<loops {
+                let context = objects.makeContext()
+                let start = nanoseconds()
+                let found = try context.fetch(rangeDescriptor(windows[loop % windows.count]))
+                times.add(seconds(since: start))
+                check(found, loop % windows.count)
+            }
+            line("range-loop: cold fetches", times.text(millisecondsText))
+            exit(0)
+        }
 
         var fetchCold = Samples()
         var fetchWarm = Samples()
@@ -504,4 +522,69 @@ do {
 } catch {
     fail("\(error)")
 }
+// MARK: e. The indexed class as a plain PersistentObject
+
+do {
+    if parts.contains("unmodeled") {
+        print(
+            "\ne. The same indexed class as a plain PersistentObject (UnmodeledTask, not a model): the context keeps"
+                + " every task it loaded or saved")
+        let objects = try ObjectStore.open(at: indexedPath, types: [UnmodeledTask.self], tuning: tuning)
+        _ = try objects.makeContext().explain(
+            FetchDescriptor<UnmodeledTask>(predicate: #Predicate { $0.code == "QT-000000000000" }))
+        let ids = try objects.makeContext().ids(of: UnmodeledTask.self)
+        var random = TaskRandom(seed: 0xE0E0)
+        let codes = (0..<2_000).map { _ in specs[random.below(taskCount)].code }
+        for (held, lookups) in [(0, 2_000), (1_000, 2_000), (10_000, 500), (100_000, 100)] where held <= ids.count {
+            let context = objects.makeContext()
+            for id in ids.prefix(held) { _ = try context.object(id: id, as: UnmodeledTask.self) }
+            var rates = Samples()
+            let codes = codes.prefix(lookups)
+            for _ in 0..<3 {
+                var found = 0
+                let start = nanoseconds()
+                for code in codes {
+                    found += try context.fetchIDs(
+                        FetchDescriptor<UnmodeledTask>(predicate: #Predicate { $0.code == code })
+                    ).count
+                }
+                rates.add(Double(codes.count) / seconds(since: start))
+                guard found == codes.count else { fail("unmodeled lookups found \(found) of \(codes.count)") }
+            }
+            line("fetchIDs by code, \(grouped(held)) tasks loaded in the context", rates.text(rateText))
+        }
+        try objects.close()
+
+        // Saves of 1,000 new tasks through one context, into a copy of the store.
+        let copy = root + "/saves-unmodeled"
+        removeTree(copy)
+        try FileManager.default.copyItem(atPath: indexedPath, toPath: copy)
+        defer { removeTree(copy) }
+        let saving = try ObjectStore.open(at: copy, types: [UnmodeledTask.self], tuning: tuning)
+        // The index is built first (untimed), as in d.
+        _ = try saving.makeContext().explain(
+            FetchDescriptor<UnmodeledTask>(predicate: #Predicate { $0.code == "QT-000000000000" }))
+        let context = saving.makeContext()
+        let batches = 40
+        let tasks = TaskData.specs((taskCount + 10_000_000)..<(taskCount + 10_000_000 + batches * batchSize))
+        var times: [Double] = []
+        for batch in 0..<batches {
+            for spec in tasks[(batch * batchSize)..<((batch + 1) * batchSize)] {
+                try context.insert(UnmodeledTask(spec))
+            }
+            let start = nanoseconds()
+            let report = try context.save()
+            times.append(seconds(since: start))
+            guard report.written >= batchSize else { fail("saved \(report.written)") }
+        }
+        try saving.close()
+        let first = Double(5 * batchSize) / times.prefix(5).reduce(0, +)
+        let last = Double(5 * batchSize) / times.suffix(5).reduce(0, +)
+        line("saves of 1,000 through one context (.always): saves 1–5", rateText(first))
+        line("  saves \(batches - 4)–\(batches) (the context holds \(grouped((batches - 5) * batchSize)) tasks)", rateText(last))
+    }
+} catch {
+    fail("\(error)")
+}
+
 cleanUp()

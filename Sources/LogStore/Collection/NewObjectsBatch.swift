@@ -83,6 +83,7 @@ struct NewObjectsBatch {
             switch operation {
             case .put(let record):
                 for target in record.references { state.index.addIncoming(target.rawValue, saturating: true) }
+                state.referrerIndex.add(record.references, from: record.id.rawValue)
             case .setRoot(let name, let target):
                 state.logicalRoots[name] = target
                 state.index.addIncoming(target.rawValue, saturating: true)

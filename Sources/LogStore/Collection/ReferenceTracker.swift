@@ -55,7 +55,7 @@ struct ReferenceTracker {
         do throws(LogStoreError) {
             for (index, operation) in operations.enumerated() { try apply(operation, at: index, &state) }
             for id in garbage { collect(id, &state) }
-            try checkIntegrity(operations, state)
+            try checkIntegrity(operations, &state)
             collectGarbage(&state)
         } catch {
             rollBack(&state)
@@ -77,6 +77,7 @@ struct ReferenceTracker {
             deleted.remove(id)
             setEntry(id, entry, &state)
             touched.append(id)
+            state.referrerIndex.add(record.references, from: id)
             for target in record.references {
                 adjust(target.rawValue, by: 1, &state)
                 touched.append(target.rawValue)
@@ -109,10 +110,12 @@ struct ReferenceTracker {
     }
 
     /// References into dead objects, and deleted objects that are still referenced, refuse the batch.
-    private func checkIntegrity(_ operations: [WriteBatch.Operation], _ state: IndexState) throws(LogStoreError) {
+    private func checkIntegrity(_ operations: [WriteBatch.Operation], _ state: inout IndexState)
+        throws(LogStoreError)
+    {
         for (id, count) in detached where count > 0 {
             if deleted.contains(id) {
-                let referrer = Self.referrer(of: id, in: state, chunks: chunks, batch: operations)
+                let referrer = Self.referrer(of: id, in: &state, chunks: chunks, batch: operations)
                 throw LogStoreError(
                     .stillReferenced, "object \(id) cannot be deleted: \(referrer.text) still refers to it",
                     objects: [ObjectID(id)] + (referrer.id.map { [$0] } ?? []))
@@ -222,23 +225,45 @@ struct ReferenceTracker {
     /// Undoes an accepted batch whose encoding failed after all.
     mutating func undoAccepted(_ state: inout IndexState) { rollBack(&state) }
 
-    /// How many live objects ``referrer(of:in:chunks:batch:)`` looks at, at most: it runs under the index
-    /// lock, and a refused delete must not stall the store (about 25 ns an object: 0.5 ms on this bound).
-    static let referrerSearchLimit = 20_000
-
-    /// A live object or root that refers to `id`, for error messages (a scan of the index, reading only
-    /// frame headers, bounded by ``referrerSearchLimit``: only on the error path).
+    /// A live object or root that refers to `id`, for error messages: a root by name, else the first of the
+    /// referrers the state's ``ReferrerIndex`` confirms (building it on first use: one pass over the live
+    /// records' reference lists, reading frame headers only).
     static func referrer(
-        of id: UInt64, in state: IndexState, chunks: [PendingChunk], batch: [WriteBatch.Operation] = []
+        of id: UInt64, in state: inout IndexState, chunks: [PendingChunk], batch: [WriteBatch.Operation] = []
     ) -> (text: String, id: ObjectID?) {
         if let name = state.logicalRoots.first(where: { $0.value.rawValue == id })?.key {
             return ("root \"\(name)\"", nil)
         }
-        let found = state.index.firstLive(limit: referrerSearchLimit) { _, entry in
-            entry.segment == 0
-                ? batchReferences(of: entry, in: batch).contains(ObjectID(id))
-                : state.refers(entry, to: id, pendingIn: chunks)
-        }
+        let found = liveReferrers(of: id, in: &state, chunks: chunks, batch: batch).first
         return found.map { ("object \($0)", ObjectID($0)) } ?? ("another live object", nil)
+    }
+
+    /// Every object of the writer's view (`batch`'s puts included) whose record refers to `id`, in
+    /// increasing id order, from the state's ``ReferrerIndex``.
+    static func liveReferrers(
+        of id: UInt64, in state: inout IndexState, chunks: [PendingChunk], batch: [WriteBatch.Operation] = []
+    ) -> [UInt64] {
+        var referrers = state.referrerIndex
+        state.referrerIndex = ReferrerIndex()
+        defer { state.referrerIndex = referrers }
+        let view = state
+        func references(of entry: IndexEntry) -> [ObjectID] {
+            entry.segment == 0 ? batchReferences(of: entry, in: batch) : view.references(of: entry, pendingIn: chunks)
+        }
+        if !referrers.isBuilt {
+            referrers.build { add in
+                view.index.forEachLive { referrer, entry in
+                    let targets = references(of: entry)
+                    if !targets.isEmpty { add(referrer, targets) }
+                }
+            }
+        }
+        // The batch's own puts are hinted already (``apply(_:at:_:)``); placeholders are read from it.
+        return referrers.referrers(of: id) { referrer in
+            guard let entry = view.index.entry(referrer) else { return false }
+            return entry.segment == 0
+                ? batchReferences(of: entry, in: batch).contains(ObjectID(id))
+                : view.refers(entry, to: id, pendingIn: chunks)
+        }
     }
 }

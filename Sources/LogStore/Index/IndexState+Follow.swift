@@ -10,6 +10,8 @@ extension IndexState {
     ///
     /// A delete frame carries no type tag: a deleted or freed object's is the one its entry had.
     mutating func applyFollowed(_ batch: FollowedBatch) -> CommittedBatch {
+        // The referrer index grows with the writer's puts only: a followed batch makes it build again.
+        if referrerIndex.isBuilt { referrerIndex = ReferrerIndex() }
         var committed = CommittedBatch.Parts()
         /// The entries and root targets the batch changes, as they were before it.
         var entriesBefore: [UInt64: IndexEntry?] = [:]

@@ -41,6 +41,8 @@ struct IndexState: Sendable {
     private(set) var isOpen = true
     /// The shared compression dictionaries, by id (readers decompress with them).
     var dictionaries = CompressionDictionaries()
+    /// Who refers to each object, built on first need (a refused delete, ``Store/referrers(of:)``).
+    var referrerIndex = ReferrerIndex()
 
     // MARK: - The few changes made outside replay and edits
 

@@ -29,7 +29,7 @@ extension ObjectContext {
     func writeChanges() throws(ObjectStoreError) -> SaveReport {
         cache.state.suspendPurge = true
         defer { cache.state.suspendPurge = false }
-        let changes = try prepareChanges()
+        let changes = try prepareChangesWithRelationships()
         var committed: CommittedBatch?
         if !changes.batch.isEmpty {
             var attempt = 0
@@ -70,7 +70,7 @@ extension ObjectContext {
         }
         cache.state.suspendPurge = true
         defer { cache.state.suspendPurge = false }
-        let changes = try prepareChanges()
+        let changes = try prepareChangesWithRelationships()
         var committed: CommittedBatch?
         if !changes.batch.isEmpty {
             var attempt = 0
@@ -86,6 +86,19 @@ extension ObjectContext {
             }
         }
         return finishChanges(changes, committed: committed)
+    }
+
+    /// ``prepareChanges()`` after the relationships were reconciled (see ``reconcileRelationships()``); again
+    /// when the encoding met new objects whose relationships need reconciling too.
+    func prepareChangesWithRelationships() throws(ObjectStoreError) -> PreparedChanges {
+        var reconciled = try reconcileRelationships()
+        var changes = try prepareChanges()
+        var rounds = 0
+        while rounds < 8, try reconcileLateObjects(changes, &reconciled) {
+            rounds += 1
+            changes = try prepareChanges()
+        }
+        return changes
     }
 
     /// What a save is about to write: the encoded objects and the batch (see ``prepareChanges()``).

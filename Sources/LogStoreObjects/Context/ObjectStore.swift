@@ -19,8 +19,10 @@ public final class ObjectStore: Sendable {
     let conformances = ConformanceCache()
     /// Lets runs of ``update(attempts:_:)`` that keep conflicting through first.
     let contention = ContentionGate()
-    /// The indexes the registered classes declare.
+    /// The indexes the registered classes declare (and those their relationships keep).
     let indexes: ObjectIndexes
+    /// The relationships the registered classes declare.
+    let relationships: RelationshipTable
 
     /// What opening repaired: the torn tail of the last, unacknowledged write cut after a crash (its bytes
     /// saved to a side file next to the segment), or nil when the log was clean. Only a crash can leave a
@@ -49,7 +51,9 @@ public final class ObjectStore: Sendable {
         self.store = store
         self.registry = try TypeRegistry(types, protocols: protocols, usingFieldCoding: tuning.usesFieldCoding)
         self.catalog = try KeyCatalog(loadingFrom: store)
-        self.indexes = try ObjectIndexes(registry: registry, store: store, catalog: catalog)
+        self.relationships = try RelationshipTable(registry: registry)
+        self.indexes = try ObjectIndexes(
+            registry: registry, relationships: relationships, store: store, catalog: catalog)
         try IndexCatalog.record(indexes.types, registered: Set(registry.types.map(\.name)), in: store)
     }
 

@@ -69,7 +69,9 @@ extension IndexSummary {
                     }
                     if keys.contains(where: \.hasAbsent) { summary.absent += 1 }
                     if entry.isUnique {
-                        for key in keys where !key.isExemptFromUniqueness { holders[key, default: []].append(id.rawValue) }
+                        for key in keys where !key.isExemptFromUniqueness {
+                            holders[key, default: []].append(id.rawValue)
+                        }
                     }
                 }
             }

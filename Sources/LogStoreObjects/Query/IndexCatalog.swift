@@ -110,7 +110,7 @@ struct IndexCatalog: Equatable, Sendable {
         batch.put(stored?.1 ?? store.newID(), typeTag: tag, payload: wanted.encoded(), pinned: true)
         do {
             try store.write(batch)
-        } catch where error.code == .readOnly {
+        } catch  where error.code == .readOnly {
             return
         } catch {
             throw ObjectStoreError(error)

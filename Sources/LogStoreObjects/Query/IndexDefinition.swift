@@ -93,6 +93,7 @@ public struct IndexDefinition: Sendable, Equatable, CustomStringConvertible {
         (isUnique ? "unique " : "ordered ") + (givenName ?? keyPaths.map { "\($0)" }.joined(separator: "+"))
     }
 
+    /// Whether two definitions name the same fields, kind and name.
     public static func == (lhs: IndexDefinition, rhs: IndexDefinition) -> Bool {
         lhs.givenName == rhs.givenName && lhs.givenFields == rhs.givenFields && lhs.isUnique == rhs.isUnique
             && lhs.keyPaths == rhs.keyPaths

@@ -165,21 +165,58 @@ public protocol IndexableValue {
     var indexValue: IndexValue { get }
 }
 
-extension Int: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
-extension Int8: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
-extension Int16: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
-extension Int32: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
-extension Int64: IndexableValue { public var indexValue: IndexValue { .int(self) } }
-extension UInt: IndexableValue { public var indexValue: IndexValue { UInt64(self).indexValue } }
-extension UInt8: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
-extension UInt16: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
-extension UInt32: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
+extension Int: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .int(Int64(self)) }
+}
+extension Int8: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .int(Int64(self)) }
+}
+extension Int16: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .int(Int64(self)) }
+}
+extension Int32: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .int(Int64(self)) }
+}
+extension Int64: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .int(self) }
+}
+extension UInt: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { UInt64(self).indexValue }
+}
+extension UInt8: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .int(Int64(self)) }
+}
+extension UInt16: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .int(Int64(self)) }
+}
+extension UInt32: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .int(Int64(self)) }
+}
 extension UInt64: IndexableValue {
+    /// The value as an index holds it (as a signed integer when it fits, so that it compares with them).
     public var indexValue: IndexValue { self <= UInt64(Int64.max) ? .int(Int64(self)) : .uint(self) }
 }
-extension Double: IndexableValue { public var indexValue: IndexValue { .double(self) } }
-extension Float: IndexableValue { public var indexValue: IndexValue { .double(Double(self)) } }
-extension Bool: IndexableValue { public var indexValue: IndexValue { .bool(self) } }
+extension Double: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .double(self) }
+}
+extension Float: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .double(Double(self)) }
+}
+extension Bool: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .bool(self) }
+}
 extension String: IndexableValue {
     /// The string in Unicode normal form C (as Swift compares strings), so that an index's byte order and
     /// equality are `String`'s.
@@ -187,10 +224,23 @@ extension String: IndexableValue {
         utf8.allSatisfy({ $0 < 0x80 }) ? .string(self) : .string(precomposedStringWithCanonicalMapping)
     }
 }
-extension Date: IndexableValue { public var indexValue: IndexValue { .double(timeIntervalSinceReferenceDate) } }
-extension UUID: IndexableValue { public var indexValue: IndexValue { .uuid(self) } }
-extension Data: IndexableValue { public var indexValue: IndexValue { .bytes(Array(self)) } }
-extension ObjectID: IndexableValue { public var indexValue: IndexValue { .reference(self) } }
+extension Date: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .double(timeIntervalSinceReferenceDate) }
+}
+extension UUID: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .uuid(self) }
+}
+extension Data: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .bytes(Array(self)) }
+}
+extension ObjectID: IndexableValue {
+    /// The value as an index holds it.
+    public var indexValue: IndexValue { .reference(self) }
+}
 extension Optional: IndexableValue where Wrapped: IndexableValue {
+    /// The wrapped value's, or `null`.
     public var indexValue: IndexValue { map(\.indexValue) ?? .null }
 }

@@ -18,13 +18,18 @@ struct IndexedType: Sendable {
     /// unchanged from a registered superclass (a subclass that inherits them joins its superclass's).
     /// - throws: ``ObjectStoreError`` `invalidRegistration` for a field that cannot be named, or two
     ///   indexes of one name.
-    static func all(in registry: TypeRegistry) throws(ObjectStoreError) -> [IndexedType] {
+    /// The references indexes of fields that hold relationships (`relationships`) are added to those the
+    /// class declares.
+    static func all(in registry: TypeRegistry, relationships: RelationshipTable = RelationshipTable.none)
+        throws(ObjectStoreError) -> [IndexedType]
+    {
         var result: [IndexedType] = []
         for registered in registry.types {
-            let definitions = registered.type.indexes
+            let definitions = Self.definitions(registered.type, relationships)
             guard !definitions.isEmpty else { continue }
             let inherited = registry.types.contains { other in
-                other.type.isStrictSuperclass(of: registered.type) && other.type.indexes == definitions
+                other.type.isStrictSuperclass(of: registered.type)
+                    && Self.definitions(other.type, relationships) == definitions
             }
             if inherited { continue }
             var names: Set<String> = []
@@ -33,7 +38,8 @@ struct IndexedType: Sendable {
                 let index = try ResolvedIndex(definition, of: registered.type, typeName: registered.name)
                 guard !index.fields.isEmpty else {
                     throw ObjectStoreError(
-                        .invalidRegistration, "an index of \(registered.name) names no field", typeName: registered.name)
+                        .invalidRegistration, "an index of \(registered.name) names no field", typeName: registered.name
+                    )
                 }
                 guard names.insert(index.name).inserted else {
                     throw ObjectStoreError(
@@ -55,5 +61,13 @@ struct IndexedType: Sendable {
                     aliases: registered.fieldAliases))
         }
         return result
+    }
+
+    /// The declared indexes of `type` and those its relationships keep.
+    private static func definitions(_ type: any PersistentObject.Type, _ relationships: RelationshipTable)
+        -> [IndexDefinition]
+    {
+        let declared = type.indexes
+        return declared + relationships.indexes(of: type, besides: declared)
     }
 }

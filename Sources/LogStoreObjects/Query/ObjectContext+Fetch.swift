@@ -144,7 +144,8 @@ extension ObjectContext {
                     do {
                         guard try predicate.evaluate(typed) else { continue }
                     } catch {
-                        throw ObjectStoreError(.invalidQuery, "the predicate failed on object \(id): \(error)", objectID: id)
+                        throw ObjectStoreError(
+                            .invalidQuery, "the predicate failed on object \(id): \(error)", objectID: id)
                     }
                 }
                 matched.append((id, typed))

@@ -59,8 +59,10 @@ final class ObjectIndexes: Sendable {
         var scans = 0
     }
 
-    init(registry: TypeRegistry, store: Store, catalog: KeyCatalog) throws(ObjectStoreError) {
-        types = try IndexedType.all(in: registry)
+    init(registry: TypeRegistry, relationships: RelationshipTable, store: Store, catalog: KeyCatalog)
+        throws(ObjectStoreError)
+    {
+        types = try IndexedType.all(in: registry, relationships: relationships)
         var byTag: [UInt32: Int] = [:]
         for type in types { for tag in type.tags { byTag[tag] = type.number } }
         typeByTag = byTag
@@ -148,7 +150,9 @@ final class ObjectIndexes: Sendable {
     // MARK: Applying deltas
 
     /// Applies the queued deltas up to `sequence` (under the state lock).
-    private func apply(through sequence: UInt64, to typeState: inout TypeState, _ type: IndexedType, _ keys: KeyCatalog.Snapshot) {
+    private func apply(
+        through sequence: UInt64, to typeState: inout TypeState, _ type: IndexedType, _ keys: KeyCatalog.Snapshot
+    ) {
         guard var data = typeState.data else { return }
         typeState.data = nil
         let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
@@ -159,7 +163,9 @@ final class ObjectIndexes: Sendable {
             guard delta.sequence > typeState.sequence else { continue }
             var changed: [ObjectID] = []
             for record in delta.puts {
-                data.set(record.id, version: delta.sequence, keys: reader.keys(payload: record.payload, references: record.references))
+                data.set(
+                    record.id, version: delta.sequence,
+                    keys: reader.keys(payload: record.payload, references: record.references))
                 changed.append(record.id)
             }
             for id in delta.removed {
@@ -296,7 +302,8 @@ final class ObjectIndexes: Sendable {
                     guard let version = snapshot.version(of: id), data.version(of: id) != version,
                         let record = try snapshot.get(id)
                     else { continue }
-                    data.set(id, version: version, keys: reader.keys(payload: record.payload, references: record.references))
+                    data.set(
+                        id, version: version, keys: reader.keys(payload: record.payload, references: record.references))
                 }
             }
         } catch {

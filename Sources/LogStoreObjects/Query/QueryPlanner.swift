@@ -102,9 +102,13 @@ struct QueryPlanner {
         let prefix = choice.equalities
         var start = entries.position(ofPrefix: prefix, after: false)
         var end = entries.position(ofPrefix: prefix, after: true)
-        if let lower = choice.lower { start = entries.position(ofPrefix: prefix + [lower.value], after: !lower.inclusive) }
+        if let lower = choice.lower {
+            start = entries.position(ofPrefix: prefix + [lower.value], after: !lower.inclusive)
+        }
         if let upper = choice.upper { end = entries.position(ofPrefix: prefix + [upper.value], after: upper.inclusive) }
-        if let text = choice.prefix { start = max(start, entries.position(ofPrefix: prefix + [.string(text)], after: false)) }
+        if let text = choice.prefix {
+            start = max(start, entries.position(ofPrefix: prefix + [.string(text)], after: false))
+        }
         var ids: [ObjectID] = []
         var seen: Set<ObjectID> = []
         let field = prefix.count

@@ -44,7 +44,8 @@ struct UniqueCheck {
         }
     }
 
-    private func violation(_ saved: ObjectID, _ holder: ObjectID, _ index: Int, _ key: CompoundKey) -> ObjectStoreError {
+    private func violation(_ saved: ObjectID, _ holder: ObjectID, _ index: Int, _ key: CompoundKey) -> ObjectStoreError
+    {
         let definition = type.definitions[index]
         var error = ObjectStoreError(
             .uniqueViolation,

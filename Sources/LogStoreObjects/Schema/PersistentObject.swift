@@ -32,6 +32,11 @@ public protocol PersistentObject: AnyObject, Codable, SendableMetatype {
     /// The indexes kept on this class's fields (see ``IndexDefinition``); subclasses inherit them. None by
     /// default.
     static var indexes: [IndexDefinition] { get }
+
+    /// The relationships of this class's fields to other persistent objects: their inverse fields, kept
+    /// consistent on save, and what deleting an object does to the objects they hold (see
+    /// ``Relationship``); subclasses inherit them. None by default.
+    static var relationships: [Relationship] { get }
 }
 
 extension PersistentObject {
@@ -48,6 +53,9 @@ extension PersistentObject {
 
     /// No indexes.
     public static var indexes: [IndexDefinition] { [] }
+
+    /// No relationships.
+    public static var relationships: [Relationship] { [] }
 }
 
 /// Stable type tags for persistent type names.

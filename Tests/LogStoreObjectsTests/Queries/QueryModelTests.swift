@@ -70,7 +70,9 @@ import Testing
                 try apply(fields, to: ticket, context)
                 let id = try context.insert(ticket)
                 if violates(fields, as: nil) {
-                    let error = #expect(throws: ObjectStoreError.self, "seed \(seed), step \(step)") { try context.save() }
+                    let error = #expect(throws: ObjectStoreError.self, "seed \(seed), step \(step)") {
+                        try context.save()
+                    }
                     #expect(error?.code == .uniqueViolation, "seed \(seed), step \(step)")
                 } else {
                     try context.save()
@@ -83,7 +85,9 @@ import Testing
                 fields.escalation = ticket is Escalation
                 try apply(fields, to: ticket, context)
                 if violates(fields, as: id) {
-                    let error = #expect(throws: ObjectStoreError.self, "seed \(seed), step \(step)") { try context.save() }
+                    let error = #expect(throws: ObjectStoreError.self, "seed \(seed), step \(step)") {
+                        try context.save()
+                    }
                     #expect(error?.code == .uniqueViolation, "seed \(seed), step \(step)")
                 } else {
                     try context.save()
@@ -125,7 +129,8 @@ import Testing
 
         let low = Self.base.addingTimeInterval(Double(random.next() % 200) * 60)
         let high = low.addingTimeInterval(Double(random.next() % 60) * 60)
-        let range = FetchDescriptor<Ticket>(predicate: #Predicate { $0.due >= low && $0.due < high }, sortBy: [SortDescriptor(\.due)])
+        let range = FetchDescriptor<Ticket>(
+            predicate: #Predicate { $0.due >= low && $0.due < high }, sortBy: [SortDescriptor(\.due)])
         #expect(try context.explain(range).index == "due", "\(`where`)")
         let inRange = try context.fetch(range)
         #expect(ids(inRange) == expected { $0.due >= low && $0.due < high }, "\(`where`): due range")
@@ -134,7 +139,8 @@ import Testing
 
         let priority = Int(random.next() % 5)
         let byPriority = FetchDescriptor<Ticket>(predicate: #Predicate { $0.priority == priority })
-        #expect(try context.fetchIDs(byPriority).sorted() == expected { $0.priority == priority }, "\(`where`): priority")
+        #expect(
+            try context.fetchIDs(byPriority).sorted() == expected { $0.priority == priority }, "\(`where`): priority")
 
         let status = Self.statuses[Int(random.next() % 3)]
         let compound = FetchDescriptor<Ticket>(predicate: #Predicate { $0.status == status && $0.priority >= priority })

@@ -31,7 +31,8 @@ import Testing
                 #expect(all.filter { $0 == "saved" }.count == 1, "round \(round): \(all)")
                 #expect(all.filter { $0 == "uniqueViolation" }.count == 7, "round \(round): \(all)")
                 let code: String? = "key\(round)"
-                let holders = try objects.makeContext().fetch(FetchDescriptor<Ticket>(predicate: #Predicate { $0.code == code }))
+                let holders = try objects.makeContext().fetch(
+                    FetchDescriptor<Ticket>(predicate: #Predicate { $0.code == code }))
                 #expect(holders.count == 1)
             }
             let failures = Mutex<[String]>([])
