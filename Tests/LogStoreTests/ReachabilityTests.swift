@@ -128,6 +128,23 @@ import Testing
                 guard let id = pick() else { continue }
                 let referrers = model.nodes.filter { $0.value.references.contains(id) }.map(\.key).sorted()
                 #expect(try store.referrers(of: id) == referrers, "\(context): referrers of \(id)")
+                let others = referrers.filter { $0 != id }
+                if others.count >= 2, !model.roots.values.contains(id), let first = others.first,
+                    let node = model.nodes[first]
+                {
+                    // A refused batch that also drops one referrer's reference: after it, both referrers
+                    // are still listed.
+                    #expect(throws: LogStoreError.self, "\(context)") {
+                        try store.write { batch in
+                            batch.put(
+                                first, typeTag: 1, references: node.references.filter { $0 != id },
+                                payload: node.payload,
+                                pinned: node.pinned)
+                            batch.delete(id)
+                        }
+                    }
+                    #expect(try store.referrers(of: id) == referrers, "\(context): referrers after a refused batch")
+                }
                 if model.isReferenced(id) {
                     let error = #expect(throws: LogStoreError.self, "\(context)") { try store.delete(id) }
                     // The error names a root, or an object that does refer to it.

@@ -210,6 +210,10 @@ struct ReferenceTracker {
             switch step {
             case .entry(let id, let entry):
                 if let entry { state.index.set(id, entry) } else { state.index.remove(id) }
+                // Hints a refused batch pruned or never saw (the index built in its middle) come back.
+                if let entry, entry.segment != 0, state.referrerIndex.isBuilt {
+                    state.referrerIndex.add(state.references(of: entry, pendingIn: chunks), from: id)
+                }
             case .durable(let id, let entry):
                 state.setDurableUndo(id, entry)
             case .root(let name, let id):

@@ -5,8 +5,11 @@
 /// are dropped then. So an answer is exact and costs the referrers of one object, not a scan.
 ///
 /// Kept in the writer's ``IndexState`` (under the index lock). A store that never asks for referrers never
-/// builds it and pays one branch per put. Memory once built: about 8 bytes per reference plus 50 per
-/// referred-to object.
+/// builds it and pays one branch per put. Once built it costs about 8 bytes per hint plus 50 per
+/// referred-to object, and a list holds at most about twice its distinct referrers; hints of references
+/// that went away stay until their target is asked about. The build holds the index lock: about 25 ns
+/// per live object (75 ms for 3 million), once per store that is open for writing; a store open
+/// read-only beside a writer builds it again after each batch it follows.
 struct ReferrerIndex {
     /// Whether the index holds every reference of the live records (and every put's since).
     private(set) var isBuilt = false
@@ -50,9 +53,12 @@ struct ReferrerIndex {
 
 extension Array where Element == UInt64 {
     /// Appends `id` unless it is the last element, or (for a short list) anywhere in it.
+    /// A longer list that reaches a power of two drops its duplicates, so a list stays within twice its
+    /// distinct referrers (amortized constant work per append).
     fileprivate mutating func appendHint(_ id: UInt64, searchedLength: Int) {
         if last == id { return }
         if count <= searchedLength && contains(id) { return }
         append(id)
+        if count > searchedLength && count & (count - 1) == 0 { self = Set(self).sorted() }
     }
 }

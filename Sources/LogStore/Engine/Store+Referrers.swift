@@ -6,9 +6,10 @@ extension Store {
     /// (committed batches; a named root is not an object and is not listed).
     ///
     /// Answered from an index of references the store builds the first time it needs one (this call, or a
-    /// delete refused with `stillReferenced`): one pass over the reference lists of the live records,
-    /// which reads frame headers and hint-free segments' headers only, about 25 ns an object; every put
-    /// keeps it current after that. Each answer costs the referrers of `id`, not a scan. For example:
+    /// delete refused with `stillReferenced`): one pass over the reference lists of the live records
+    /// (frame headers only, about 25 ns an object, holding the index lock), after which every put keeps it
+    /// current and an answer costs the referrers of `id`, not a scan. A store open read-only beside a
+    /// writer builds it again after each batch it follows. For example:
     ///
     /// ```swift
     /// let holders = try store.referrers(of: tagID)     // the objects that still refer to the tag

@@ -29,22 +29,29 @@ extension ObjectContext {
     func writeChanges() throws(ObjectStoreError) -> SaveReport {
         cache.state.suspendPurge = true
         defer { cache.state.suspendPurge = false }
-        let changes = try prepareChangesWithRelationships()
-        var committed: CommittedBatch?
-        if !changes.batch.isEmpty {
-            var attempt = 0
-            while true {
-                attempt += 1
-                try objectStore.indexes.prepareUnique(for: changes.batch)
-                do {
-                    committed = try store.write(changes.batch)
-                    break
-                } catch {
-                    try describeRejection(error, attempt: attempt)
+        // What reconciling relationships changed in memory is taken back if the save fails.
+        let undo = RelationshipUndo()
+        do {
+            let changes = try prepareChangesWithRelationships(undo)
+            var committed: CommittedBatch?
+            if !changes.batch.isEmpty {
+                var attempt = 0
+                while true {
+                    attempt += 1
+                    try objectStore.indexes.prepareUnique(for: changes.batch)
+                    do {
+                        committed = try store.write(changes.batch)
+                        break
+                    } catch {
+                        try describeRejection(error, attempt: attempt)
+                    }
                 }
             }
+            return finishChanges(changes, committed: committed)
+        } catch {
+            undo.rollBack(in: self)
+            throw error
         }
-        return finishChanges(changes, committed: committed)
     }
 
     /// The error of a refused write: a unique index's violation as it is; for an index that was not ready
@@ -70,31 +77,38 @@ extension ObjectContext {
         }
         cache.state.suspendPurge = true
         defer { cache.state.suspendPurge = false }
-        let changes = try prepareChangesWithRelationships()
-        var committed: CommittedBatch?
-        if !changes.batch.isEmpty {
-            var attempt = 0
-            while true {
-                attempt += 1
-                try objectStore.indexes.prepareUnique(for: changes.batch)
-                do {
-                    committed = try await store.write(changes.batch)
-                    break
-                } catch {
-                    try describeRejection(error, attempt: attempt)
+        // What reconciling relationships changed in memory is taken back if the save fails.
+        let undo = RelationshipUndo()
+        do {
+            let changes = try prepareChangesWithRelationships(undo)
+            var committed: CommittedBatch?
+            if !changes.batch.isEmpty {
+                var attempt = 0
+                while true {
+                    attempt += 1
+                    try objectStore.indexes.prepareUnique(for: changes.batch)
+                    do {
+                        committed = try await store.write(changes.batch)
+                        break
+                    } catch {
+                        try describeRejection(error, attempt: attempt)
+                    }
                 }
             }
+            return finishChanges(changes, committed: committed)
+        } catch {
+            undo.rollBack(in: self)
+            throw error
         }
-        return finishChanges(changes, committed: committed)
     }
 
     /// ``prepareChanges()`` after the relationships were reconciled (see ``reconcileRelationships()``); again
     /// when the encoding met new objects whose relationships need reconciling too.
-    func prepareChangesWithRelationships() throws(ObjectStoreError) -> PreparedChanges {
-        var reconciled = try reconcileRelationships()
+    func prepareChangesWithRelationships(_ undo: RelationshipUndo) throws(ObjectStoreError) -> PreparedChanges {
+        var reconciled = try reconcileRelationships(undo)
         var changes = try prepareChanges()
         var rounds = 0
-        while rounds < 8, try reconcileLateObjects(changes, &reconciled) {
+        while rounds < 8, try reconcileLateObjects(changes, &reconciled, undo) {
             rounds += 1
             changes = try prepareChanges()
         }

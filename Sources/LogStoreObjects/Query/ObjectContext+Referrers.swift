@@ -28,8 +28,8 @@ extension ObjectContext {
             let number = type.definitions.firstIndex(where: { $0.keyPaths == [keyPath as AnyKeyPath] }),
             let index = try objectStore.indexes.view(of: type, at: view)
         {
+            // An object whose record lacks the field refers to nothing through it: not a candidate.
             candidates.formUnion(index.data.ids(withKey: CompoundKey(.reference(target)), in: number))
-            candidates.formUnion(index.data.absent[number])
             candidates.formUnion(index.changedSince)
             indexed = true
         }

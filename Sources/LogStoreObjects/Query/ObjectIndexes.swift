@@ -95,30 +95,32 @@ final class ObjectIndexes: Sendable {
         state.withLock { state in
             state.lastAccepted = batch.sequence
             guard state.types.contains(where: { $0.recordFrom != nil }) else { return }
+            // Changed in place (`deltas[number]!`): a copy taken out and stored back would copy the whole
+            // list on every append.
             var deltas: [Int: Delta] = [:]
-            func delta(_ number: Int) -> Delta? {
-                guard let from = state.types[number].recordFrom, batch.sequence >= from else { return nil }
-                return deltas[number] ?? Delta(sequence: batch.sequence, puts: [], removed: [])
+            func records(_ number: Int) -> Bool {
+                guard let from = state.types[number].recordFrom, batch.sequence >= from else { return false }
+                if deltas[number] == nil { deltas[number] = Delta(sequence: batch.sequence, puts: [], removed: []) }
+                return true
             }
             for operation in operations {
                 guard case .put(let record) = operation else { continue }
-                if let number = typeByTag[record.typeTag], var change = delta(number) {
-                    change.puts.append(record)
-                    deltas[number] = change
+                if let number = typeByTag[record.typeTag], records(number) {
+                    deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].puts.append(record)
                 }
                 // An id that changed type leaves the index of the type it had.
-                for (number, type) in state.types.enumerated()
-                where type.data?.version(of: record.id) != nil && !types[number].tags.contains(record.typeTag) {
-                    if var change = delta(number) {
-                        change.removed.append(record.id)
-                        deltas[number] = change
-                    }
+                for number in state.types.indices
+                where state.types[number].data?.version(of: record.id) != nil
+                    && !types[number].tags.contains(record.typeTag) && records(number)
+                {
+                    deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].removed.append(
+                        record.id)
                 }
             }
             for change in Array(batch.deleted) + Array(batch.freed) {
-                if let number = typeByTag[change.typeTag], var removal = delta(number) {
-                    removal.removed.append(change.id)
-                    deltas[number] = removal
+                if let number = typeByTag[change.typeTag], records(number) {
+                    deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].removed.append(
+                        change.id)
                 }
             }
             for (number, change) in deltas { state.types[number].pending.append(change) }

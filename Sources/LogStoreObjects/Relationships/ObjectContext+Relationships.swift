@@ -3,12 +3,17 @@ import LogStore
 extension ObjectContext {
     /// Before a save encodes anything: makes the inverse of every relationship field this save changes
     /// agree with it, then applies the delete rules of the objects it deletes (cascading, refusing) and
-    /// takes them out of the relationship fields that hold them. Changes only objects in memory.
-    /// - returns: the objects whose inverses were reconciled (by identity), for ``reconcileLateObjects(_:_:)``.
+    /// takes them out of the relationship fields that hold them. Changes only objects in memory, and
+    /// records in `undo` how to take the changes back if the save fails.
+    ///
+    /// The context moves on first (as any read after a save does), so the whole reconciliation reads one
+    /// snapshot.
+    /// - returns: the objects whose inverses were reconciled (by identity), for ``reconcileLateObjects(_:_:_:)``.
     /// - throws: ``ObjectStoreError`` `deleteDenied`, and what loading the objects concerned throws.
-    func reconcileRelationships() throws(ObjectStoreError) -> Set<ObjectIdentifier> {
+    func reconcileRelationships(_ undo: RelationshipUndo) throws(ObjectStoreError) -> Set<ObjectIdentifier> {
         let table = objectStore.relationships
         guard !table.isEmpty else { return [] }
+        _ = try readView()
         var reconciled: Set<ObjectIdentifier> = []
         if table.hasInverses {
             var sources: [any PersistentObject] = []
@@ -16,18 +21,18 @@ extension ObjectContext {
                 if !confined.state.pendingDeletes.isEmpty, confined.state.pendingDeletes.contains(slot.id) { continue }
                 sources.append(object)
             }
-            reconciled = try reconcileInverses(table, sources: sources, done: [])
+            reconciled = try reconcileInverses(table, sources: sources, done: [], undo)
         }
-        if !confined.state.pendingDeletes.isEmpty { try applyDeleteRules(table) }
+        if !confined.state.pendingDeletes.isEmpty { try applyDeleteRules(table, undo) }
         return reconciled
     }
 
     /// After a save encoded its objects: the new objects it met only then (reached through a field that is
     /// not a relationship) whose relationship fields hold objects. Their inverses are reconciled and true
     /// is returned: the save encodes again.
-    func reconcileLateObjects(_ changes: PreparedChanges, _ done: inout Set<ObjectIdentifier>)
-        throws(ObjectStoreError) -> Bool
-    {
+    func reconcileLateObjects(
+        _ changes: PreparedChanges, _ done: inout Set<ObjectIdentifier>, _ undo: RelationshipUndo
+    ) throws(ObjectStoreError) -> Bool {
         let table = objectStore.relationships
         guard table.hasInverses else { return false }
         var late: [any PersistentObject] = []
@@ -39,7 +44,7 @@ extension ObjectContext {
             if holds { late.append(object) }
         }
         guard !late.isEmpty else { return false }
-        done.formUnion(try reconcileInverses(table, sources: late, done: done))
+        done.formUnion(try reconcileInverses(table, sources: late, done: done, undo))
         return true
     }
 
@@ -47,7 +52,7 @@ extension ObjectContext {
 
     /// Cascades the deletes, checks `deny` rules, then takes every deleted object out of the relationship
     /// fields that hold it. A new object a cascade reaches is dropped from the context (never written).
-    private func applyDeleteRules(_ table: RelationshipTable) throws(ObjectStoreError) {
+    private func applyDeleteRules(_ table: RelationshipTable, _ undo: RelationshipUndo) throws(ObjectStoreError) {
         let requested = confined.state.pendingDeletes
         var deleted: [any PersistentObject] = []
         var deleting: Set<ObjectIdentifier> = []
@@ -103,6 +108,7 @@ extension ObjectContext {
             for number in table.accepting(object) {
                 let end = table.entries[number].end
                 for referrer in try end.referrers(self, object) where !deleting.contains(ObjectIdentifier(referrer)) {
+                    undo.keep(end, of: referrer)
                     if end.remove(referrer, object) { noteRelationshipChange(referrer) }
                 }
             }
@@ -112,6 +118,7 @@ extension ObjectContext {
             if slot.storedHash == nil {
                 forget(slot.id)
             } else {
+                undo.cascaded.append((slot, slot.strongHold))
                 slot.strongHold = nil
                 confined.state.pendingDeletes.insert(slot.id)
             }
@@ -132,7 +139,8 @@ extension ObjectContext {
     /// each new object they hold, and makes the inverse fields agree: removals first, then additions, those
     /// seen on to-one fields last (so a to-one field's own new value wins).
     private func reconcileInverses(
-        _ table: RelationshipTable, sources: [any PersistentObject], done: Set<ObjectIdentifier>
+        _ table: RelationshipTable, sources: [any PersistentObject], done: Set<ObjectIdentifier>,
+        _ undo: RelationshipUndo
     ) throws(ObjectStoreError) -> Set<ObjectIdentifier> {
         var visited = done
         var work = sources
@@ -153,8 +161,16 @@ extension ObjectContext {
                     stored = []
                 }
                 var current: Set<ObjectID> = []
-                for target in targets {
-                    if let id = id(of: target) {
+                for held in targets {
+                    // An instance the context dropped when it moved on stands for the object it was: its
+                    // current instance takes the inverse.
+                    var target = held
+                    var id = self.id(of: held)
+                    if id == nil, let linkable = cache.linkableID(of: held), let current = try load(linkable) {
+                        target = current
+                        id = linkable
+                    }
+                    if let id {
                         current.insert(id)
                         if !stored.contains(id) {
                             assertions.append(Link(entry: number, owner: object, target: target))
@@ -173,6 +189,8 @@ extension ObjectContext {
         for link in retractions {
             let entry = table.entries[link.entry]
             guard let inverse = entry.inverse else { continue }
+            undo.keep(entry.end, of: link.owner)
+            undo.keep(table.entries[inverse].end, of: link.target)
             if entry.end.remove(link.owner, link.target) { noteRelationshipChange(link.owner) }
             if table.entries[inverse].end.remove(link.target, link.owner) { noteRelationshipChange(link.target) }
         }
@@ -181,8 +199,13 @@ extension ObjectContext {
             + assertions.filter { !table.entries[$0.entry].end.isToMany }
         for change in ordered {
             guard let inverse = table.entries[change.entry].inverse else { continue }
-            link(table, entry: change.entry, owner: change.owner, target: change.target)
-            link(table, entry: inverse, owner: change.target, target: change.owner)
+            // An owner's field holding a dropped instance of the target keeps it (the save links it by id).
+            if cache.linkableID(of: change.target) == nil,
+                !table.entries[change.entry].end.targets(change.owner).contains(where: { $0 === change.target })
+            {
+                link(table, entry: change.entry, owner: change.owner, target: change.target, undo)
+            }
+            link(table, entry: inverse, owner: change.target, target: change.owner, undo)
         }
         return visited
     }
@@ -190,13 +213,16 @@ extension ObjectContext {
     /// Makes `owner`'s field of `entry` hold `target`; a to-one field's former target loses `owner` from its
     /// inverse field.
     private func link(
-        _ table: RelationshipTable, entry number: Int, owner: any PersistentObject, target: any PersistentObject
+        _ table: RelationshipTable, entry number: Int, owner: any PersistentObject, target: any PersistentObject,
+        _ undo: RelationshipUndo
     ) {
         let entry = table.entries[number]
+        undo.keep(entry.end, of: owner)
         let before = entry.end.targets(owner).count
         let replaced = entry.end.add(owner, target)
         if replaced != nil || entry.end.targets(owner).count != before { noteRelationshipChange(owner) }
         guard let replaced, let inverse = entry.inverse else { return }
+        undo.keep(table.entries[inverse].end, of: replaced)
         if table.entries[inverse].end.remove(replaced, owner) { noteRelationshipChange(replaced) }
     }
 
@@ -231,5 +257,37 @@ extension ObjectContext {
     /// `@Persistent` model's setter notes the change itself; an instance of another class is held).
     private func noteRelationshipChange(_ object: any PersistentObject) {
         if let slot = cache.slot(of: object) { cache.hold(slot, object) }
+    }
+}
+
+/// How to take back what reconciling relationships changed in memory, for a save that fails: each
+/// relationship field as it was before its first change, and the deletes a cascade added.
+final class RelationshipUndo {
+    private var fields: [(end: RelationshipEnd, owner: any PersistentObject, targets: [any PersistentObject])] = []
+    private var kept: Set<FieldKey> = []
+    /// The slots of stored objects a cascade marked for deletion, with what held them before.
+    var cascaded: [(slot: ObjectSlot, hold: AnyObject?)] = []
+
+    private struct FieldKey: Hashable {
+        let owner: ObjectIdentifier
+        let field: AnyKeyPath
+    }
+
+    /// Remembers `end`'s field of `owner` as it is, unless it was remembered already.
+    func keep(_ end: RelationshipEnd, of owner: any PersistentObject) {
+        guard kept.insert(FieldKey(owner: ObjectIdentifier(owner), field: end.keyPath)).inserted else { return }
+        fields.append((end, owner, end.targets(owner)))
+    }
+
+    /// Restores every field remembered and withdraws the cascaded deletes.
+    func rollBack(in context: ObjectContext) {
+        for field in fields.reversed() { field.end.set(field.owner, field.targets) }
+        for (slot, hold) in cascaded {
+            context.confined.state.pendingDeletes.remove(slot.id)
+            slot.strongHold = hold
+        }
+        fields.removeAll()
+        kept.removeAll()
+        cascaded.removeAll()
     }
 }

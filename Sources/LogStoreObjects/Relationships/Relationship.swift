@@ -27,7 +27,14 @@ public enum DeleteRule: String, Sendable, Equatable {
 ///     ]
 ///     var tasks: [Task] = []
 /// }
+/// @Persistent final class Task {
+///     @Reference var project: Project? = nil
+/// }
 /// ```
+///
+/// The two fields of an inverse pair refer to each other, a cycle: as for any cycle, one of them must be
+/// stored through a box (`@Reference` with `@Persistent`, or an ``ObjectRef`` / ``ObjectList`` field),
+/// or the save is refused with `cyclicReference`.
 ///
 /// Then `task.project = project` puts the task into `project.tasks` when the context saves, removing it
 /// from its former project's; deleting the project deletes its tasks.
@@ -122,6 +129,8 @@ struct RelationshipEnd: @unchecked Sendable {
     let add: (any PersistentObject, any PersistentObject) -> (any PersistentObject)?
     /// Takes a target out (a to-one field holding it is set to nil); returns whether it was there.
     let remove: (any PersistentObject, any PersistentObject) -> Bool
+    /// Sets the field of an owner to the targets given (a to-one field to the first, or nil).
+    let set: (any PersistentObject, [any PersistentObject]) -> Void
     /// The owners whose field refers to a target, as of a context (through the field's references index).
     let referrers: (ObjectContext, any PersistentObject) throws(ObjectStoreError) -> [any PersistentObject]
     /// The references index the relationship keeps on the field.
@@ -148,6 +157,14 @@ struct RelationshipEnd: @unchecked Sendable {
                 owner[keyPath: keyPath].removeAll { $0 === target }
                 return true
             },
+            set: { owner, targets in
+                guard let owner = owner as? T else { return }
+                let typed = targets.compactMap { $0 as? U }
+                let same =
+                    owner[keyPath: keyPath].count == typed.count
+                    && zip(owner[keyPath: keyPath], typed).allSatisfy { $0 === $1 }
+                if !same { owner[keyPath: keyPath] = typed }
+            },
             referrers: { context, target throws(ObjectStoreError) in try context.referrers(to: target, through: keyPath)
             },
             index: .references(keyPath, field: field))
@@ -171,6 +188,11 @@ struct RelationshipEnd: @unchecked Sendable {
                 guard let owner = owner as? T, owner[keyPath: keyPath] === target else { return false }
                 owner[keyPath: keyPath] = nil
                 return true
+            },
+            set: { owner, targets in
+                guard let owner = owner as? T else { return }
+                let typed = targets.first as? U
+                if owner[keyPath: keyPath] !== typed { owner[keyPath: keyPath] = typed }
             },
             referrers: { context, target throws(ObjectStoreError) in try context.referrers(to: target, through: keyPath)
             },

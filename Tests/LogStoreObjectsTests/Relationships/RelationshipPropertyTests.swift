@@ -31,8 +31,12 @@ import Testing
             nextName += 1
             return "\(prefix)\(nextName)"
         }
+        // Half the steps work in a context that lives across saves (it moves on after each), half in a new one.
+        var longLived = objects.makeContext()
         for step in 0..<120 {
-            let context = objects.makeContext()
+            let context = below(2) == 0 ? objects.makeContext() : longLived
+            // The other contexts' saves since: seen after a refresh (otherwise the save would conflict).
+            if context === longLived { try context.refresh() }
             let shelves = try context.objects(of: Shelf.self)
             let books = try context.objects(of: Book.self)
             let stickers = try context.objects(of: Sticker.self)
@@ -126,6 +130,7 @@ import Testing
             if step % 20 == 19 {
                 try objects.close()
                 objects = try openObjects(directory, types: relationshipTypes)
+                longLived = objects.makeContext()
             }
             try check(objects.makeContext(), model, "seed \(seed), step \(step)")
         }

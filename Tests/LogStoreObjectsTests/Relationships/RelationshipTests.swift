@@ -176,6 +176,42 @@ import Testing
         }
     }
 
+    @Test func aRefusedSaveTakesBackTheCascadeAndTheUnlinking() throws {
+        let directory = TemporaryStore("rel-refused")
+        try withObjects(directory, types: relationshipTypes) { objects in
+            let setup = objects.makeContext()
+            let shelf = Shelf(name: "shelf")
+            let sticker = Sticker(text: "new")
+            let books = [Book(title: "one"), Book(title: "two")]
+            for book in books { book.stickers = [sticker] }
+            shelf.books = books
+            try setup.insert(shelf)
+            try setup.insert(sticker)
+            try setup.save()
+
+            let deleting = objects.makeContext()
+            let loaded = try #require(try deleting.objects(of: Shelf.self).first)
+            let loadedSticker = try #require(try deleting.objects(of: Sticker.self).first)
+            #expect(loadedSticker.books.count == 2)
+            // Another context changes a book the cascade would delete: the save conflicts.
+            let other = objects.makeContext()
+            try #require(try other.objects(of: Book.self).first { $0.title == "one" }).title = "one, edited"
+            try other.save()
+            deleting.delete(loaded)
+            let error = #expect(throws: ObjectStoreError.self) { try deleting.save() }
+            #expect(error?.code == .conflict)
+            // Nothing of the reconciliation stays: the sticker still lists both books, and once the shelf's
+            // delete is withdrawn the next save deletes nothing.
+            #expect(loadedSticker.books.count == 2)
+            deleting.cancelDelete(loaded)
+            let report = try deleting.save()
+            #expect(report.deleted == 0)
+            let fresh = objects.makeContext()
+            #expect(try fresh.count(of: Book.self) == 2)
+            #expect(try #require(try fresh.objects(of: Sticker.self).first).books.count == 2)
+        }
+    }
+
     @Test func aDeletedTargetIsTakenOutOfEveryRelationshipFieldThatHoldsIt() throws {
         let directory = TemporaryStore("rel-nullify")
         try withObjects(directory, types: relationshipTypes) { objects in
