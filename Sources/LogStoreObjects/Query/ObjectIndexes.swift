@@ -294,19 +294,37 @@ final class ObjectIndexes: Sendable {
             }
             if snapshot.sequence + 1 < recordFrom { usleep(100) }
         }
-        var data = taken ?? TypeIndexData(indexCount: type.definitions.count)
         let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: catalog.snapshot())
         var live = 0
+        var data: TypeIndexData
         do {
-            for tag in type.tags {
-                for id in snapshot.ids(ofType: tag) {
-                    live += 1
-                    guard let version = snapshot.version(of: id), data.version(of: id) != version,
-                        let record = try snapshot.get(id)
-                    else { continue }
-                    data.set(
-                        id, version: version, keys: reader.keys(payload: record.payload, references: record.references))
+            if let taken {
+                data = taken
+                for tag in type.tags {
+                    for id in snapshot.ids(ofType: tag) {
+                        live += 1
+                        guard let version = snapshot.version(of: id), data.version(of: id) != version,
+                            let record = try snapshot.get(id)
+                        else { continue }
+                        data.set(
+                            id, version: version,
+                            keys: reader.keys(payload: record.payload, references: record.references))
+                    }
                 }
+            } else {
+                // From nothing: every object's keys, then one sort per index.
+                var objects: [(id: ObjectID, keys: TypeIndexData.ObjectKeys)] = []
+                for tag in type.tags {
+                    for id in snapshot.ids(ofType: tag) {
+                        live += 1
+                        guard let version = snapshot.version(of: id), let record = try snapshot.get(id) else {
+                            continue
+                        }
+                        let keys = reader.keys(payload: record.payload, references: record.references)
+                        objects.append((id, TypeIndexData.ObjectKeys(version: version, keys: keys)))
+                    }
+                }
+                data = TypeIndexData(indexCount: type.definitions.count, building: objects)
             }
         } catch {
             throw ObjectStoreError(error)

@@ -22,6 +22,21 @@ struct TypeIndexData: Sendable {
         absent = Array(repeating: [], count: indexCount)
     }
 
+    /// The indexes of `objects` (each id once, with its version and keys), built with one sort per index.
+    init(indexCount: Int, building objects: [(id: ObjectID, keys: ObjectKeys)]) {
+        var lists = Array(repeating: [IndexEntryKey](), count: indexCount)
+        absent = Array(repeating: [], count: indexCount)
+        self.objects.reserveCapacity(objects.count)
+        for (id, keys) in objects {
+            self.objects[id] = keys
+            for (index, indexKeys) in keys.keys.enumerated() {
+                for key in indexKeys { lists[index].append(IndexEntryKey(key: key, id: id)) }
+                if indexKeys.contains(where: \.hasAbsent) { absent[index].insert(id) }
+            }
+        }
+        entries = lists.map { SortedEntries(sorted: $0.sorted()) }
+    }
+
     func version(of id: ObjectID) -> UInt64? { objects[id]?.version }
 
     /// Records `id`'s keys as of `version`, replacing those it had.
