@@ -114,6 +114,8 @@ let package = Package(
             name: "LogStoreTests",
             dependencies: [
                 "LogStore", "LogStoreFormat", "LogStoreSystem", "LogStoreExamples", "TestSupport", "CCRC32C",
+                // The object layer, for the index workload of the reliability sweeps.
+                "LogStoreObjects",
                 "logstore-tool",
                 "logstore-crash-harness",
             ]

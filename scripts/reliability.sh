@@ -14,7 +14,7 @@ figures='^(power loss|I/O errors|recovery faults|corruption sweep|fuzz )|✘|Tes
 echo "== crash points, I/O errors, recovery faults and corruption sweep: every call, every byte"
 swift build --build-tests
 LOGSTORE_RELIABILITY=full swift test --skip-build \
-    --filter 'PowerLossTests|IOErrorTests|RecoveryFaultTests|CorruptionSweepTests' 2>&1 | tee -a "$log" | grep -E "$figures"
+    --filter 'PowerLossTests|IOErrorTests|RecoveryFaultTests|IndexSweepTests|CorruptionSweepTests' 2>&1 | tee -a "$log" | grep -E "$figures"
 
 echo "== fuzzing: 10 million inputs per target (optimized build with testing enabled)"
 swift build -c release --build-tests -Xswiftc -enable-testing --build-path .build-release-tests

@@ -47,6 +47,12 @@ extension FloorCheck {
                     measured: String(format: "%.1f ms", reopen), met: reopen <= 50))
         }
         ratio("taskRange", over: sqlite, atLeast: 1.5, "Indexed range query (1%, decoded) ≥ 1.5× SQLite")
+        if let lookups = median("taskLookups", ours) {
+            checks.append(
+                FloorCheck(
+                    description: "Lookups by a unique indexed field ≥ 1M/s warm, one thread",
+                    measured: String(format: "%.2fM/s", lookups / 1e6), met: lookups >= 1e6))
+        }
         return checks
     }
 }

@@ -121,7 +121,11 @@ let definitions: [(String, String, FigureUnit, Bool)] = [
     ("taskFirstQuery", "Tasks: open + first range query (LogStore builds its indexes)", .milliseconds, false),
     ("taskRange", "Tasks: range query on due, 1% of the tasks, decoded (LogStore: new context)", .perSecond, true),
     ("taskRangeWarm", "Tasks: the same range query again (LogStore: same context, tasks loaded)", .perSecond, true),
-    ("taskLookups", "Tasks: lookups by unique code (ids)", .perSecond, true),
+    ("taskLookups", "Tasks: lookups by unique code (ids; LogStore `fetchUniqueID`)", .perSecond, true),
+    (
+        "taskLookupsPredicate", "Tasks: lookups by unique code (ids; LogStore `fetchIDs` + `#Predicate`)", .perSecond,
+        true
+    ),
     ("taskBytes", "Tasks: bytes on disk", .bytes, false),
 ]
 var figures: [String: Figure] = [:]
@@ -159,7 +163,8 @@ do {
         for peer in peers {
             progress("warm-up: \(peer.rawValue)")
             _ = try withScratch {
-                try KeyValueWorkloads(parameters: warmParameters, data: warmData).run(peer, directory: $0.child("store"))
+                try KeyValueWorkloads(parameters: warmParameters, data: warmData).run(
+                    peer, directory: $0.child("store"))
             }
         }
     }
@@ -256,7 +261,7 @@ let pathText =
 let tasksText =
     "\(grouped(taskCount)) tasks (title, unique code, due over a year, priority, done), indexes on due and code; "
     + "\(taskQueries) range queries of 1% (\(grouped(taskRows)) rows each, sorted by due, every row decoded); "
-    + "\(grouped(taskLookups)) lookups by code; LogStore: `@Persistent` class, `FetchDescriptor` + `#Predicate`; "
+    + "\(grouped(taskLookups)) lookups by code; LogStore: `@Persistent` class, `FetchDescriptor` + `#Predicate`, `fetchUniqueID`; "
     + "SQLite: `task` table, `CREATE INDEX` on due, `CREATE UNIQUE INDEX` on code, rows decoded into structs "
     + "(`FetchableRecord`, columns by position), each query in a read of its own, lookups in reads of 1,000"
 var describedParameters: [String: String] = [

@@ -11,7 +11,10 @@ final class QTask: PersistentModel {
     static let typeName = "QTask"
     static let indexes: [IndexDefinition] = [.ordered(\QTask.due), .unique(\QTask.code)]
     static var storedFieldNames: [AnyKeyPath: String] {
-        [\QTask.title: "title", \QTask.code: "code", \QTask.due: "due", \QTask.priority: "priority", \QTask.done: "done"]
+        [
+            \QTask.title: "title", \QTask.code: "code", \QTask.due: "due", \QTask.priority: "priority",
+            \QTask.done: "done",
+        ]
     }
 
     var persistenceSlot: ObjectSlot? = nil
@@ -20,23 +23,38 @@ final class QTask: PersistentModel {
 
     var title: String {
         get { stored.title }
-        set { stored.title = newValue; changed() }
+        set {
+            stored.title = newValue
+            changed()
+        }
     }
     var code: String {
         get { stored.code }
-        set { stored.code = newValue; changed() }
+        set {
+            stored.code = newValue
+            changed()
+        }
     }
     var due: Date {
         get { stored.due }
-        set { stored.due = newValue; changed() }
+        set {
+            stored.due = newValue
+            changed()
+        }
     }
     var priority: Int {
         get { stored.priority }
-        set { stored.priority = newValue; changed() }
+        set {
+            stored.priority = newValue
+            changed()
+        }
     }
     var done: Bool {
         get { stored.done }
-        set { stored.done = newValue; changed() }
+        set {
+            stored.done = newValue
+            changed()
+        }
     }
 
     private func changed() {
@@ -67,23 +85,38 @@ final class PlainTask: PersistentModel {
 
     var title: String {
         get { stored.title }
-        set { stored.title = newValue; changed() }
+        set {
+            stored.title = newValue
+            changed()
+        }
     }
     var code: String {
         get { stored.code }
-        set { stored.code = newValue; changed() }
+        set {
+            stored.code = newValue
+            changed()
+        }
     }
     var due: Date {
         get { stored.due }
-        set { stored.due = newValue; changed() }
+        set {
+            stored.due = newValue
+            changed()
+        }
     }
     var priority: Int {
         get { stored.priority }
-        set { stored.priority = newValue; changed() }
+        set {
+            stored.priority = newValue
+            changed()
+        }
     }
     var done: Bool {
         get { stored.done }
-        set { stored.done = newValue; changed() }
+        set {
+            stored.done = newValue
+            changed()
+        }
     }
 
     private func changed() {

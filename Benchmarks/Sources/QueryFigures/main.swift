@@ -40,9 +40,10 @@ let buildRuns = max(1, number("--builds", 3))
 let batchSize = 1_000
 let workRoot = option("--directory") ?? "/tmp"
 let keptStore = option("--store")
-let parts: Set<String> = option("--only").map { Set($0.split(separator: ",").map(String.init)) } ?? [
-    "open", "build", "range", "lookups", "saves", "unmodeled",
-]
+let parts: Set<String> =
+    option("--only").map { Set($0.split(separator: ",").map(String.init)) } ?? [
+        "open", "build", "range", "lookups", "saves", "unmodeled",
+    ]
 let codableOnly = arguments.contains("--codable")
 let tuning = ObjectStoreTuning(usesFieldCoding: !codableOnly)
 
@@ -292,7 +293,9 @@ do {
             let low = TaskData.yearStart + random.unit() * (TaskData.yearLength - width)
             return (low, low + width)
         }
-        let expected = windows.map { window in specs.reduce(0) { $0 + ($1.due >= window.0 && $1.due < window.1 ? 1 : 0) } }
+        let expected = windows.map { window in
+            specs.reduce(0) { $0 + ($1.due >= window.0 && $1.due < window.1 ? 1 : 0) }
+        }
         func check(_ found: [QTask], _ run: Int) {
             guard found.count == expected[run] else { fail("range query: \(found.count) of \(expected[run]) tasks") }
             for index in found.indices.dropFirst() where found[index - 1].due > found[index].due {
@@ -397,7 +400,8 @@ do {
         }
         try plain.close()
         line(
-            "fetch with no index declared (PlainTask: scan + predicate), cold", scanPredicate.text(millisecondsText)
+            "fetch with no index declared (PlainTask: scan + predicate), cold",
+            scanPredicate.text(millisecondsText)
                 + String(format: "  (%.0f× the indexed fetch)", scanPredicate.median / fetchCold.median))
     }
 } catch {
@@ -424,6 +428,8 @@ do {
         var ids = Samples()
         var fetchHeld = Samples()
         var fetchFresh = Samples()
+        var uniqueHeld = Samples()
+        var uniqueFresh = Samples()
         let idContext = objects.makeContext()
         for code in codes.prefix(10_000) { _ = try lookupIDs(idContext, code) }
         for run in 0..<runs {
@@ -444,7 +450,21 @@ do {
             for code in codes { found += try lookup(held, code).count }
             fetchHeld.add(Double(codes.count) / seconds(since: start))
             guard found == codes.count, kept.count == codes.count else { fail("fetch found \(found)") }
+            found = 0
+            start = nanoseconds()
+            for code in codes where try held.fetchUnique(QTask.self, where: \.code, equals: code) != nil { found += 1 }
+            uniqueHeld.add(Double(codes.count) / seconds(since: start))
+            guard found == codes.count else { fail("fetchUnique found \(found)") }
             kept = []
+
+            let freshUnique = objects.makeContext()
+            found = 0
+            start = nanoseconds()
+            for code in codes where try freshUnique.fetchUnique(QTask.self, where: \.code, equals: code) != nil {
+                found += 1
+            }
+            uniqueFresh.add(Double(codes.count) / seconds(since: start))
+            guard found == codes.count else { fail("fetchUnique found \(found)") }
 
             // Each object decoded: a new context, nothing held.
             let fresh = objects.makeContext()
@@ -455,8 +475,14 @@ do {
             guard found == codes.count else { fail("fetch found \(found)") }
         }
         line("fetchIDs", ids.text(rateText), judged("≥ 1M/s", ids.median >= 1e6))
-        line("fetch, objects already loaded in the context", fetchHeld.text(rateText), judged("≥ 1M/s", fetchHeld.median >= 1e6))
+        line(
+            "fetch, objects already loaded in the context", fetchHeld.text(rateText),
+            judged("≥ 1M/s", fetchHeld.median >= 1e6))
         line("fetch, new context (each object decoded)", fetchFresh.text(rateText))
+        line(
+            "fetchUnique(where: \\.code, equals:), objects already loaded", uniqueHeld.text(rateText),
+            judged("≥ 1M/s", uniqueHeld.median >= 1e6))
+        line("fetchUnique, new context (each object decoded)", uniqueFresh.text(rateText))
     }
 } catch {
     fail("\(error)")
@@ -581,7 +607,9 @@ do {
         let first = Double(5 * batchSize) / times.prefix(5).reduce(0, +)
         let last = Double(5 * batchSize) / times.suffix(5).reduce(0, +)
         line("saves of 1,000 through one context (.always): saves 1–5", rateText(first))
-        line("  saves \(batches - 4)–\(batches) (the context holds \(grouped((batches - 5) * batchSize)) tasks)", rateText(last))
+        line(
+            "  saves \(batches - 4)–\(batches) (the context holds \(grouped((batches - 5) * batchSize)) tasks)",
+            rateText(last))
     }
 } catch {
     fail("\(error)")

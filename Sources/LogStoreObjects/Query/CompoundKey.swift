@@ -19,6 +19,11 @@ struct CompoundKey: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     var values: [IndexValue] { [first] + rest }
 
+    /// The value of field `field` (0 for the first), nil past the last.
+    func value(at field: Int) -> IndexValue? {
+        field == 0 ? first : (field - 1 < rest.count ? rest[field - 1] : nil)
+    }
+
     /// Whether no field of the key has a value that uniqueness applies to (absent or nil).
     var isExemptFromUniqueness: Bool {
         if first == .absent || first == .null { return true }

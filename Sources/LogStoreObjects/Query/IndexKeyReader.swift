@@ -10,6 +10,8 @@ struct IndexKeyReader {
     let numbers: [[[Int]]]
     /// Whether each index has a single field (an array field then gives one key per element).
     let single: [Bool]
+    /// Every field number of ``numbers``.
+    let wanted: Set<Int>
 
     init(definitions: [ResolvedIndex], aliases: [String: [String]], catalog: KeyCatalog.Snapshot) {
         numbers = definitions.map { definition in
@@ -18,6 +20,7 @@ struct IndexKeyReader {
             }
         }
         single = definitions.map { $0.fields.count == 1 }
+        wanted = Set(numbers.joined().joined())
     }
 
     /// The keys of each index for a record: one key per index, or, for a single-field index on an array
@@ -26,7 +29,7 @@ struct IndexKeyReader {
     func keys(payload: [UInt8], references: [ObjectID]) -> [[CompoundKey]] {
         let values: [Int: FieldValues]
         do {
-            values = try Self.fields(payload, references: references, wanted: Set(numbers.joined().joined()))
+            values = try Self.fields(payload, references: references, wanted: wanted)
         } catch {
             return numbers.map { fields in [CompoundKey(fields.map { _ in IndexValue.absent })] }
         }

@@ -59,14 +59,13 @@ extension ObjectContext {
         let view = try readView()
         let held = heldCandidates(tags: Set(tags))
         let deleted = confined.state.pendingDeletes
+        let analysis = PredicateAnalysis(descriptor.predicate)
         if let indexed = objectStore.indexes.indexedType(of: T.self, registry: registry),
             let choice = QueryPlanner(definitions: indexed.definitions).choose(
-                PredicateAnalysis(descriptor.predicate), sortBy: descriptor.sortBy,
-                limited: descriptor.fetchLimit != nil),
+                analysis, sortBy: descriptor.sortBy, limited: descriptor.fetchLimit != nil),
             let indexView = try objectStore.indexes.view(of: indexed, at: view)
         {
             var ids = QueryPlanner.ids(choice, in: indexView.data)
-            let analysis = PredicateAnalysis(descriptor.predicate)
             let definition = indexed.definitions[choice.index]
             let absent = indexView.data.absent[choice.index]
             var extras = absent.union(indexView.changedSince).union(held)
@@ -97,7 +96,7 @@ extension ObjectContext {
     }
 
     /// Whether a key path leads to a floating-point value (NaN orders differently in an index and in `<`).
-    private static func holdsFloatingPoint(_ keyPath: AnyKeyPath) -> Bool {
+    static func holdsFloatingPoint(_ keyPath: AnyKeyPath) -> Bool {
         let valueType = type(of: keyPath).valueType
         return valueType == Double.self || valueType == Float.self || valueType == Double?.self
             || valueType == Float?.self
@@ -106,11 +105,14 @@ extension ObjectContext {
     /// The objects of `tags` this context will write on its next save that a query must test in memory:
     /// new ones, and models (`@Persistent`) changed since they were loaded. (An instance of a plain
     /// `Codable` class does not report its changes: a query sees its stored state until it is saved.)
-    private func heldCandidates(tags: Set<UInt32>) -> Set<ObjectID> {
+    func heldCandidates(tags: Set<UInt32>) -> Set<ObjectID> {
         var ids: Set<ObjectID> = []
-        for (slot, object) in cache.heldSlots {
-            guard let registered = registry.type(of: object), tags.contains(registered.tag) else { continue }
-            if slot.storedHash == nil || registered.modelAccess != nil { ids.insert(slot.id) }
+        // Read in place: a context may hold many unchanged plain instances, which are skipped first.
+        for slot in cache.state.held where slot.storedHash == nil || slot.isTracked {
+            guard slot.strongHold != nil, cache.state.slots[slot.id] === slot, let object = slot.object,
+                let registered = registry.type(of: object), tags.contains(registered.tag)
+            else { continue }
+            ids.insert(slot.id)
         }
         return ids
     }

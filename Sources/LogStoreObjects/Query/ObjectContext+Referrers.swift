@@ -18,11 +18,7 @@ extension ObjectContext {
         guard let target = id(of: object) else { return [] }
         let tags = try matchingTags(of: T.self, includingSubclasses: true)
         let view = try readView()
-        var candidates: Set<ObjectID> = []
-        for (slot, held) in cache.heldSlots {
-            guard let registered = registry.type(of: held), tags.contains(registered.tag) else { continue }
-            if slot.storedHash == nil || registered.modelAccess != nil { candidates.insert(slot.id) }
-        }
+        var candidates = heldCandidates(tags: Set(tags))
         var indexed = false
         if let type = objectStore.indexes.indexedType(of: T.self, registry: registry),
             let number = type.definitions.firstIndex(where: { $0.keyPaths == [keyPath as AnyKeyPath] }),

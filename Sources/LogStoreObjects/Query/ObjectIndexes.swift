@@ -36,6 +36,8 @@ final class ObjectIndexes: Sendable {
         var sequence: UInt64
         var puts: [Record]
         var removed: [ObjectID]
+        /// The keys of puts that ``validate(_:)`` read for the unique check (the last put of each id).
+        var keys: [ObjectID: [[CompoundKey]]] = [:]
     }
 
     struct TypeState: Sendable {
@@ -57,6 +59,12 @@ final class ObjectIndexes: Sendable {
         var types: [TypeState]
         /// Catch-up scans done (for tests and statistics).
         var scans = 0
+        /// The keys the last ``validate(_:)`` read, per indexed type, for the batch it checked: the
+        /// engine calls `accepted` for that batch next (under the same lock), or validates another.
+        var validatedKeys: [Int: [ObjectID: [[CompoundKey]]]] = [:]
+        /// How many operations the batch ``validatedKeys`` belong to has (a second check that `accepted`
+        /// takes them for that batch).
+        var validatedCount = 0
     }
 
     init(registry: TypeRegistry, relationships: RelationshipTable, store: Store, catalog: KeyCatalog)
@@ -94,6 +102,8 @@ final class ObjectIndexes: Sendable {
     private func accepted(_ operations: [WriteBatch.Operation], _ batch: CommittedBatch) {
         state.withLock { state in
             state.lastAccepted = batch.sequence
+            let validated = state.validatedCount == operations.count ? state.validatedKeys : [:]
+            state.validatedKeys = [:]
             guard state.types.contains(where: { $0.recordFrom != nil }) else { return }
             // Changed in place (`deltas[number]!`): a copy taken out and stored back would copy the whole
             // list on every append.
@@ -123,7 +133,12 @@ final class ObjectIndexes: Sendable {
                         change.id)
                 }
             }
-            for (number, change) in deltas { state.types[number].pending.append(change) }
+            for (number, change) in deltas {
+                var change = change
+                // Only keys read from this batch's own puts (each put of the type has its keys there).
+                if let keys = validated[number], change.puts.allSatisfy({ keys[$0.id] != nil }) { change.keys = keys }
+                state.types[number].pending.append(change)
+            }
         }
     }
 
@@ -134,9 +149,14 @@ final class ObjectIndexes: Sendable {
                 unique.insert(number)
             }
         }
-        guard !unique.isEmpty else { return }
+        guard !unique.isEmpty else {
+            state.withLock { $0.validatedKeys = [:] }
+            return
+        }
         let keys = catalog.snapshot()
         try state.withLock { state throws in
+            state.validatedKeys = [:]
+            state.validatedCount = operations.count
             for number in unique.sorted() {
                 let type = types[number]
                 guard state.types[number].data != nil, state.types[number].recordFrom != nil else {
@@ -144,7 +164,7 @@ final class ObjectIndexes: Sendable {
                 }
                 apply(through: state.lastAccepted, to: &state.types[number], type, keys)
                 guard let data = state.types[number].data else { throw IndexNotReady(type: number) }
-                try UniqueCheck(type: type, data: data, keys: keys).check(operations)
+                state.validatedKeys[number] = try UniqueCheck(type: type, data: data, keys: keys).check(operations)
             }
         }
     }
@@ -167,7 +187,7 @@ final class ObjectIndexes: Sendable {
             for record in delta.puts {
                 data.set(
                     record.id, version: delta.sequence,
-                    keys: reader.keys(payload: record.payload, references: record.references))
+                    keys: delta.keys[record.id] ?? reader.keys(payload: record.payload, references: record.references))
                 changed.append(record.id)
             }
             for id in delta.removed {
@@ -211,6 +231,35 @@ final class ObjectIndexes: Sendable {
                 if case .ready(let view) = state.withLock({ readyView(type, target, &$0) }) { return view }
                 return nil
             }
+        }
+    }
+
+    /// What the unique index alone says of one key at one snapshot.
+    enum UniqueAnswer {
+        /// The object holding the key (nil when none does).
+        case holder(ObjectID?)
+        /// The index cannot say alone (not built, not at the snapshot, objects it cannot key): read a
+        /// ``View``.
+        case unanswered
+    }
+
+    /// The object holding `key` in the unique index `index` of `type` at `snapshot`, when the index answers
+    /// alone: built and exact at the snapshot, and no object of the type has an absent key in it. A lookup
+    /// through it copies nothing.
+    func uniqueHolder(_ type: IndexedType, index: Int, key: CompoundKey, at snapshot: Snapshot) -> UniqueAnswer {
+        let target = snapshot.sequence
+        return state.withLock { state in
+            let number = type.number
+            guard state.types[number].data != nil, state.types[number].recordFrom != nil else { return .unanswered }
+            if target > state.types[number].sequence {
+                guard target <= state.lastAccepted else { return .unanswered }
+                apply(through: target, to: &state.types[number], type, catalog.snapshot())
+            }
+            guard target == state.types[number].sequence, let data = state.types[number].data,
+                data.absent[index].isEmpty
+            else { return .unanswered }
+            let found = data.holder(of: key, in: index)
+            return found.exact ? .holder(found.id) : .unanswered
         }
     }
 
@@ -324,7 +373,7 @@ final class ObjectIndexes: Sendable {
                         objects.append((id, TypeIndexData.ObjectKeys(version: version, keys: keys)))
                     }
                 }
-                data = TypeIndexData(indexCount: type.definitions.count, building: objects)
+                data = TypeIndexData(unique: type.definitions.map(\.isUnique), building: objects)
             }
         } catch {
             throw ObjectStoreError(error)

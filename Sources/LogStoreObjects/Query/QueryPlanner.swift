@@ -20,6 +20,8 @@ struct QueryPlanner {
         /// Whether the index order is the requested order (and in which direction).
         var ordered = false
         var reverse = false
+        /// How many fields the index has.
+        var fieldCount = 0
     }
 
     let definitions: [ResolvedIndex]
@@ -28,6 +30,7 @@ struct QueryPlanner {
         var best: IndexChoice?
         for (number, definition) in definitions.enumerated() {
             var choice = IndexChoice(index: number)
+            choice.fieldCount = definition.keyPaths.count
             var fieldIndex = 0
             while fieldIndex < definition.keyPaths.count {
                 let keyPath = definition.keyPaths[fieldIndex]
@@ -100,6 +103,13 @@ struct QueryPlanner {
     static func ids(_ choice: IndexChoice, in data: TypeIndexData) -> [ObjectID] {
         let entries = data.entries[choice.index]
         let prefix = choice.equalities
+        // Every field of a unique index compared with `==`: its hash table answers.
+        if choice.lower == nil, choice.upper == nil, choice.prefix == nil, !prefix.isEmpty,
+            prefix.count == choice.fieldCount, data.holders[choice.index] != nil
+        {
+            let key = CompoundKey(prefix)
+            if data.holder(of: key, in: choice.index).exact { return data.ids(withKey: key, in: choice.index) }
+        }
         var start = entries.position(ofPrefix: prefix, after: false)
         var end = entries.position(ofPrefix: prefix, after: true)
         if let lower = choice.lower {
@@ -110,14 +120,14 @@ struct QueryPlanner {
             start = max(start, entries.position(ofPrefix: prefix + [.string(text)], after: false))
         }
         var ids: [ObjectID] = []
-        var seen: Set<ObjectID> = []
+        // An object holds several keys of one index only through an array field.
+        var seen: Set<ObjectID>? = data.multiKeyObjects[choice.index] > 0 ? [] : nil
         let field = prefix.count
         func take(_ entry: IndexEntryKey) -> Bool {
             if let text = choice.prefix {
-                let values = entry.key.values
-                guard field < values.count, values[field].hasPrefix(text) else { return choice.reverse }
+                guard let value = entry.key.value(at: field), value.hasPrefix(text) else { return choice.reverse }
             }
-            if seen.insert(entry.id).inserted { ids.append(entry.id) }
+            if seen == nil || seen!.insert(entry.id).inserted { ids.append(entry.id) }
             return true
         }
         guard start < end else { return [] }

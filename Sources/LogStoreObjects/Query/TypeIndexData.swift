@@ -16,22 +16,37 @@ struct TypeIndexData: Sendable {
     /// Per index, the objects with a key that has an absent field: every query through the index reads
     /// them and tests them itself.
     private(set) var absent: [Set<ObjectID>]
+    /// Per index, how many objects hold more than one key in it (elements of an array field): a read
+    /// through the index must then report each object once.
+    private(set) var multiKeyObjects: [Int]
+    /// Per unique index (nil for the others), the object holding each key that uniqueness applies to:
+    /// equality lookups and the unique check hash the key instead of searching the ordered entries.
+    private(set) var holders: [[CompoundKey: ObjectID]?]
+    /// Per index, the keys of a unique index that several objects hold (stored before the index existed):
+    /// their holders are read from the ordered entries.
+    private(set) var sharedKeys: [Set<CompoundKey>]
 
-    init(indexCount: Int) {
-        entries = Array(repeating: SortedEntries(), count: indexCount)
-        absent = Array(repeating: [], count: indexCount)
-    }
-
-    /// The indexes of `objects` (each id once, with its version and keys), built with one sort per index.
-    init(indexCount: Int, building objects: [(id: ObjectID, keys: ObjectKeys)]) {
+    /// The indexes of `objects` (each id once, with its version and keys), built with one sort per index;
+    /// `unique` tells, per index, whether it is unique.
+    init(unique: [Bool], building objects: [(id: ObjectID, keys: ObjectKeys)]) {
+        let indexCount = unique.count
         var lists = Array(repeating: [IndexEntryKey](), count: indexCount)
         absent = Array(repeating: [], count: indexCount)
+        multiKeyObjects = Array(repeating: 0, count: indexCount)
+        holders = unique.map { $0 ? [:] : nil }
+        sharedKeys = Array(repeating: [], count: indexCount)
+        entries = []
         self.objects.reserveCapacity(objects.count)
+        for index in unique.indices where unique[index] { holders[index]?.reserveCapacity(objects.count) }
         for (id, keys) in objects {
             self.objects[id] = keys
             for (index, indexKeys) in keys.keys.enumerated() {
-                for key in indexKeys { lists[index].append(IndexEntryKey(key: key, id: id)) }
+                for key in indexKeys {
+                    lists[index].append(IndexEntryKey(key: key, id: id))
+                    if unique[index] { claim(key, by: id, in: index) }
+                }
                 if indexKeys.contains(where: \.hasAbsent) { absent[index].insert(id) }
+                if indexKeys.count > 1 { multiKeyObjects[index] += 1 }
             }
         }
         entries = lists.map { SortedEntries(sorted: $0.sorted()) }
@@ -41,17 +56,19 @@ struct TypeIndexData: Sendable {
 
     /// Records `id`'s keys as of `version`, replacing those it had.
     mutating func set(_ id: ObjectID, version: UInt64, keys: [[CompoundKey]]) {
-        if let old = objects[id] {
+        if let old = objects.updateValue(ObjectKeys(version: version, keys: keys), forKey: id) {
             for (index, oldKeys) in old.keys.enumerated() where oldKeys != keys[index] {
-                for key in oldKeys { entries[index].remove(IndexEntryKey(key: key, id: id)) }
-                for key in keys[index] { entries[index].insert(IndexEntryKey(key: key, id: id)) }
+                for key in oldKeys { removeEntry(key, id, index) }
+                for key in keys[index] { insertEntry(key, id, index) }
+                if oldKeys.count > 1 { multiKeyObjects[index] -= 1 }
+                if keys[index].count > 1 { multiKeyObjects[index] += 1 }
             }
         } else {
             for (index, newKeys) in keys.enumerated() {
-                for key in newKeys { entries[index].insert(IndexEntryKey(key: key, id: id)) }
+                for key in newKeys { insertEntry(key, id, index) }
+                if newKeys.count > 1 { multiKeyObjects[index] += 1 }
             }
         }
-        objects[id] = ObjectKeys(version: version, keys: keys)
         for (index, newKeys) in keys.enumerated() {
             if newKeys.contains(where: \.hasAbsent) {
                 absent[index].insert(id)
@@ -65,13 +82,59 @@ struct TypeIndexData: Sendable {
     mutating func remove(_ id: ObjectID) {
         guard let old = objects.removeValue(forKey: id) else { return }
         for (index, keys) in old.keys.enumerated() {
-            for key in keys { entries[index].remove(IndexEntryKey(key: key, id: id)) }
+            for key in keys { removeEntry(key, id, index) }
             if !absent[index].isEmpty { absent[index].remove(id) }
+            if keys.count > 1 { multiKeyObjects[index] -= 1 }
+        }
+    }
+
+    private mutating func insertEntry(_ key: CompoundKey, _ id: ObjectID, _ index: Int) {
+        entries[index].insert(IndexEntryKey(key: key, id: id))
+        if holders[index] != nil { claim(key, by: id, in: index) }
+    }
+
+    private mutating func removeEntry(_ key: CompoundKey, _ id: ObjectID, _ index: Int) {
+        entries[index].remove(IndexEntryKey(key: key, id: id))
+        guard holders[index] != nil, !key.isExemptFromUniqueness else { return }
+        if sharedKeys[index].contains(key) {
+            let remaining = sortedIDs(withKey: key, in: index)
+            if remaining.count <= 1 {
+                sharedKeys[index].remove(key)
+                holders[index]?[key] = remaining.first
+            }
+        } else if holders[index]?[key] == id {
+            holders[index]?[key] = nil
+        }
+    }
+
+    /// Notes that `id` holds `key` in the unique index `index`.
+    private mutating func claim(_ key: CompoundKey, by id: ObjectID, in index: Int) {
+        guard !key.isExemptFromUniqueness else { return }
+        if let holder = holders[index]?.updateValue(id, forKey: key), holder != id {
+            holders[index]?[key] = holder
+            sharedKeys[index].insert(key)
         }
     }
 
     /// The ids holding `key` in index `index`.
     func ids(withKey key: CompoundKey, in index: Int) -> [ObjectID] {
+        if let holders = holders[index], !key.isExemptFromUniqueness, !sharedKeys[index].contains(key) {
+            return holders[key].map { [$0] } ?? []
+        }
+        return sortedIDs(withKey: key, in: index)
+    }
+
+    /// The one id holding `key` in the unique index `index` (nil when none does); not answered (`exact`
+    /// false) when the index is not unique, uniqueness does not apply to the key, or several objects hold it.
+    func holder(of key: CompoundKey, in index: Int) -> (id: ObjectID?, exact: Bool) {
+        guard holders[index] != nil, !key.isExemptFromUniqueness,
+            sharedKeys[index].isEmpty || !sharedKeys[index].contains(key)
+        else { return (nil, false) }
+        return (holders[index]?[key], true)
+    }
+
+    /// The ids holding `key` in index `index`, from the ordered entries.
+    private func sortedIDs(withKey key: CompoundKey, in index: Int) -> [ObjectID] {
         var ids: [ObjectID] = []
         let sorted = entries[index]
         sorted.forEach(from: sorted.position(ofKey: key, after: false), to: sorted.endPosition) { entry in

@@ -6,8 +6,11 @@ struct UniqueCheck {
     let data: TypeIndexData
     let keys: KeyCatalog.Snapshot
 
+    /// Returns the keys it read, by id (the last put of each id of the type), for the index to take when
+    /// the batch is accepted.
     /// - throws: ``ObjectStoreError`` `uniqueViolation` naming the object saved and the one holding the key.
-    func check(_ operations: [WriteBatch.Operation]) throws(ObjectStoreError) {
+    @discardableResult
+    func check(_ operations: [WriteBatch.Operation]) throws(ObjectStoreError) -> [ObjectID: [[CompoundKey]]] {
         let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
         var leaving: Set<ObjectID> = []
         var puts: [Record] = []
@@ -22,10 +25,12 @@ struct UniqueCheck {
         }
         let unique = type.definitions.indices.filter { type.definitions[$0].isUnique }
         var claimed: [Int: [CompoundKey: ObjectID]] = [:]
-        var seen: Set<ObjectID> = []
+        var read: [ObjectID: [[CompoundKey]]] = [:]
+        read.reserveCapacity(puts.count)
         // The last put of an id is the one that stays.
-        for record in puts.reversed() where seen.insert(record.id).inserted {
+        for record in puts.reversed() where read[record.id] == nil {
             let keys = reader.keys(payload: record.payload, references: record.references)
+            read[record.id] = keys
             for index in unique {
                 for key in keys[index] where !key.isExemptFromUniqueness {
                     if let other = claimed[index]?[key], other != record.id {
@@ -42,6 +47,7 @@ struct UniqueCheck {
                 }
             }
         }
+        return read
     }
 
     private func violation(_ saved: ObjectID, _ holder: ObjectID, _ index: Int, _ key: CompoundKey) -> ObjectStoreError

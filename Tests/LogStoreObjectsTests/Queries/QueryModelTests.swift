@@ -157,6 +157,16 @@ import Testing
         let code: String? = "c\(random.next() % 40)"
         let byCode = FetchDescriptor<Ticket>(predicate: #Predicate { $0.code == code })
         #expect(ids(try context.fetch(byCode)) == expected { $0.code == code }, "\(`where`): unique code")
+        let unique = try context.fetchUnique(Ticket.self, where: \.code, equals: code)
+        #expect(unique.flatMap { context.id(of: $0) } == expected { $0.code == code }.first, "\(`where`): fetchUnique")
+        #expect(
+            try context.fetchUniqueID(Ticket.self, where: \.code, equals: code) == expected { $0.code == code }.first,
+            "\(`where`): fetchUniqueID")
+        // nil is a value uniqueness does not apply to: the lowest id holding it.
+        let withoutCode = try context.fetchUnique(Ticket.self, where: \.code, equals: nil)
+        #expect(
+            withoutCode.flatMap { context.id(of: $0) } == expected { $0.code == nil }.first,
+            "\(`where`): fetchUnique of nil")
 
         let labelNumber = Int(random.next() % 4)
         let label = try #require(try context.object(id: labelIDs[labelNumber], as: Label.self))

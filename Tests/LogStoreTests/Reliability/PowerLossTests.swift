@@ -22,6 +22,16 @@ enum ReliabilityBudget {
         guard calls > 0 else { return [] }
         return Array(Swift.stride(from: 1, through: calls, by: stride)) + (calls % stride == 1 ? [] : [calls])
     }
+
+    /// What the disk keeps of a crash at call `point`: only what was synced, everything, and
+    /// ``randomOutcomes`` random choices.
+    static func outcomes(at point: Int) -> [PowerLossSimulator.Outcome] {
+        var outcomes: [PowerLossSimulator.Outcome] = [.syncedOnly, .everything]
+        for variant in 0..<randomOutcomes {
+            outcomes.append(.random(seed: UInt64(point) &* 7_919 &+ UInt64(variant)))
+        }
+        return outcomes
+    }
 }
 
 /// Figures of a sweep, printed for the reliability report.
@@ -110,11 +120,7 @@ struct SweepTally: CustomStringConvertible {
             let directory = try Self.emptyStore("power")
             let (simulator, record) = try Self.run(workload, in: directory, losingPowerAt: point)
             #expect(simulator.powerLost)
-            var outcomes: [PowerLossSimulator.Outcome] = [.syncedOnly, .everything]
-            for variant in 0..<ReliabilityBudget.randomOutcomes {
-                outcomes.append(.random(seed: UInt64(point) &* 7_919 &+ UInt64(variant)))
-            }
-            for outcome in outcomes {
+            for outcome in ReliabilityBudget.outcomes(at: point) {
                 try simulator.materialize(outcome)
                 tally.points += 1
                 let problems = Self.check(directory, record, workload)
