@@ -102,13 +102,14 @@ final class KeyCatalog: Sendable {
         let count = try reader.readCount()
         var pairs: [(Int, String)] = []
         for _ in 0..<count {
-            let number = try reader.readCount()
-            guard number > 0, number < ObjectFormat.maximumFieldNumber else {
+            // A number, not a count: it may exceed the bytes left (a late name alone in its record).
+            let number = try reader.readVarint()
+            guard number > 0, number < UInt64(ObjectFormat.maximumFieldNumber) else {
                 throw ObjectStoreError(
                     .corruptPayload, "field number \(number) is out of range", typeName: TypeNames.keyRecordTypeName,
                     objectID: id)
             }
-            pairs.append((number, try reader.readString()))
+            pairs.append((Int(number), try reader.readString()))
         }
         return pairs
     }
