@@ -46,6 +46,9 @@ public final class ObjectContext {
         /// Stored objects this context's own saves freed (see `ObjectContext+Released.swift`): linking one of
         /// them again stores it again.
         var releasedIDs: Set<ObjectID> = []
+        /// The key path ``fetchUnique(_:where:equals:)`` last looked up through, with its indexed type and
+        /// index (a loop of lookups resolves it once).
+        var uniqueLookup: (keyPath: AnyKeyPath, type: IndexedType, index: Int)?
     }
 
     /// This context's ``State``.

@@ -19,7 +19,7 @@ public struct IndexSummary: Sendable, Codable, Equatable {
     /// Objects whose record lacks a field of the index (stored before the field existed) or holds a value
     /// an index cannot order: every query through the index reads them.
     public var absent: Int
-    /// Memory the index takes in an object store that has built it, estimated: 48 bytes per entry (and 56
+    /// Memory the index takes in an object store that has built it, estimated: 56 bytes per entry (and 56
     /// more for a unique index's hash table) and 56 per object, plus the bytes of string and byte keys.
     public var estimatedMemoryBytes: Int
     /// For a unique index, keys that more than one object holds (at most 20), with the objects.
@@ -60,7 +60,7 @@ extension IndexSummary {
                     let keys = reader.keys(payload: record.payload, references: record.references)[0]
                     summary.objects += 1
                     summary.entries += keys.count
-                    summary.estimatedMemoryBytes += 56 + keys.count * (entry.isUnique ? 104 : 48)
+                    summary.estimatedMemoryBytes += 56 + keys.count * (entry.isUnique ? 112 : 56)
                     for key in keys {
                         for value in key.values {
                             if case .string(let text) = value { summary.estimatedMemoryBytes += text.utf8.count }

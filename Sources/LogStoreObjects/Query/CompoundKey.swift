@@ -56,13 +56,25 @@ struct CompoundKey: Sendable, Hashable, Comparable, CustomStringConvertible {
 
 /// One entry of an index: a key and the object holding it. Ordered by key, then id.
 struct IndexEntryKey: Sendable, Comparable {
-    var key: CompoundKey
-    var id: ObjectID
+    let key: CompoundKey
+    let id: ObjectID
+    /// The first field's ``IndexValue/sortPrefix``: entries whose prefixes differ are ordered without
+    /// reading their keys.
+    let prefix: UInt64
+
+    init(key: CompoundKey, id: ObjectID) {
+        self.key = key
+        self.id = id
+        prefix = key.first.sortPrefix
+    }
 
     static func < (lhs: IndexEntryKey, rhs: IndexEntryKey) -> Bool {
+        if lhs.prefix != rhs.prefix { return lhs.prefix < rhs.prefix }
         let result = lhs.key.compare(rhs.key)
         return result < 0 || (result == 0 && lhs.id < rhs.id)
     }
 
-    static func == (lhs: IndexEntryKey, rhs: IndexEntryKey) -> Bool { lhs.key == rhs.key && lhs.id == rhs.id }
+    static func == (lhs: IndexEntryKey, rhs: IndexEntryKey) -> Bool {
+        lhs.prefix == rhs.prefix && lhs.id == rhs.id && lhs.key == rhs.key
+    }
 }

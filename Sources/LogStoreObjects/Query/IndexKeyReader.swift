@@ -10,8 +10,8 @@ struct IndexKeyReader {
     let numbers: [[[Int]]]
     /// Whether each index has a single field (an array field then gives one key per element).
     let single: [Bool]
-    /// Every field number of ``numbers``.
-    let wanted: Set<Int>
+    /// Every field number of ``numbers``, each once (a few: searched in order, faster than hashing).
+    let wanted: [Int]
 
     init(definitions: [ResolvedIndex], aliases: [String: [String]], catalog: KeyCatalog.Snapshot) {
         numbers = definitions.map { definition in
@@ -20,25 +20,31 @@ struct IndexKeyReader {
             }
         }
         single = definitions.map { $0.fields.count == 1 }
-        wanted = Set(numbers.joined().joined())
+        wanted = Array(Set(numbers.joined().joined())).sorted()
     }
 
     /// The keys of each index for a record: one key per index, or, for a single-field index on an array
     /// field, one per element. A payload that cannot be read gives every index one absent key (the object
     /// is then read and tested by every query, and reports its damage when it is loaded).
     func keys(payload: [UInt8], references: [ObjectID]) -> [[CompoundKey]] {
-        let values: [Int: FieldValues]
+        var values = [FieldValues?](repeating: nil, count: wanted.count)
         do {
-            values = try Self.fields(payload, references: references, wanted: wanted)
+            try Self.read(payload, references: references, wanted: wanted, into: &values)
         } catch {
             return numbers.map { fields in [CompoundKey(fields.map { _ in IndexValue.absent })] }
+        }
+        /// The value of the first of `candidates` (field numbers) the record holds.
+        func value(_ candidates: [Int]) -> FieldValues? {
+            for number in candidates {
+                if let slot = wanted.firstIndex(of: number), let found = values[slot] { return found }
+            }
+            return nil
         }
         var result: [[CompoundKey]] = []
         result.reserveCapacity(numbers.count)
         for (index, fields) in numbers.enumerated() {
-            let found = fields.map { candidates in candidates.lazy.compactMap { values[$0] }.first }
             if single[index] {
-                switch found[0] {
+                switch fields.first.flatMap(value) {
                 case .none: result.append([CompoundKey(.absent)])
                 case .one(let value): result.append([CompoundKey(value)])
                 case .many(let elements):
@@ -49,8 +55,8 @@ struct IndexKeyReader {
             } else {
                 result.append([
                     CompoundKey(
-                        found.map { value -> IndexValue in
-                            if case .one(let value) = value { return value }
+                        fields.map { candidates -> IndexValue in
+                            if case .one(let found) = value(candidates) { return found }
                             return .absent
                         })
                 ])
@@ -64,10 +70,22 @@ struct IndexKeyReader {
         case many([IndexValue])
     }
 
-    /// The values of the `wanted` top-level fields of a payload.
-    static func fields(_ payload: [UInt8], references: [ObjectID], wanted: Set<Int>) throws(ObjectStoreError)
+    /// The values of the `wanted` top-level fields of a payload, by field number.
+    static func fields(_ payload: [UInt8], references: [ObjectID], wanted: [Int]) throws(ObjectStoreError)
         -> [Int: FieldValues]
     {
+        var values = [FieldValues?](repeating: nil, count: wanted.count)
+        try read(payload, references: references, wanted: wanted, into: &values)
+        var found: [Int: FieldValues] = [:]
+        for (slot, number) in wanted.enumerated() { found[number] = values[slot] }
+        return found
+    }
+
+    /// Reads the values of the `wanted` top-level fields of a payload into `values` (one slot per wanted
+    /// number, in its order).
+    private static func read(
+        _ payload: [UInt8], references: [ObjectID], wanted: [Int], into values: inout [FieldValues?]
+    ) throws(ObjectStoreError) {
         var reader = ByteReader(payload, objectID: nil, typeName: nil)
         let version = try reader.readByte()
         if version == ObjectFormat.versionWithLazy {
@@ -75,26 +93,26 @@ struct IndexKeyReader {
         } else if version != ObjectFormat.versionAllEager {
             throw reader.corrupt("unknown payload version \(version)")
         }
-        guard try reader.readByte() == ObjectFormat.Tag.keyed.rawValue else { return [:] }
-        var found: [Int: FieldValues] = [:]
+        guard try reader.readByte() == ObjectFormat.Tag.keyed.rawValue else { return }
         while try reader.peekByte() != 0 {
             let number = Int(clamping: try reader.readVarint())
-            guard wanted.contains(number) else {
+            guard let slot = wanted.firstIndex(of: number) else {
                 try reader.skipValue()
                 continue
             }
             let tag = try reader.peekByte()
+            let found: FieldValues
             if tag == ObjectFormat.Tag.unkeyed.rawValue {
                 reader.offset += 1
                 var elements: [IndexValue] = []
                 while try reader.peekByte() != 0 { elements.append(try value(&reader, references)) }
                 reader.offset += 1
-                found[number] = .many(elements)
+                found = .many(elements)
             } else {
-                found[number] = .one(try value(&reader, references))
+                found = .one(try value(&reader, references))
             }
+            values[slot] = found
         }
-        return found
     }
 
     /// One value; containers give `absent` (and are skipped).
@@ -117,7 +135,13 @@ struct IndexKeyReader {
         case .unsigned: return try reader.readVarint().indexValue
         case .double: return .double(Double(bitPattern: try reader.readFixed64()))
         case .float: return .double(Double(Float(bitPattern: try reader.readFixed32())))
-        case .string: return try reader.readString().indexValue
+        case .string:
+            let bytes = try reader.readBytes(try reader.readCount())
+            if bytes.allSatisfy({ $0 < 0x80 }) { return .string(String(decoding: bytes, as: UTF8.self)) }
+            guard let string = String(validating: bytes, as: UTF8.self) else {
+                throw reader.corrupt("string is not UTF-8")
+            }
+            return string.indexValue
         case .bytes: return .bytes(Array(try reader.readBytes(try reader.readCount())))
         case .uuid:
             let bytes = Array(try reader.readBytes(16))

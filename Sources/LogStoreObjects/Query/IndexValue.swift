@@ -221,7 +221,9 @@ extension String: IndexableValue {
     /// The string in Unicode normal form C (as Swift compares strings), so that an index's byte order and
     /// equality are `String`'s.
     public var indexValue: IndexValue {
-        utf8.allSatisfy({ $0 < 0x80 }) ? .string(self) : .string(precomposedStringWithCanonicalMapping)
+        var copy = self
+        let ascii = copy.withUTF8 { bytes in bytes.allSatisfy { $0 < 0x80 } }
+        return ascii ? .string(self) : .string(precomposedStringWithCanonicalMapping)
     }
 }
 extension Date: IndexableValue {

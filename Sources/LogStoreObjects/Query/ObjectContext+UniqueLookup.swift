@@ -31,20 +31,13 @@ extension ObjectContext {
     private func lookUpUnique<T: PersistentObject, V: IndexableValue & Equatable>(
         _ keyPath: KeyPath<T, V>, _ value: V, idOnly: Bool
     ) throws(ObjectStoreError) -> (id: ObjectID, object: T?)? {
-        guard registry.registration(of: T.self) != nil else {
-            throw ObjectStoreError(
-                .unregisteredClass, "\(T.self) is not registered with the object store", typeName: "\(T.self)")
-        }
-        guard let indexed = objectStore.indexes.indexedType(of: T.self, registry: registry),
-            let index = indexed.definitions.firstIndex(where: {
-                $0.isUnique && $0.keyPaths.count == 1 && $0.keyPaths[0] == keyPath
-            })
-        else {
-            throw ObjectStoreError(
-                .invalidQuery,
-                "\(T.self) has no unique index on \(keyPath) alone (the key path must start at the class that"
-                    + " declares the index: look up through it and cast)",
-                typeName: "\(T.self)")
+        let indexed: IndexedType
+        let index: Int
+        if let last = confined.state.uniqueLookup, last.keyPath === keyPath {
+            (indexed, index) = (last.type, last.index)
+        } else {
+            (indexed, index) = try uniqueIndex(keyPath)
+            confined.state.uniqueLookup = (keyPath, indexed, index)
         }
         let snapshot = try readView()
         let key = CompoundKey(value.indexValue)
@@ -92,5 +85,27 @@ extension ObjectContext {
             }
         }
         return nil
+    }
+
+    /// The indexed type of `T` and the number of its unique index on `keyPath` alone.
+    private func uniqueIndex<T: PersistentObject, V>(_ keyPath: KeyPath<T, V>) throws(ObjectStoreError) -> (
+        IndexedType, Int
+    ) {
+        guard registry.registration(of: T.self) != nil else {
+            throw ObjectStoreError(
+                .unregisteredClass, "\(T.self) is not registered with the object store", typeName: "\(T.self)")
+        }
+        guard let indexed = objectStore.indexes.indexedType(of: T.self, registry: registry),
+            let index = indexed.definitions.firstIndex(where: {
+                $0.isUnique && $0.keyPaths.count == 1 && $0.keyPaths[0] == keyPath
+            })
+        else {
+            throw ObjectStoreError(
+                .invalidQuery,
+                "\(T.self) has no unique index on \(keyPath) alone (the key path must start at the class that"
+                    + " declares the index: look up through it and cast)",
+                typeName: "\(T.self)")
+        }
+        return (indexed, index)
     }
 }

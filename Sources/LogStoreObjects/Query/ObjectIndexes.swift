@@ -51,6 +51,14 @@ final class ObjectIndexes: Sendable {
         var history: [(sequence: UInt64, ids: [ObjectID])] = []
         var historyCount = 0
         var historyFloor: UInt64 = 0
+
+        /// What the unique index `index` says of `key` at sequence `target` (called in place: a copy of the
+        /// state would retain each of its tables).
+        func uniqueHolder(of key: CompoundKey, in index: Int, at target: UInt64) -> UniqueAnswer {
+            guard target == sequence, let data, data.absent[index].isEmpty else { return .unanswered }
+            let found = data.holder(of: key, in: index)
+            return found.exact ? .holder(found.id) : .unanswered
+        }
     }
 
     struct State: Sendable {
@@ -255,11 +263,7 @@ final class ObjectIndexes: Sendable {
                 guard target <= state.lastAccepted else { return .unanswered }
                 apply(through: target, to: &state.types[number], type, catalog.snapshot())
             }
-            guard target == state.types[number].sequence, let data = state.types[number].data,
-                data.absent[index].isEmpty
-            else { return .unanswered }
-            let found = data.holder(of: key, in: index)
-            return found.exact ? .holder(found.id) : .unanswered
+            return state.types[number].uniqueHolder(of: key, in: index, at: target)
         }
     }
 

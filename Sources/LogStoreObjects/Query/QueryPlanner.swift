@@ -117,7 +117,8 @@ struct QueryPlanner {
         }
         if let upper = choice.upper { end = entries.position(ofPrefix: prefix + [upper.value], after: upper.inclusive) }
         if let text = choice.prefix {
-            start = max(start, entries.position(ofPrefix: prefix + [.string(text)], after: false))
+            start = SortedEntries.Position.later(
+                start, entries.position(ofPrefix: prefix + [.string(text)], after: false))
         }
         var ids: [ObjectID] = []
         // An object holds several keys of one index only through an array field.
@@ -130,7 +131,6 @@ struct QueryPlanner {
             if seen == nil || seen!.insert(entry.id).inserted { ids.append(entry.id) }
             return true
         }
-        guard start < end else { return [] }
         if choice.reverse {
             entries.forEachReversed(from: start, to: end, take)
         } else {

@@ -12,19 +12,20 @@ struct UniqueCheck {
     @discardableResult
     func check(_ operations: [WriteBatch.Operation]) throws(ObjectStoreError) -> [ObjectID: [[CompoundKey]]] {
         let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
-        var leaving: Set<ObjectID> = []
         var puts: [Record] = []
         for operation in operations {
-            switch operation {
-            case .put(let record):
-                leaving.insert(record.id)
-                if type.tags.contains(record.typeTag) { puts.append(record) }
-            case .delete(let id): leaving.insert(id)
-            default: break
-            }
+            if case .put(let record) = operation, type.tags.contains(record.typeTag) { puts.append(record) }
+        }
+        // The ids the batch puts or deletes (whose stored keys it replaces), gathered when first needed.
+        var leavingIDs: Set<ObjectID>?
+        func leaving(_ id: ObjectID) -> Bool {
+            let ids = leavingIDs ?? Self.changedIDs(operations)
+            leavingIDs = ids
+            return ids.contains(id)
         }
         let unique = type.definitions.indices.filter { type.definitions[$0].isUnique }
         var claimed: [Int: [CompoundKey: ObjectID]] = [:]
+        for index in unique { claimed[index] = Dictionary(minimumCapacity: puts.count) }
         var read: [ObjectID: [[CompoundKey]]] = [:]
         read.reserveCapacity(puts.count)
         // The last put of an id is the one that stays.
@@ -36,18 +37,38 @@ struct UniqueCheck {
                     if let other = claimed[index]?[key], other != record.id {
                         throw violation(record.id, other, index, key)
                     }
-                    claimed[index, default: [:]][key] = record.id
+                    claimed[index]?[key] = record.id
                 }
             }
         }
         for index in unique {
             for (key, id) in claimed[index] ?? [:] {
-                for holder in data.ids(withKey: key, in: index) where holder != id && !leaving.contains(holder) {
+                let found = data.holder(of: key, in: index)
+                if found.exact {
+                    if let holder = found.id, holder != id, !leaving(holder) {
+                        throw violation(id, holder, index, key)
+                    }
+                    continue
+                }
+                for holder in data.ids(withKey: key, in: index) where holder != id && !leaving(holder) {
                     throw violation(id, holder, index, key)
                 }
             }
         }
         return read
+    }
+
+    /// The ids `operations` put or delete.
+    private static func changedIDs(_ operations: [WriteBatch.Operation]) -> Set<ObjectID> {
+        var ids: Set<ObjectID> = []
+        for operation in operations {
+            switch operation {
+            case .put(let record): ids.insert(record.id)
+            case .delete(let id): ids.insert(id)
+            default: break
+            }
+        }
+        return ids
     }
 
     private func violation(_ saved: ObjectID, _ holder: ObjectID, _ index: Int, _ key: CompoundKey) -> ObjectStoreError

@@ -239,7 +239,7 @@ extension ObjectContext {
         guard let record else { return [] }
         let wanted = ([entry.field] + entry.aliases).compactMap { numbers[$0] }
         guard !wanted.isEmpty else { return [] }
-        let values = try IndexKeyReader.fields(record.payload, references: record.references, wanted: Set(wanted))
+        let values = try IndexKeyReader.fields(record.payload, references: record.references, wanted: wanted)
         guard let found = wanted.lazy.compactMap({ values[$0] }).first else { return [] }
         switch found {
         case .one(let value):
