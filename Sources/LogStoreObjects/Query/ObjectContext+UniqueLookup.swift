@@ -54,7 +54,12 @@ extension ObjectContext {
             {
                 return (id, nil)
             }
-            guard let object = try load(id) as? T, object[keyPath: keyPath] == value else { return nil }
+            guard let object = try load(id) as? T else { return nil }
+            // A model with no unsaved change holds its stored values (the index's); any other instance is
+            // tested as it is in memory.
+            if Self.holdsFloatingPoint(keyPath) || cache.slot(id)?.isUnchangedModel != true {
+                guard object[keyPath: keyPath] == value else { return nil }
+            }
             return (id, object)
         }
         var candidates: [ObjectID]

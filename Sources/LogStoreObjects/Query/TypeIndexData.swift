@@ -127,10 +127,10 @@ struct TypeIndexData: Sendable {
     /// The one id holding `key` in the unique index `index` (nil when none does); not answered (`exact`
     /// false) when the index is not unique, uniqueness does not apply to the key, or several objects hold it.
     func holder(of key: CompoundKey, in index: Int) -> (id: ObjectID?, exact: Bool) {
-        guard holders[index] != nil, !key.isExemptFromUniqueness,
-            sharedKeys[index].isEmpty || !sharedKeys[index].contains(key)
+        guard !key.isExemptFromUniqueness, sharedKeys[index].isEmpty || !sharedKeys[index].contains(key),
+            let table = holders[index]
         else { return (nil, false) }
-        return (holders[index]?[key], true)
+        return (table[key], true)
     }
 
     /// The ids holding `key` in index `index`, from the ordered entries.
