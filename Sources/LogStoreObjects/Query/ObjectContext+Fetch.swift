@@ -142,7 +142,9 @@ extension ObjectContext {
             position += slice.count
             for (id, object) in zip(slice, try load(slice)) {
                 guard let typed = (object ?? cache.object(id)) as? T else { continue }
-                if let predicate = descriptor.predicate {
+                // When the index answers the whole predicate, a model with no unsaved change (its stored
+                // values) needs no test; any other instance is tested as it is in memory.
+                if let predicate = descriptor.predicate, !found.exact || cache.slot(id)?.isUnchangedModel != true {
                     do {
                         guard try predicate.evaluate(typed) else { continue }
                     } catch {

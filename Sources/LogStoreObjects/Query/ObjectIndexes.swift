@@ -134,8 +134,8 @@ final class ObjectIndexes: Sendable {
                 }
                 // An id that changed type leaves the index of the type it had.
                 for number in state.types.indices
-                where state.types[number].data?.version(of: record.id) != nil
-                    && !types[number].tags.contains(record.typeTag) && records(number)
+                where !types[number].tags.contains(record.typeTag)
+                    && state.types[number].data?.version(of: record.id) != nil && records(number)
                 {
                     deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].removed.append(
                         record.id)

@@ -7,6 +7,32 @@ import Testing
 @Suite struct QueryBasicsTests {
     let base = Date(timeIntervalSinceReferenceDate: 800_000_000)
 
+    /// A plain `Codable` instance does not report its changes: a query the index answers whole still tests
+    /// it as it is in memory (only an unchanged model is taken on the index's word).
+    @Test func anInstanceChangedInMemoryIsTestedEvenWhenTheIndexAnswersWhole() throws {
+        let directory = TemporaryStore("query-plain-memory")
+        try withObjects(directory, types: queryTypes) { objects in
+            let setup = objects.makeContext()
+            for index in 0..<30 {
+                try setup.insert(
+                    Ticket(
+                        title: "t\(index)", code: "c\(index)", due: base.addingTimeInterval(Double(index) * 60),
+                        priority: 1, status: "open"))
+            }
+            try setup.save()
+            let context = objects.makeContext()
+            let cutoff = base.addingTimeInterval(10 * 60)
+            let descriptor = FetchDescriptor<Ticket>(predicate: #Predicate { $0.due < cutoff })
+            let loaded = try context.fetch(descriptor)
+            #expect(loaded.count == 10)
+            let moved = try #require(loaded.first { $0.title == "t4" })
+            moved.due = base.addingTimeInterval(3_600)
+            #expect(
+                try context.fetch(descriptor).map(\.title).sorted()
+                    == (0..<10).filter { $0 != 4 }.map { "t\($0)" }.sorted())
+        }
+    }
+
     @Test func aRangeQueryUsesTheIndexAndAnswersAsAScanWould() throws {
         let directory = TemporaryStore("query-range")
         try withObjects(directory, types: queryTypes) { objects in
