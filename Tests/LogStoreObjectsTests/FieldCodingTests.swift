@@ -477,7 +477,49 @@ private final class FCLink: PersistentObject, FieldCodable {
     }
 }
 
+/// Dates through `FieldReader`/`FieldWriter`'s own `Date` methods, and through `Codable`.
+private final class FCDated: PersistentObject, FieldCodable {
+    static let typeName = "fc.Dated"
+    var due = Date(timeIntervalSinceReferenceDate: 812_345_678.25)
+    var done: Date? = Date(timeIntervalSinceReferenceDate: -1.5)
+    var never: Date?
+    init() {}
+
+    func encodeFields(to fields: FieldWriter) throws {
+        try fields.write(due, for: "due")
+        try fields.writeIfPresent(done, for: "done")
+        try fields.writeIfPresent(never, for: "never")
+    }
+
+    init(fields: FieldReader) throws {
+        due = try fields.read(Date.self, for: "due")
+        done = try fields.readIfPresent(Date.self, for: "done")
+        never = try fields.readIfPresent(Date.self, for: "never")
+    }
+}
+
 @Suite struct FieldCodingTests {
+    /// A `Date` written by `FieldWriter` is the bytes `Codable` writes, and each path reads the other's.
+    @Test func datesTakeTheirCodableForm() throws {
+        #expect(
+            try savedRecords(fieldCoding: true, types: [FCDated.self], FCDated.init)
+                == savedRecords(fieldCoding: false, types: [FCDated.self], FCDated.init))
+        for fieldCoding in [true, false] {
+            let directory = TemporaryStore("field-coding-dates")
+            let stored = FCDated()
+            stored.due = Date(timeIntervalSinceReferenceDate: 1e9 + 0.125)
+            try withStore(directory, fieldCoding: fieldCoding, types: [FCDated.self]) { objects in
+                let context = objects.makeContext()
+                try context.setRoot(stored, named: "dated")
+                try context.save()
+            }
+            try withStore(directory, fieldCoding: !fieldCoding, types: [FCDated.self]) { objects in
+                let dated = try #require(try objects.makeContext().root(named: "dated", as: FCDated.self))
+                #expect(dated.due == stored.due && dated.done == stored.done && dated.never == nil)
+            }
+        }
+    }
+
     /// Both coding paths write the same engine records: payloads, reference lists, field-name records.
     @Test func bothPathsWriteIdenticalRecords() throws {
         let fast = try savedRecords(fieldCoding: true, types: fcGraphTypes, fcGraph)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads the fields of a ``FieldCodable`` value or object by name.
 ///
 /// Fields are found in the stored order first (reading them in the order they were written costs no
@@ -55,6 +57,12 @@ public struct FieldReader {
     /// Reads a `String` field.
     public func read(_ type: String.Type, for name: String) throws(ObjectStoreError) -> String {
         try reading(name) { try fields.decode(type, forKey: $0) }
+    }
+
+    /// Reads a `Date` field: its `Codable` form (seconds since 2001-01-01 as a `Double`), read without
+    /// going through `Date(from:)`.
+    public func read(_ type: Date.Type, for name: String) throws(ObjectStoreError) -> Date {
+        try reading(name) { Date(timeIntervalSinceReferenceDate: try fields.decode(Double.self, forKey: $0)) }
     }
 
     /// Reads a field holding a nested ``FieldCodable`` value, or a reference when `T` is a persistent class.

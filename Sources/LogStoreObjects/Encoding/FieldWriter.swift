@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes the fields of a ``FieldCodable`` value or object: one call per field, each under its name.
 ///
 /// Scalars (`Bool`, `Int`, `Int64`, `UInt64`, `Double`, `Float`, `String`) and nested ``FieldCodable``
@@ -63,6 +65,12 @@ public struct FieldWriter {
     public func write(_ value: Float, for name: String) throws(ObjectStoreError) {
         try begin(name)
         encoder.writeFloat(value)
+    }
+
+    /// Writes a `Date` field as its `Codable` form does (seconds since 2001-01-01 as a `Double`): the same
+    /// bytes, without going through `encode(to:)`.
+    public func write(_ value: Date, for name: String) throws(ObjectStoreError) {
+        try write(value.timeIntervalSinceReferenceDate, for: name)
     }
 
     /// Writes a `String` field.
