@@ -126,12 +126,17 @@ extension ObjectContext {
         func page<E>(_ all: [E]) -> [E] {
             let start = min(offset, all.count)
             let end = limit.map { min(all.count, start + $0) } ?? all.count
-            return Array(all[start..<end])
+            return start == 0 && end == all.count ? all : Array(all[start..<end])
         }
         if idsOnly && found.exact && (found.ordered || descriptor.sortBy.isEmpty) {
             return (page(found.ids), [])
         }
-        var matched: [(ObjectID, T)] = []
+        // Ids and objects in two arrays, not an array of pairs: `T` is generic here, and a pair of it costs
+        // generic metadata and value-witness calls per element.
+        var matchedIDs: [ObjectID] = []
+        var matched: [T] = []
+        matchedIDs.reserveCapacity(found.ids.count)
+        matched.reserveCapacity(found.ids.count)
         // In the requested order already: stop loading once the page is full.
         let wanted = found.ordered ? limit.map { offset + $0 } : nil
         var position = 0
@@ -152,24 +157,26 @@ extension ObjectContext {
                             .invalidQuery, "the predicate failed on object \(id): \(error)", objectID: id)
                     }
                 }
-                matched.append((id, typed))
+                matchedIDs.append(id)
+                matched.append(typed)
             }
         }
         if !found.ordered && !descriptor.sortBy.isEmpty {
             let sorting = descriptor.sortBy
-            matched.sort { lhs, rhs in
+            let order = matched.indices.sorted { lhs, rhs in
                 for descriptor in sorting {
-                    switch descriptor.compare(lhs.1, rhs.1) {
+                    switch descriptor.compare(matched[lhs], matched[rhs]) {
                     case .orderedAscending: return true
                     case .orderedDescending: return false
                     case .orderedSame: continue
                     }
                 }
-                return lhs.0 < rhs.0
+                return matchedIDs[lhs] < matchedIDs[rhs]
             }
+            matchedIDs = order.map { matchedIDs[$0] }
+            matched = order.map { matched[$0] }
         }
-        let result = page(matched)
-        return (result.map(\.0), idsOnly ? [] : result.map(\.1))
+        return (page(matchedIDs), idsOnly ? [] : page(matched))
     }
 }
 
