@@ -82,6 +82,13 @@ struct ByteReader {
     mutating func readString() throws(ObjectStoreError) -> String {
         let count = try readCount()
         let slice = try readBytes(count)
+        // ASCII (most field values and names) is valid UTF-8 as it is: made into a string without the
+        // generic validation, which costs runtime metadata lookups on every call.
+        let ascii = slice.withUnsafeBufferPointer { bytes -> String? in
+            for byte in bytes where byte >= 0x80 { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        if let ascii { return ascii }
         guard let string = String(validating: slice, as: UTF8.self) else { throw corrupt("string is not UTF-8") }
         return string
     }
