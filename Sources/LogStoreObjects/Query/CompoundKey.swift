@@ -36,6 +36,9 @@ struct CompoundKey: Sendable, Hashable, Comparable, CustomStringConvertible {
         return rest.contains { if case .absent = $0 { true } else { false } }
     }
 
+    /// Whether any field is NaN.
+    var hasNaN: Bool { first.isNaN || rest.contains(where: \.isNaN) }
+
     func compare(_ other: CompoundKey) -> Int {
         let result = first.compare(other.first)
         if result != 0 || (rest.isEmpty && other.rest.isEmpty) { return result }

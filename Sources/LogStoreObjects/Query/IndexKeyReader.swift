@@ -77,7 +77,8 @@ struct IndexKeyReader {
         var values = [FieldValues?](repeating: nil, count: wanted.count)
         try read(payload, references: references, wanted: wanted, into: &values)
         var found: [Int: FieldValues] = [:]
-        for (slot, number) in wanted.enumerated() { found[number] = values[slot] }
+        // A number listed twice has its value in its first slot only.
+        for (slot, number) in wanted.enumerated() where found[number] == nil { found[number] = values[slot] }
         return found
     }
 

@@ -8,9 +8,11 @@ extension ObjectContext {
     /// against each referrer's reference list at the snapshot (no object is decoded to find them). When
     /// another context saved after this one's snapshot, that index no longer describes the snapshot and the
     /// reference lists of every object at the snapshot are read instead (a scan of frame headers; call
-    /// ``refresh()`` first to avoid it). Objects with unsaved changes, new ones, and instances of classes
-    /// that do not report their changes are tested as they are in memory; objects with pending deletes are
-    /// left out; an object the context does not know (never inserted, loaded or saved through it) has none.
+    /// ``refresh()`` first to avoid it). New objects and changed `@Persistent` models are tested as they are
+    /// in memory. An instance of a plain `Codable` class does not report its changes: as for a query, it is
+    /// found by its stored references and then tested as it is in memory (a reference it gained in memory
+    /// is seen once saved). Objects with pending deletes are left out; an object the context does not know
+    /// (never inserted, loaded or saved through it) has none.
     /// For example:
     ///
     /// ```swift

@@ -70,10 +70,15 @@ extension ObjectContext {
             let absent = indexView.data.absent[choice.index]
             var extras = absent.union(indexView.changedSince).union(held)
             if !descriptor.includesSubclasses || indexed.tags != Set(tags) { extras.insert(ObjectID(0)) }
+            // A string prefix is compared by bytes in the index but by characters in `starts(with:)` (a
+            // combining mark right after the prefix makes another character): its candidates are tested.
+            // NaN, stored or asked for, is equal to itself and after every number in the index, where `==`
+            // and `<` say false: its candidates are tested too.
             let exact =
                 extras.isEmpty && deleted.isEmpty && analysis.isComplete
-                && choice.consumed == analysis.conditions.count
-                && !definition.keyPaths.contains(where: Self.holdsFloatingPoint)
+                && choice.consumed == analysis.conditions.count && choice.prefix == nil
+                && indexView.data.holdsNaN[choice.index].isEmpty
+                && !analysis.conditions.contains(where: \.value.isNaN)
             extras.remove(ObjectID(0))
             let ordered = choice.ordered && extras.isEmpty
             if !extras.isEmpty {
@@ -93,13 +98,6 @@ extension ObjectContext {
         if !deleted.isEmpty { ids.removeAll { deleted.contains($0) } }
         let plan = QueryPlan(index: nil, conditions: [], usesIndexOrder: false, candidates: ids.count)
         return Candidates(ids: ids, plan: plan, exact: descriptor.predicate == nil, ordered: descriptor.sortBy.isEmpty)
-    }
-
-    /// Whether a key path leads to a floating-point value (NaN orders differently in an index and in `<`).
-    static func holdsFloatingPoint(_ keyPath: AnyKeyPath) -> Bool {
-        let valueType = type(of: keyPath).valueType
-        return valueType == Double.self || valueType == Float.self || valueType == Double?.self
-            || valueType == Float?.self
     }
 
     /// The objects of `tags` this context will write on its next save that a query must test in memory:

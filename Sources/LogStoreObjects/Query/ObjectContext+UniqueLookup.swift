@@ -47,17 +47,15 @@ extension ObjectContext {
             case .holder(let found) = objectStore.indexes.uniqueHolder(indexed, index: index, key: key, at: snapshot)
         {
             guard let id = found, deleted.isEmpty || !deleted.contains(id) else { return nil }
-            // Every object of the indexed class's index is one of its instances (or a subclass's). A
-            // floating-point value is tested on the object: the index holds NaN equal to NaN, `==` does not.
-            if idOnly && ObjectIdentifier(T.self) == ObjectIdentifier(indexed.registered.type)
-                && !Self.holdsFloatingPoint(keyPath)
-            {
+            // Every object of the indexed class's index is one of its instances (or a subclass's). NaN is
+            // tested on the object: the index holds NaN equal to NaN, `==` does not.
+            if idOnly && ObjectIdentifier(T.self) == ObjectIdentifier(indexed.registered.type) && !key.first.isNaN {
                 return (id, nil)
             }
             guard let object = try load(id) as? T else { return nil }
             // A model with no unsaved change holds its stored values (the index's); any other instance is
             // tested as it is in memory.
-            if Self.holdsFloatingPoint(keyPath) || cache.slot(id)?.isUnchangedModel != true {
+            if key.first.isNaN || cache.slot(id)?.isUnchangedModel != true {
                 guard object[keyPath: keyPath] == value else { return nil }
             }
             return (id, object)

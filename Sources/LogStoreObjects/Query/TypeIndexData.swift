@@ -16,6 +16,10 @@ struct TypeIndexData: Sendable {
     /// Per index, the objects with a key that has an absent field: every query through the index reads
     /// them and tests them itself.
     private(set) var absent: [Set<ObjectID>]
+    /// Per index, the objects with a key that has a NaN field: the index holds NaN equal to itself and
+    /// after every number, where `==` and `<` say false; while there are any, queries test their
+    /// candidates.
+    private(set) var holdsNaN: [Set<ObjectID>]
     /// Per index, how many objects hold more than one key in it (elements of an array field): a read
     /// through the index must then report each object once.
     private(set) var multiKeyObjects: [Int]
@@ -32,6 +36,7 @@ struct TypeIndexData: Sendable {
         let indexCount = unique.count
         var lists = Array(repeating: [IndexEntryKey](), count: indexCount)
         absent = Array(repeating: [], count: indexCount)
+        holdsNaN = Array(repeating: [], count: indexCount)
         multiKeyObjects = Array(repeating: 0, count: indexCount)
         holders = unique.map { $0 ? [:] : nil }
         sharedKeys = Array(repeating: [], count: indexCount)
@@ -46,6 +51,7 @@ struct TypeIndexData: Sendable {
                     if unique[index] { claim(key, by: id, in: index) }
                 }
                 if indexKeys.contains(where: \.hasAbsent) { absent[index].insert(id) }
+                if indexKeys.contains(where: \.hasNaN) { holdsNaN[index].insert(id) }
                 if indexKeys.count > 1 { multiKeyObjects[index] += 1 }
             }
         }
@@ -75,6 +81,11 @@ struct TypeIndexData: Sendable {
             } else if !absent[index].isEmpty {
                 absent[index].remove(id)
             }
+            if newKeys.contains(where: \.hasNaN) {
+                holdsNaN[index].insert(id)
+            } else if !holdsNaN[index].isEmpty {
+                holdsNaN[index].remove(id)
+            }
         }
     }
 
@@ -84,6 +95,7 @@ struct TypeIndexData: Sendable {
         for (index, keys) in old.keys.enumerated() {
             for key in keys { removeEntry(key, id, index) }
             if !absent[index].isEmpty { absent[index].remove(id) }
+            if !holdsNaN[index].isEmpty { holdsNaN[index].remove(id) }
             if keys.count > 1 { multiKeyObjects[index] -= 1 }
         }
     }
