@@ -43,7 +43,7 @@ extension IndexSummary {
         var summaries: [IndexSummary] = []
         for entry in catalog.entries {
             let index = ResolvedIndex(name: entry.name, fields: entry.fields, isUnique: entry.isUnique, keyPaths: [])
-            let reader = IndexKeyReader(definitions: [index], aliases: [:], catalog: names)
+            var reader = IndexKeyReader(definitions: [index], aliases: [:], catalog: names)
             var summary = IndexSummary(
                 typeName: entry.typeName, name: entry.name, fields: entry.fields, isUnique: entry.isUnique, objects: 0,
                 entries: 0, absent: 0, estimatedMemoryBytes: 0, duplicates: [:])

@@ -12,6 +12,9 @@ struct IndexKeyReader {
     let single: [Bool]
     /// Every field number of ``numbers``, each once (a few: searched in order, faster than hashing).
     let wanted: [Int]
+    /// The values of one record, a slot per wanted number (reused from record to record: an array made per
+    /// record costs an allocation and a runtime metadata lookup).
+    private var values: [FieldValues?]
 
     init(definitions: [ResolvedIndex], aliases: [String: [String]], catalog: KeyCatalog.Snapshot) {
         numbers = definitions.map { definition in
@@ -21,13 +24,14 @@ struct IndexKeyReader {
         }
         single = definitions.map { $0.fields.count == 1 }
         wanted = Array(Set(numbers.joined().joined())).sorted()
+        values = Array(repeating: nil, count: wanted.count)
     }
 
     /// The keys of each index for a record: one key per index, or, for a single-field index on an array
     /// field, one per element. A payload that cannot be read gives every index one absent key (the object
     /// is then read and tested by every query, and reports its damage when it is loaded).
-    func keys(payload: [UInt8], references: [ObjectID]) -> [[CompoundKey]] {
-        var values = [FieldValues?](repeating: nil, count: wanted.count)
+    mutating func keys(payload: [UInt8], references: [ObjectID]) -> [[CompoundKey]] {
+        for slot in values.indices { values[slot] = nil }
         do {
             try Self.read(payload, references: references, wanted: wanted, into: &values)
         } catch {

@@ -1,6 +1,7 @@
 import Foundation
 import LogStore
 @_spi(Engine) import LogStoreSystem
+import Synchronization
 
 /// The indexes of an ``ObjectStore``: kept in memory, built from the records on first use, and kept up to
 /// date by the engine's batch hooks in commit order.
@@ -191,7 +192,7 @@ final class ObjectIndexes: Sendable {
     ) {
         guard var data = typeState.data else { return }
         typeState.data = nil
-        let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
+        var reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
         var applied = 0
         for delta in typeState.pending {
             guard delta.sequence <= sequence else { break }
@@ -353,7 +354,7 @@ final class ObjectIndexes: Sendable {
             }
             if snapshot.sequence + 1 < recordFrom { usleep(100) }
         }
-        let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: catalog.snapshot())
+        var reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: catalog.snapshot())
         var live = 0
         var data: TypeIndexData
         do {
@@ -372,17 +373,9 @@ final class ObjectIndexes: Sendable {
                 }
             } else {
                 // From nothing: every object's keys, then one sort per index.
-                var objects: [(id: ObjectID, keys: TypeIndexData.ObjectKeys)] = []
-                for tag in type.tags {
-                    for id in snapshot.ids(ofType: tag) {
-                        live += 1
-                        guard let version = snapshot.version(of: id), let record = try snapshot.get(id) else {
-                            continue
-                        }
-                        let keys = reader.keys(payload: record.payload, references: record.references)
-                        objects.append((id, TypeIndexData.ObjectKeys(version: version, keys: keys)))
-                    }
-                }
+                let ids = type.tags.flatMap { snapshot.ids(ofType: $0) }
+                live = ids.count
+                let objects = try Self.keys(of: ids, at: snapshot, reader)
                 data = TypeIndexData(unique: type.definitions.map(\.isUnique), building: objects)
             }
         } catch {
@@ -406,6 +399,38 @@ final class ObjectIndexes: Sendable {
             state.types[number] = typeState
             state.scans += 1
         }
+    }
+}
+
+extension ObjectIndexes {
+    /// The version and keys of each of `ids` stored at `snapshot` (those not stored are left out), read
+    /// in parts on as many threads as Dispatch gives when there are many (a build from nothing reads
+    /// every record of the class).
+    /// - throws: ``LogStoreError`` when reading a record fails.
+    static func keys(of ids: [ObjectID], at snapshot: Snapshot, _ reader: IndexKeyReader) throws(LogStoreError)
+        -> [(id: ObjectID, keys: TypeIndexData.ObjectKeys)]
+    {
+        let parts = ids.count >= 20_000 ? 2 : 1
+        let results = Mutex([[(id: ObjectID, keys: TypeIndexData.ObjectKeys)]](repeating: [], count: parts))
+        let failure = Mutex<LogStoreError?>(nil)
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            var reader = reader
+            var found: [(id: ObjectID, keys: TypeIndexData.ObjectKeys)] = []
+            let range = part * ids.count / parts..<(part + 1) * ids.count / parts
+            found.reserveCapacity(range.count)
+            do throws(LogStoreError) {
+                for id in ids[range] {
+                    guard let (record, version) = try snapshot.versionedGet(id) else { continue }
+                    let keys = reader.keys(payload: record.payload, references: record.references)
+                    found.append((id, TypeIndexData.ObjectKeys(version: version, keys: keys)))
+                }
+            } catch {
+                failure.withLock { $0 = $0 ?? error }
+            }
+            results.withLock { $0[part] = found }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+        return results.withLock { $0.flatMap { $0 } }
     }
 }
 

@@ -1,4 +1,6 @@
+import Foundation
 import LogStore
+import Synchronization
 
 /// The indexes of one indexed class (and its registered subclasses), as of one sequence number: each
 /// index's ordered entries, and each object's keys and version (to remove its old keys, and to tell a
@@ -55,9 +57,22 @@ struct TypeIndexData: Sendable {
                 if indexKeys.count > 1 { multiKeyObjects[index] += 1 }
             }
         }
-        entries = lists.map { SortedEntries(sorted: $0.sorted()) }
+        entries = Self.sorted(lists)
     }
 
+    /// Each list sorted into entries; large lists of several indexes on as many threads as Dispatch gives
+    /// (a build from nothing sorts one list per index).
+    private static func sorted(_ lists: [[IndexEntryKey]]) -> [SortedEntries] {
+        guard lists.count > 1, lists.contains(where: { $0.count > 10_000 }) else {
+            return lists.map { SortedEntries(sorted: $0.sorted()) }
+        }
+        let results = Mutex([SortedEntries](repeating: SortedEntries(), count: lists.count))
+        DispatchQueue.concurrentPerform(iterations: lists.count) { index in
+            let sorted = SortedEntries(sorted: lists[index].sorted())
+            results.withLock { $0[index] = sorted }
+        }
+        return results.withLock { $0 }
+    }
     func version(of id: ObjectID) -> UInt64? { objects[id]?.version }
 
     /// Records `id`'s keys as of `version`, replacing those it had.

@@ -11,7 +11,7 @@ struct UniqueCheck {
     /// - throws: ``ObjectStoreError`` `uniqueViolation` naming the object saved and the one holding the key.
     @discardableResult
     func check(_ operations: [WriteBatch.Operation]) throws(ObjectStoreError) -> [ObjectID: [[CompoundKey]]] {
-        let reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
+        var reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
         var puts: [Record] = []
         for operation in operations {
             if case .put(let record) = operation, type.tags.contains(record.typeTag) { puts.append(record) }

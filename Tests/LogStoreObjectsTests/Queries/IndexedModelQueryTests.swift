@@ -105,6 +105,44 @@ import Testing
         }
     }
 
+    /// An index built from more records than one thread reads (the records are read and the entries sorted
+    /// in parts on two threads) answers as a scan would.
+    @Test func aLargeBuildAnswersAsAScan() throws {
+        let directory = TemporaryStore("model-large-build")
+        let count = 24_000
+        try withObjects(directory, types: [Reading.self]) { objects in
+            var context = objects.makeContext()
+            for index in 0..<count {
+                // Times out of order, so that the sorted entries differ from the id order.
+                let minute = Double((index * 7_919) % count)
+                try context.insert(
+                    Reading(
+                        label: "r\(index)", at: base.addingTimeInterval(minute * 60),
+                        stamp: base.addingTimeInterval(Double(index)), weight: Double(index % 10)))
+                if index % 4_000 == 3_999 {
+                    try context.save()
+                    context = objects.makeContext()
+                }
+            }
+        }
+        // Open again: the indexes are built from the records by the first query.
+        try withObjects(directory, types: [Reading.self]) { objects in
+            let fresh = objects.makeContext()
+            let low = base.addingTimeInterval(1_000 * 60)
+            let high = base.addingTimeInterval(1_300 * 60)
+            let range = FetchDescriptor<Reading>(
+                predicate: #Predicate { $0.at >= low && $0.at < high }, sortBy: [SortDescriptor(\.at)])
+            let expected = (0..<count).filter { (1_000..<1_300).contains(($0 * 7_919) % count) }
+                .sorted { ($0 * 7_919) % count < ($1 * 7_919) % count }.map { "r\($0)" }
+            #expect(try fresh.fetch(range).map(\.label) == expected)
+            for index in [0, 11_999, 23_999] {
+                let found = try fresh.fetchUnique(
+                    Reading.self, where: \.stamp, equals: base.addingTimeInterval(Double(index)))
+                #expect(found?.label == "r\(index)")
+            }
+        }
+    }
+
     /// A field number listed twice among those to read (a name and an alias of the same number) keeps the
     /// value read.
     @Test func aFieldNumberWantedTwiceKeepsItsValue() throws {
