@@ -15,14 +15,21 @@ struct EntryChunks: Sendable {
     /// The chunk an entry belongs in: the first whose last entry is not below it (the last chunk if none).
     private func chunkIndex(for entry: IndexEntryKey) -> Int {
         fences.withUnsafeBufferPointer { fences in
-            var low = 0
-            var high = fences.count - 1
-            while low < high {
-                let middle = (low + high) / 2
-                if Self.precedes(fences, middle, entry) { low = middle + 1 } else { high = middle }
-            }
-            return low
+            min(Self.partitionPoint(fences.count) { Self.precedes(fences, $0, entry) }, fences.count - 1)
         }
+    }
+
+    /// The first index in `0..<count` for which `before` is false (`count` if none), for a `before` that
+    /// is true up to some index and false from there (a binary search).
+    @inline(__always)
+    private static func partitionPoint(_ count: Int, _ before: (Int) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if before(middle) { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// Whether `entries[index]` orders before `entry`: by prefix when the prefixes differ (reading no key
@@ -42,20 +49,12 @@ struct EntryChunks: Sendable {
     }
 
     private static func position(of entry: IndexEntryKey, in chunk: [IndexEntryKey]) -> Int {
-        chunk.withUnsafeBufferPointer { chunk in
-            var low = 0
-            var high = chunk.count
-            while low < high {
-                let middle = (low + high) / 2
-                if precedes(chunk, middle, entry) { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
+        chunk.withUnsafeBufferPointer { chunk in partitionPoint(chunk.count) { precedes(chunk, $0, entry) } }
     }
 
-    /// Entries already in order (a build from nothing: one sort instead of an insert each), in chunks of
-    /// `size` entries.
-    init(sorted entries: [IndexEntryKey], chunkSize size: Int = Self.chunkLimit) {
+    /// Entries already in order (a build from nothing: one sort instead of an insert each), in full chunks.
+    init(sorted entries: [IndexEntryKey]) {
+        let size = Self.chunkLimit
         chunks.reserveCapacity((entries.count + size - 1) / size)
         var start = 0
         while start < entries.count {
@@ -146,24 +145,10 @@ struct EntryChunks: Sendable {
             let result = compare(entries[index].key)
             return after ? result <= 0 : result < 0
         }
-        let low = fences.withUnsafeBufferPointer { fences in
-            var low = 0
-            var high = fences.count
-            while low < high {
-                let middle = (low + high) / 2
-                if before(fences, middle) { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
+        let low = fences.withUnsafeBufferPointer { fences in Self.partitionPoint(fences.count) { before(fences, $0) } }
         guard low < chunks.count else { return endPosition }
         let index = chunks[low].withUnsafeBufferPointer { chunk in
-            var lowIndex = 0
-            var highIndex = chunk.count
-            while lowIndex < highIndex {
-                let middle = (lowIndex + highIndex) / 2
-                if before(chunk, middle) { lowIndex = middle + 1 } else { highIndex = middle }
-            }
-            return lowIndex
+            Self.partitionPoint(chunk.count) { before(chunk, $0) }
         }
         return Position(chunk: low, index: index)
     }

@@ -1,11 +1,6 @@
 import Foundation
 
 extension IndexValue {
-    /// Whether this is a NaN (which an index holds equal to itself and after every number).
-    var isNaN: Bool {
-        if case .double(let value) = self { return value.isNaN }
-        return false
-    }
 
     /// A 64-bit summary of the value in the index's order: when two values' prefixes differ, they order as
     /// their prefixes do; equal values have equal prefixes; values with equal prefixes are compared in full.

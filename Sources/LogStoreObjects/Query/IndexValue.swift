@@ -109,6 +109,12 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         }
     }
 
+    /// Whether this is a NaN (which an index holds equal to itself and after every number).
+    var isNaN: Bool {
+        if case .double(let value) = self { return value.isNaN }
+        return false
+    }
+
     /// Whether this is a string starting with `prefix`'s UTF-8 bytes.
     func hasPrefix(_ prefix: String) -> Bool {
         guard case .string(let value) = self else { return false }

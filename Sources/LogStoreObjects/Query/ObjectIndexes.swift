@@ -164,10 +164,9 @@ final class ObjectIndexes: Sendable {
                 unique.insert(number)
             }
         }
-        guard !unique.isEmpty else {
-            state.withLock { $0.validatedKeys = [:] }
-            return
-        }
+        // Without puts of a type with a unique index, keys left by an earlier check need no clearing: they
+        // are only ever used for puts of such a type, which this batch has none of.
+        guard !unique.isEmpty else { return }
         let keys = catalog.snapshot()
         try state.withLock { state throws in
             state.validatedKeys = [:]

@@ -47,12 +47,12 @@ struct QueryPlanner {
                     let field = definition.fields[fieldIndex]
                     switch condition.op {
                     case .less, .lessOrEqual:
-                        if choice.upper == nil || condition.value < choice.upper!.value {
+                        if choice.upper.map({ condition.value < $0.value }) ?? true {
                             choice.upper = (condition.value, condition.op == .lessOrEqual)
                         }
                         choice.described.append("\(field) \(condition.op == .less ? "<" : "<=") \(condition.value)")
                     case .greater, .greaterOrEqual:
-                        if choice.lower == nil || choice.lower!.value < condition.value {
+                        if choice.lower.map({ $0.value < condition.value }) ?? true {
                             choice.lower = (condition.value, condition.op == .greaterOrEqual)
                         }
                         choice.described.append("\(field) \(condition.op == .greater ? ">" : ">=") \(condition.value)")
@@ -128,7 +128,7 @@ struct QueryPlanner {
             if let text = choice.prefix {
                 guard let value = entry.key.value(at: field), value.hasPrefix(text) else { return choice.reverse }
             }
-            if seen == nil || seen!.insert(entry.id).inserted { ids.append(entry.id) }
+            if seen?.insert(entry.id).inserted ?? true { ids.append(entry.id) }
             return true
         }
         if choice.reverse {

@@ -43,13 +43,7 @@ struct UniqueCheck {
         }
         for index in unique {
             for (key, id) in claimed[index] ?? [:] {
-                let found = data.holder(of: key, in: index)
-                if found.exact {
-                    if let holder = found.id, holder != id, !leaving(holder) {
-                        throw violation(id, holder, index, key)
-                    }
-                    continue
-                }
+                // Through the index's hash table, or its ordered entries for a key held twice already.
                 for holder in data.ids(withKey: key, in: index) where holder != id && !leaving(holder) {
                     throw violation(id, holder, index, key)
                 }
