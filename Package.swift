@@ -32,6 +32,8 @@ let package = Package(
         ),
         // CRC-32C of version-2 frames: the CPU's instruction where there is one, a table otherwise.
         .target(name: "CCRC32C"),
+        // Processor hints (prefetch) for reads that know their next addresses ahead.
+        .target(name: "CMemoryHints"),
         // The layers, bottom to top; each depends only on the ones below it.
         // Disk format: frame, segment header, hint, manifest and identity codecs, the segment scanner and
         // tail rules, limits, ObjectID and LogStoreError. No system calls.
@@ -43,7 +45,7 @@ let package = Package(
         // prefill thread and fault injection.
         .target(
             name: "LogStoreSystem",
-            dependencies: ["LogStoreFormat"]
+            dependencies: ["LogStoreFormat", "CMemoryHints"]
         ),
         // The engine: index, store, commit pipeline, recovery, compaction, collection, verification.
         .target(

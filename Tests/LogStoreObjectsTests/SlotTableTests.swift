@@ -60,6 +60,44 @@ import Testing
         #expect(table.count == 101 && table[ObjectID(11)]?.id == ObjectID(11))
     }
 
+    /// A copy of a table keeps its slots when the original changes, and the other way round, for dense
+    /// and far-apart pages alike (pages are shared by copies until one of them writes).
+    @Test func copiesAreIndependent() {
+        var original = SlotTable()
+        let ids: [UInt64] = [1, 2, 17, 1_000, 1 << 40, 1 << 40 + 3]
+        for id in ids { original[ObjectID(id)] = slot(id) }
+        var copy = original
+        let replaced = slot(2)
+        original[ObjectID(2)] = replaced
+        original[ObjectID(1 << 40)] = nil
+        original[ObjectID(18)] = slot(18)
+        copy[ObjectID(1)] = nil
+        copy[ObjectID(1 << 40 + 4)] = slot(1 << 40 + 4)
+        #expect(original[ObjectID(1)]?.id == ObjectID(1))
+        #expect(original[ObjectID(2)] === replaced)
+        #expect(original[ObjectID(1 << 40)] == nil && original[ObjectID(18)] != nil)
+        #expect(original[ObjectID(1 << 40 + 4)] == nil)
+        #expect(copy[ObjectID(1)] == nil)
+        #expect(copy[ObjectID(2)] !== replaced && copy[ObjectID(2)]?.id == ObjectID(2))
+        #expect(copy[ObjectID(1 << 40)]?.id == ObjectID(1 << 40) && copy[ObjectID(18)] == nil)
+        #expect(copy[ObjectID(1 << 40 + 4)] != nil)
+        #expect(original.count == 6 && copy.count == 6)
+    }
+
+    /// Slots leave with their table: a dropped table releases every slot it held.
+    @Test func aDroppedTableReleasesItsSlots() {
+        weak var watched: ObjectSlot?
+        do {
+            var table = SlotTable()
+            let held = slot(5)
+            watched = held
+            table[ObjectID(5)] = held
+            table[ObjectID(1 << 40)] = slot(1 << 40)
+            #expect(table.count == 2)
+        }
+        #expect(watched == nil)
+    }
+
     /// A context that loads and drops objects again and again keeps its list of not yet indexed slots
     /// within the live slots.
     @Test func loadedSlotsWaitingForTheIndexStayBounded() {

@@ -40,6 +40,16 @@ public final class Snapshot: Sendable {
         return try RecordReader.record(id, entry, in: file, dictionaries: view.dictionaries).record
     }
 
+    /// Asks the processor to start loading the records of `ids` (their first bytes), so that gets of them
+    /// one after another overlap their memory waits instead of paying each in turn: call it with the next
+    /// few ids (a few dozen) before reading them. Only a hint: it reads and checks nothing.
+    public func prefetch(_ ids: ArraySlice<ObjectID>) {
+        for id in ids {
+            guard let entry = view.entry(id.rawValue), let file = view.segments[entry.segment] else { continue }
+            file.prefetch(at: Int(entry.offset), count: Int(entry.length))
+        }
+    }
+
     /// The record of `id` and its version (the sequence number of the batch that wrote it), as of this
     /// snapshot; nil when the object was not live then.
     /// - throws: what ``get(_:)`` throws.

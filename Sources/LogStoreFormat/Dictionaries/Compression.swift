@@ -93,15 +93,14 @@ package enum Compression {
         _ decode: (UnsafePointer<CChar>, UnsafeMutablePointer<CChar>) -> Int32
     ) -> [UInt8]? {
         guard let base = source.baseAddress, originalLength > 0 else { return nil }
-        var valid = false
-        let result = [UInt8](unsafeUninitializedCapacity: originalLength) { buffer, initialized in
-            guard let target = buffer.baseAddress else { return }
-            let produced = decode(
-                base.assumingMemoryBound(to: CChar.self),
-                UnsafeMutableRawPointer(target).assumingMemoryBound(to: CChar.self))
-            valid = produced == Int32(originalLength)
-            initialized = valid ? originalLength : 0
+        // Zeroed first, then written, and built from a collection: `Array(unsafeUninitializedCapacity:)` and
+        // `Array(repeating:count:)` call an unspecialized runtime function that looks up the array's generic
+        // metadata on every call (a few percent of a get); the collection copy is specialized here.
+        var result = [UInt8](repeatElement(0, count: originalLength))
+        let produced = result.withUnsafeMutableBytes { target -> Int32 in
+            guard let start = target.baseAddress else { return -1 }
+            return decode(base.assumingMemoryBound(to: CChar.self), start.assumingMemoryBound(to: CChar.self))
         }
-        return valid ? result : nil
+        return produced == Int32(originalLength) ? result : nil
     }
 }

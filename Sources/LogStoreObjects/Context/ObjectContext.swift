@@ -280,7 +280,8 @@ public final class ObjectContext {
             for id in ids { objects.append(try activeLoad.load(id)) }
             return objects
         }
-        let session = LoadSession(self, view: try readView())
+        let view = try readView()
+        let session = LoadSession(self, view: view)
         confined.state.activeLoad = session
         cache.state.suspendPurge = true
         defer {
@@ -290,7 +291,15 @@ public final class ObjectContext {
         do {
             var objects: [(any PersistentObject)?] = []
             objects.reserveCapacity(ids.count)
-            for id in ids { objects.append(try session.load(id)) }
+            // The records of the next ids are asked for ahead (scattered ids each wait on memory otherwise).
+            let ahead = 16
+            view.prefetch(ids.prefix(ahead))
+            for (position, id) in ids.enumerated() {
+                if position % ahead == 0, position + ahead < ids.count {
+                    view.prefetch(ids[(position + ahead)..<min(ids.count, position + 2 * ahead)])
+                }
+                objects.append(try session.load(id))
+            }
             try session.finish()
             instances.publish(session.state.loadedSlots, liveSlots: cache.state.slots.count)
             // An instance that does not report its changes is kept: a change to it must reach the next save

@@ -137,6 +137,8 @@ extension ObjectContext {
         matched.reserveCapacity(found.ids.count)
         // In the requested order already: stop loading once the page is full.
         let wanted = found.ordered ? limit.map { offset + $0 } : nil
+        // Taken out of the descriptor once: each copy of a `Predicate` instantiates generic metadata.
+        let predicate = descriptor.predicate
         var position = 0
         let batch = 256
         while position < found.ids.count {
@@ -147,7 +149,7 @@ extension ObjectContext {
                 guard let typed = (object ?? cache.object(id)) as? T else { continue }
                 // When the index answers the whole predicate, a model with no unsaved change (its stored
                 // values) needs no test; any other instance is tested as it is in memory.
-                if let predicate = descriptor.predicate, !found.exact || cache.slot(id)?.isUnchangedModel != true {
+                if !found.exact || cache.slot(id)?.isUnchangedModel != true, let predicate {
                     do {
                         guard try predicate.evaluate(typed) else { continue }
                     } catch {

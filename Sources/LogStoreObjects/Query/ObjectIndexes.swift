@@ -151,8 +151,17 @@ final class ObjectIndexes: Sendable {
             for (number, change) in deltas {
                 var change = change
                 // Only keys read from this batch's own puts (each put of the type has its keys there).
-                if let keys = validated[number], change.puts.allSatisfy({ keys[$0.id] != nil }) { change.keys = keys }
+                var keyed = false
+                if let keys = validated[number], change.puts.allSatisfy({ keys[$0.id] != nil }) {
+                    change.keys = keys
+                    keyed = true
+                }
                 state.types[number].pending.append(change)
+                // With its keys read (the unique check just hashed them, so their table entries are in the
+                // processor's caches), the batch is applied now rather than before the next check.
+                if keyed, state.types[number].data != nil {
+                    apply(through: batch.sequence, to: &state.types[number], types[number], nil)
+                }
             }
         }
     }
@@ -185,13 +194,21 @@ final class ObjectIndexes: Sendable {
 
     // MARK: Applying deltas
 
-    /// Applies the queued deltas up to `sequence` (under the state lock).
+    /// Applies the queued deltas up to `sequence` (under the state lock). `keys` is the catalog to read
+    /// put payloads with (taken when first needed if nil: puts whose keys the unique check read need none).
     private func apply(
-        through sequence: UInt64, to typeState: inout TypeState, _ type: IndexedType, _ keys: KeyCatalog.Snapshot
+        through sequence: UInt64, to typeState: inout TypeState, _ type: IndexedType, _ keys: KeyCatalog.Snapshot?
     ) {
         guard var data = typeState.data else { return }
         typeState.data = nil
-        var reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
+        var reader: IndexKeyReader?
+        func readKeys(_ record: Record) -> [[CompoundKey]] {
+            if reader == nil {
+                reader = IndexKeyReader(
+                    definitions: type.definitions, aliases: type.aliases, catalog: keys ?? catalog.snapshot())
+            }
+            return reader?.keys(payload: record.payload, references: record.references) ?? []
+        }
         var applied = 0
         for delta in typeState.pending {
             guard delta.sequence <= sequence else { break }
@@ -199,9 +216,7 @@ final class ObjectIndexes: Sendable {
             guard delta.sequence > typeState.sequence else { continue }
             var changed: [ObjectID] = []
             for record in delta.puts {
-                data.set(
-                    record.id, version: delta.sequence,
-                    keys: delta.keys[record.id] ?? reader.keys(payload: record.payload, references: record.references))
+                data.set(record.id, version: delta.sequence, keys: delta.keys[record.id] ?? readKeys(record))
                 changed.append(record.id)
             }
             for id in delta.removed {

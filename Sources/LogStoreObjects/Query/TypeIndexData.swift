@@ -123,7 +123,8 @@ struct TypeIndexData: Sendable {
     private mutating func removeEntry(_ key: CompoundKey, _ id: ObjectID, _ index: Int) {
         entries[index].remove(IndexEntryKey(key: key, id: id))
         guard holders[index] != nil, !key.isExemptFromUniqueness else { return }
-        if sharedKeys[index].contains(key) {
+        // (`isEmpty` first: `contains` hashes the key even in an empty set.)
+        if !sharedKeys[index].isEmpty && sharedKeys[index].contains(key) {
             let remaining = sortedIDs(withKey: key, in: index)
             if remaining.count <= 1 {
                 sharedKeys[index].remove(key)
@@ -145,7 +146,9 @@ struct TypeIndexData: Sendable {
 
     /// The ids holding `key` in index `index`.
     func ids(withKey key: CompoundKey, in index: Int) -> [ObjectID] {
-        if let holders = holders[index], !key.isExemptFromUniqueness, !sharedKeys[index].contains(key) {
+        if let holders = holders[index], !key.isExemptFromUniqueness,
+            sharedKeys[index].isEmpty || !sharedKeys[index].contains(key)
+        {
             return holders[key].map { [$0] } ?? []
         }
         return sortedIDs(withKey: key, in: index)

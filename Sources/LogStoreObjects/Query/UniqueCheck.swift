@@ -24,26 +24,30 @@ struct UniqueCheck {
             return ids.contains(id)
         }
         let unique = type.definitions.indices.filter { type.definitions[$0].isUnique }
-        var claimed: [Int: [CompoundKey: ObjectID]] = [:]
-        for index in unique { claimed[index] = Dictionary(minimumCapacity: puts.count) }
+        // Per unique index (in the order of `unique`), the object of the batch claiming each key.
+        var claimed = unique.map { _ in [CompoundKey: ObjectID](minimumCapacity: puts.count) }
         var read: [ObjectID: [[CompoundKey]]] = [:]
         read.reserveCapacity(puts.count)
         // The last put of an id is the one that stays.
         for record in puts.reversed() where read[record.id] == nil {
             let keys = reader.keys(payload: record.payload, references: record.references)
             read[record.id] = keys
-            for index in unique {
+            for (position, index) in unique.enumerated() {
                 for key in keys[index] where !key.isExemptFromUniqueness {
-                    if let other = claimed[index]?[key], other != record.id {
+                    if let other = claimed[position].updateValue(record.id, forKey: key), other != record.id {
                         throw violation(record.id, other, index, key)
                     }
-                    claimed[index]?[key] = record.id
                 }
             }
         }
-        for index in unique {
-            for (key, id) in claimed[index] ?? [:] {
+        for (position, index) in unique.enumerated() {
+            for (key, id) in claimed[position] {
                 // Through the index's hash table, or its ordered entries for a key held twice already.
+                let found = data.holder(of: key, in: index)
+                if found.exact {
+                    if let holder = found.id, holder != id, !leaving(holder) { throw violation(id, holder, index, key) }
+                    continue
+                }
                 for holder in data.ids(withKey: key, in: index) where holder != id && !leaving(holder) {
                     throw violation(id, holder, index, key)
                 }
