@@ -141,6 +141,32 @@ final class PlainLink: PersistentObject {
         }
     }
 
+    /// A stored string that is not UTF-8 is a `corruptPayload` error naming the object, never a string
+    /// quietly repaired; a non-ASCII string reads back exactly.
+    @Test func stringsMustBeUTF8() throws {
+        let directory = TemporaryStore("utf8")
+        try withObjects(directory) { objects in
+            let context = objects.makeContext()
+            let note = Note()
+            note.title = "Grüße ✓ 日本 zzzz"
+            let id = try context.insert(note)
+            try context.save()
+            #expect(try objects.makeContext().object(id: id, as: Note.self)?.title == "Grüße ✓ 日本 zzzz")
+            var record = try #require(try objects.store.get(id))
+            let marker = Array("zzzz".utf8)
+            let start = try #require(
+                (0...(record.payload.count - marker.count)).first { Array(record.payload[$0..<$0 + 4]) == marker })
+            record.payload[start] = 0xFF
+            try objects.store.put(record)
+            #expect {
+                _ = try objects.makeContext().object(id: id, as: Note.self)
+            } throws: { error in
+                guard let error = error as? ObjectStoreError else { return false }
+                return error.code == .corruptPayload && error.objectID == id
+            }
+        }
+    }
+
     @Test func corruptPayloadsNeverCrash() throws {
         let directory = TemporaryStore("fuzz")
         try withObjects(directory) { objects in

@@ -23,12 +23,14 @@ struct ByteReader {
         ObjectStoreError(.corruptPayload, "\(what) at payload offset \(offset)", typeName: typeName, objectID: objectID)
     }
 
+    @inline(__always)
     mutating func readByte() throws(ObjectStoreError) -> UInt8 {
         guard offset < bytes.count else { throw corrupt("payload ends early") }
         defer { offset += 1 }
         return bytes[offset]
     }
 
+    @inline(__always)
     func peekByte() throws(ObjectStoreError) -> UInt8 {
         guard offset < bytes.count else { throw corrupt("payload ends early") }
         return bytes[offset]
@@ -81,15 +83,21 @@ struct ByteReader {
 
     mutating func readString() throws(ObjectStoreError) -> String {
         let count = try readCount()
-        let slice = try readBytes(count)
+        guard bytes.count - offset >= count else { throw corrupt("payload ends inside \(count) bytes") }
+        let start = offset
+        offset += count
         // ASCII (most field values and names) is valid UTF-8 as it is: made into a string without the
-        // generic validation, which costs runtime metadata lookups on every call.
-        let ascii = slice.withUnsafeBufferPointer { bytes -> String? in
-            for byte in bytes where byte >= 0x80 { return nil }
-            return String(decoding: bytes, as: UTF8.self)
+        // generic validation, which costs runtime metadata lookups on every call. Read in place (a slice
+        // of the array would retain it).
+        let ascii = bytes.withUnsafeBufferPointer { all -> String? in
+            let stored = UnsafeBufferPointer(rebasing: all[start..<start + count])
+            for byte in stored where byte >= 0x80 { return nil }
+            return String(decoding: stored, as: UTF8.self)
         }
         if let ascii { return ascii }
-        guard let string = String(validating: slice, as: UTF8.self) else { throw corrupt("string is not UTF-8") }
+        guard let string = String(validating: bytes[start..<start + count], as: UTF8.self) else {
+            throw corrupt("string is not UTF-8")
+        }
         return string
     }
 

@@ -25,6 +25,7 @@ final class KeyedFieldDecoder<Key: CodingKey>: ContextConfined<KeyedFieldDecoder
     }
 
     /// The value at `offset`, found at the cursor, ends at `end`: the cursor moves past it.
+    @inline(__always)
     private func valueEnded(at end: Int, for offset: Int) {
         if state.unskipped == offset {
             state.cursor = end
@@ -79,6 +80,7 @@ final class KeyedFieldDecoder<Key: CodingKey>: ContextConfined<KeyedFieldDecoder
 
     /// The value offset of the entry at the cursor when it is the field `name` (fields are usually read in
     /// the order they were written); moves the cursor past it. Compares names, so no hashing is needed.
+    @inline(__always)
     private func offsetAtCursor(named name: String) throws(ObjectStoreError) -> Int? {
         guard state.entries == nil, var position = state.cursor else { return nil }
         // The payload decoder's own reader is used in place (no copy of it per field): every read here
@@ -105,9 +107,16 @@ final class KeyedFieldDecoder<Key: CodingKey>: ContextConfined<KeyedFieldDecoder
     }
 
     /// The value offset of `key`'s field (or of one of its old names), or nil when absent.
+    @inline(__always)
     private func valueOffset(_ key: Key) throws(ObjectStoreError) -> Int? {
+        if let offset = try offsetAtCursor(named: key.stringValue) { return offset }
+        return try valueOffsetOutOfOrder(key)
+    }
+
+    /// ``valueOffset(_:)`` for a field not at the cursor (out of line: the in-order path stays small).
+    @inline(never)
+    private func valueOffsetOutOfOrder(_ key: Key) throws(ObjectStoreError) -> Int? {
         let name = key.stringValue
-        if let offset = try offsetAtCursor(named: name) { return offset }
         if let number = payload.number(of: name), let offset = try offset(ofField: number) {
             return offset
         }
@@ -119,14 +128,18 @@ final class KeyedFieldDecoder<Key: CodingKey>: ContextConfined<KeyedFieldDecoder
         return nil
     }
 
+    @inline(__always)
     private func require(_ key: Key) throws(ObjectStoreError) -> Int {
-        guard let offset = try valueOffset(key) else {
-            throw ObjectStoreError(
-                .missingField, "stored object has no field \"\(key.stringValue)\" and the field has no default",
-                typeName: payload.state.type.name, field: CodingPath.describe(codingPath + [key]),
-                objectID: payload.state.objectID)
-        }
+        guard let offset = try valueOffset(key) else { throw missingField(key) }
         return offset
+    }
+
+    @inline(never)
+    private func missingField(_ key: Key) -> ObjectStoreError {
+        ObjectStoreError(
+            .missingField, "stored object has no field \"\(key.stringValue)\" and the field has no default",
+            typeName: payload.state.type.name, field: CodingPath.describe(codingPath + [key]),
+            objectID: payload.state.objectID)
     }
 
     func contains(_ key: Key) -> Bool { (try? valueOffset(key)) != nil }

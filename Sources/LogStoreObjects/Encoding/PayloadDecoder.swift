@@ -123,6 +123,7 @@ final class PayloadDecoder: ContextConfined<PayloadDecoderState> {
         return state.keys.numbers[name]
     }
 
+    @inline(__always)
     func name(of number: Int) -> String? {
         if number < state.keys.names.count { return state.keys.names[number] }
         state.keys = session.refreshKeys()
@@ -131,6 +132,7 @@ final class PayloadDecoder: ContextConfined<PayloadDecoderState> {
 
     // MARK: Reading values
 
+    @inline(__always)
     func tag(at offset: Int) throws(ObjectStoreError) -> ObjectFormat.Tag {
         state.reader.offset = offset
         let raw = try state.reader.readByte()
