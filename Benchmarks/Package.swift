@@ -131,7 +131,18 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
-        // Side by side: LogStore, SQLite through GRDB and LMDB on the same data and workloads; writes
+        // RocksDB and LevelDB (Debian's librocksdb-dev and libleveldb-dev), for the comparison only.
+        .systemLibrary(
+            name: "CRocksDB",
+            path: "Sources/CRocksDB",
+            providers: [.apt(["librocksdb-dev"]), .brew(["rocksdb"])]
+        ),
+        .systemLibrary(
+            name: "CLevelDB",
+            path: "Sources/CLevelDB",
+            providers: [.apt(["libleveldb-dev"]), .brew(["leveldb"])]
+        ),
+        // Side by side: LogStore, SQLite through GRDB, LMDB, RocksDB and LevelDB on the same data and workloads; writes
         // Markdown, JSON and an SVG chart to results/.
         .executableTarget(
             name: "Comparison",
@@ -139,6 +150,8 @@ let package = Package(
                 "BenchmarkSupport",
                 "PeerWorkloads",
                 "CLMDB",
+                "CRocksDB",
+                "CLevelDB",
                 .product(name: "LogStore", package: "LogStore"),
                 .product(name: "LogStoreObjects", package: "LogStore"),
                 .product(name: "LogStoreExamples", package: "LogStore"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# LogStore, SQLite (through GRDB) and LMDB side by side: installs the Debian packages it needs when
-# missing (liblz4-dev, libxxhash-dev and pkg-config for LogStore, liblmdb-dev for LMDB), builds the
+# LogStore, SQLite (through GRDB), LMDB, RocksDB and LevelDB side by side: installs the Debian packages
+# it needs when missing (liblz4-dev, libxxhash-dev and pkg-config for LogStore; liblmdb-dev,
+# librocksdb-dev and libleveldb-dev for the peers), builds the
 # Comparison program in release mode and runs it. Results: Benchmarks/results/comparison.{md,json,svg}.
 #
 #   Benchmarks/scripts/compare.sh              # the published run (~4 minutes on 2 cores)
@@ -10,12 +11,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ../scripts/bootstrap.sh
-if ! dpkg -s liblmdb-dev >/dev/null 2>&1; then
-    echo "compare: installing liblmdb-dev"
+missing=()
+for package in liblmdb-dev librocksdb-dev libleveldb-dev; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "compare: installing ${missing[*]}"
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq liblmdb-dev >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 swift build -c release --product Comparison
 output=results

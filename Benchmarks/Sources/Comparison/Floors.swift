@@ -1,5 +1,5 @@
 extension FloorCheck {
-    /// The floors the report checks (LogStore against LMDB and SQLite, and absolute ones).
+    /// The floors the report checks (LogStore against its peers, and absolute ones).
     static func all(figures: [String: Figure], payloadBytes: Double, reopenCount: Int) -> [FloorCheck] {
         let ours = PeerKind.logStore.rawValue
         let lmdb = PeerKind.lmdb.rawValue
@@ -37,8 +37,23 @@ extension FloorCheck {
         if let fresh = median("bytesFresh", ours), payloadBytes > 0 {
             checks.append(
                 FloorCheck(
-                    description: "Bytes on disk, fresh ≤ 60% of the payload",
-                    measured: String(format: "%.1f%%", fresh / payloadBytes * 100), met: fresh <= 0.6 * payloadBytes))
+                    description: "Bytes on disk, fresh ≤ 45% of the payload",
+                    measured: String(format: "%.1f%%", fresh / payloadBytes * 100), met: fresh <= 0.45 * payloadBytes))
+        }
+        let zstd = PeerKind.rocksDBZstd.rawValue
+        if let mine = median("bytesReclaimed", ours), let theirs = median("bytesReclaimed", zstd), theirs > 0 {
+            checks.append(
+                FloorCheck(
+                    description: "Bytes on disk after reclaiming ≤ RocksDB (ZSTD + dictionary)",
+                    measured: String(format: "%.2f×", mine / theirs), met: mine <= theirs))
+        }
+        ratio("graphLoad", over: sqlite, atLeast: 2, "Object graph: open + cold load ≥ 2× GRDB")
+        ratio("graphSave", over: sqlite, atLeast: 3, "Object graph: save ≥ 3× GRDB")
+        if let mine = median("graphBytes", ours), let theirs = median("graphBytes", sqlite), theirs > 0 {
+            checks.append(
+                FloorCheck(
+                    description: "Object graph: bytes on disk ≤ 0.7× GRDB",
+                    measured: String(format: "%.2f×", mine / theirs), met: mine <= 0.7 * theirs))
         }
         if let reopen = median("reopen1M", ours) {
             checks.append(

@@ -6,6 +6,7 @@ enum FigureUnit: String {
     case milliseconds = "ms"
     case seconds = "s"
     case bytes = "MB"
+    case microseconds = "µs"
 
     /// `value` for a table cell or a bar label: "1.23 M", "456 k", "12.3 ms", "34.5 MB".
     func format(_ value: Double) -> String {
@@ -18,6 +19,7 @@ enum FigureUnit: String {
         case .milliseconds: return String(format: value < 10 ? "%.2f" : "%.1f", value)
         case .seconds: return String(format: "%.2f", value)
         case .bytes: return String(format: "%.1f", value / 1e6)
+        case .microseconds: return String(format: value < 10 ? "%.2f" : "%.1f", value)
         }
     }
 }

@@ -51,6 +51,19 @@ struct KeyValueWorkloads {
 
     private func seconds(_ start: UInt64) -> Double { Double(nanoseconds() - start) / 1e9 }
 
+    /// The process's CPU time so far (user and system, every thread: a store's background threads count),
+    /// in nanoseconds.
+    private func cpuNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// Microseconds of CPU per operation since `start` (a ``cpuNanoseconds()`` reading).
+    private func cpuMicroseconds(since start: UInt64, operations: Int) -> Double {
+        Double(cpuNanoseconds() - start) / 1_000 / Double(max(1, operations))
+    }
+
     /// The batches of a fill (ascending keys) or of an overwrite round (shuffled keys).
     private func batches(round: Int?) -> [(keys: ArraySlice<Int>, records: [ComparisonRecord])] {
         let keys = round.map { data.shuffledKeys(round: $0) } ?? Array(0..<data.count)
@@ -137,8 +150,10 @@ struct KeyValueWorkloads {
         // Batched puts of new records.
         var peer = try kind.open(directory: directory, count: data.count)
         var start = nanoseconds()
+        var cpuStart = cpuNanoseconds()
         for batch in fill { try peer.writeBatch(keys: batch.keys, records: batch.records, fresh: true) }
         result.values["puts"] = Double(data.count) / seconds(start)
+        result.values["putsCPU"] = cpuMicroseconds(since: cpuStart, operations: data.count)
         try peer.close()
         result.values["bytesFresh"] = Double(directorySize(directory).logical)
 
@@ -156,7 +171,9 @@ struct KeyValueWorkloads {
         // Random gets, 1 and 2 threads, after one untimed pass over every key.
         peer = try kind.open(directory: directory, count: data.count)
         _ = try peer.read(keys: Array(0..<data.count)[...])
+        cpuStart = cpuNanoseconds()
         result.values["gets1"] = try timedGets(peer, keys: data.readKeys, threads: 1)
+        result.values["gets1CPU"] = cpuMicroseconds(since: cpuStart, operations: data.readKeys.count)
         result.values["gets2"] = try timedGets(peer, keys: data.readKeys, threads: 2)
 
         // Durable single-record commits, 1 and `writers` threads.
@@ -175,10 +192,13 @@ struct KeyValueWorkloads {
         // Overwrite every record `overwriteRounds` times in batches, then reclaim the space.
         let rounds = (0..<parameters.overwriteRounds).map { batches(round: 4 + $0) }
         start = nanoseconds()
+        cpuStart = cpuNanoseconds()
         for round in rounds {
             for batch in round { try peer.writeBatch(keys: batch.keys, records: batch.records, fresh: false) }
         }
         result.values["overwrite"] = Double(data.count * parameters.overwriteRounds) / seconds(start)
+        result.values["overwriteCPU"] = cpuMicroseconds(
+            since: cpuStart, operations: data.count * parameters.overwriteRounds)
         try peer.close()
         result.values["bytesOverwritten"] = Double(directorySize(directory).logical)
         peer = try kind.open(directory: directory, count: data.count)

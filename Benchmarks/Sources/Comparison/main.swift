@@ -1,7 +1,7 @@
-// LogStore, SQLite (through GRDB) and LMDB side by side: the same deterministic data and workloads,
+// LogStore, SQLite (through GRDB), LMDB, RocksDB and LevelDB side by side: the same deterministic data and workloads,
 // the same durability, medians of several repetitions. Writes comparison.md, comparison.json and
-// comparison.svg to the output directory. Run from Benchmarks/ (scripts/compare.sh installs LMDB and
-// runs it):
+// comparison.svg to the output directory. Run from Benchmarks/ (scripts/compare.sh installs the
+// peers' Debian packages and runs it):
 //
 //   swift run -c release Comparison [--runs 3] [--objects 200000] [--lengths 100-220] [--gets 1000000]
 //       [--reopen-objects 1000000] [--pages 500] [--tables 1000] [--values 100] [--path-reads 200000]
@@ -97,12 +97,15 @@ func withScratch<T>(_ body: (TemporaryDirectory) throws -> T) throws -> T {
 /// The figures: key, title, unit, higher is better.
 let definitions: [(String, String, FigureUnit, Bool)] = [
     ("puts", "Batched puts (1,000 per transaction)", .perSecond, true),
+    ("putsCPU", "Batched puts: CPU per put (all threads)", .microseconds, false),
     ("gets1", "Random gets, 1 thread", .perSecond, true),
+    ("gets1CPU", "Random gets, 1 thread: CPU per get", .microseconds, false),
     ("gets2", "Random gets, 2 threads", .perSecond, true),
     ("commits1", "Durable single-record commits, 1 thread", .perSecond, true),
     ("commits8", "Durable single-record commits, \(parameters.writers) threads", .perSecond, true),
     ("mixed", "Mixed 90% get / 10% commit, 2 threads", .perSecond, true),
     ("overwrite", "Overwrite all records \(parameters.overwriteRounds)× (batches of 1,000)", .perSecond, true),
+    ("overwriteCPU", "Overwrite: CPU per record written (all threads)", .microseconds, false),
     // LogStore's background compaction reclaims most of it during the overwrites (their time includes
     // it); its `compact()` here does what is left.
     ("reclaim", "Reclaim space after the overwrites (LogStore: what background compaction left)", .seconds, false),
