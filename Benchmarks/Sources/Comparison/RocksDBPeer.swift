@@ -28,6 +28,9 @@ final class RocksDBPeer: KeyValuePeer, @unchecked Sendable {
         options = rocksdb_options_create()
         rocksdb_options_set_create_if_missing(options, 1)
         rocksdb_options_increase_parallelism(options, 2)
+        // One info log, warnings only: rotated logs would count in the bytes on disk.
+        rocksdb_options_set_info_log_level(options, 2)
+        rocksdb_options_set_keep_log_file_num(options, 1)
         table = rocksdb_block_based_options_create()
         rocksdb_block_based_options_set_filter_policy(table, rocksdb_filterpolicy_create_bloom(10))
         cache = rocksdb_cache_create_lru(128 << 20)
@@ -112,7 +115,8 @@ final class RocksDBPeer: KeyValuePeer, @unchecked Sendable {
         try writeBatch(keys: [key][...], records: [record], fresh: false)
     }
 
-    /// A full manual compaction: every level rewritten, overwritten versions dropped.
+    /// A full manual compaction (`CompactRange` over every key): the levels above the last merged into it,
+    /// overwritten versions dropped.
     func reclaimSpace() throws {
         rocksdb_compact_range(db, nil, 0, nil, 0)
     }

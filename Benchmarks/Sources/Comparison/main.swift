@@ -97,7 +97,7 @@ func withScratch<T>(_ body: (TemporaryDirectory) throws -> T) throws -> T {
 /// The figures: key, title, unit, higher is better.
 let definitions: [(String, String, FigureUnit, Bool)] = [
     ("puts", "Batched puts (1,000 per transaction)", .perSecond, true),
-    ("putsCPU", "Batched puts: CPU per put (all threads)", .microseconds, false),
+    ("putsCPU", "Batched puts: CPU per put, close included (all threads)", .microseconds, false),
     ("gets1", "Random gets, 1 thread", .perSecond, true),
     ("gets1CPU", "Random gets, 1 thread: CPU per get", .microseconds, false),
     ("gets2", "Random gets, 2 threads", .perSecond, true),
@@ -105,7 +105,7 @@ let definitions: [(String, String, FigureUnit, Bool)] = [
     ("commits8", "Durable single-record commits, \(parameters.writers) threads", .perSecond, true),
     ("mixed", "Mixed 90% get / 10% commit, 2 threads", .perSecond, true),
     ("overwrite", "Overwrite all records \(parameters.overwriteRounds)× (batches of 1,000)", .perSecond, true),
-    ("overwriteCPU", "Overwrite: CPU per record written (all threads)", .microseconds, false),
+    ("overwriteCPU", "Overwrite: CPU per record written, close included (all threads)", .microseconds, false),
     // LogStore's background compaction reclaims most of it during the overwrites (their time includes
     // it); its `compact()` here does what is left.
     ("reclaim", "Reclaim space after the overwrites (LogStore: what background compaction left)", .seconds, false),

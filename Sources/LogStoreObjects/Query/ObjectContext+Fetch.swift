@@ -149,7 +149,7 @@ extension ObjectContext {
                 guard let typed = (object ?? cache.object(id)) as? T else { continue }
                 // When the index answers the whole predicate, a model with no unsaved change (its stored
                 // values) needs no test; any other instance is tested as it is in memory.
-                if !found.exact || cache.slot(id)?.isUnchangedModel != true, let predicate {
+                if let predicate, !found.exact || cache.slot(id)?.isUnchangedModel != true {
                     do {
                         guard try predicate.evaluate(typed) else { continue }
                     } catch {

@@ -10,6 +10,8 @@ import Synchronization
 /// - The engine calls ``accepted(_:_:)`` for every batch it accepts, in sequence order, under its commit
 ///   lock. For each type whose index is built (or being built) it queues the batch's puts, deletes and
 ///   frees of that type (a *delta*); nothing is decoded there.
+/// - A batch whose puts' keys the unique check read (below) is applied at once, under the same lock,
+///   while those keys are at hand.
 /// - A query at snapshot `T` first applies the queued deltas up to `T` (reading each put's keys from its
 ///   payload). When the hooks did not see every batch up to `T` (another process wrote: a follower), it
 ///   compares every object's version at `T` with the one it indexed and reads the changed records (a
