@@ -1,3 +1,4 @@
+import CLevelDB
 import Foundation
 
 /// The report as Markdown: the machine, the data, one table of every figure with LogStore ÷ best peer,
@@ -9,13 +10,15 @@ struct MarkdownReport {
     var text: String {
         var lines: [String] = []
         let machine = report.machine
-        lines.append("# LogStore, SQLite and LMDB side by side")
+        lines.append("# LogStore, SQLite, LMDB, RocksDB and LevelDB side by side")
         lines.append("")
         lines.append(
             "- **Machine:** \(machine.cores) cores (\(machine.cpu)), \(machine.memory), \(machine.kernel), "
                 + "\(machine.disk)")
         lines.append("- **Date:** \(machine.date); LogStore commit `\(machine.commit)`")
-        lines.append("- **Peers:** SQLite \(machine.sqliteVersion) through GRDB; \(machine.lmdbVersion)")
+        lines.append(
+            "- **Peers:** SQLite \(machine.sqliteVersion) through GRDB; \(machine.lmdbVersion); RocksDB from Debian's"
+                + " librocksdb-dev; LevelDB \(leveldb_major_version()).\(leveldb_minor_version())")
         lines.append("- **Command:** `\(report.command)`")
         for (name, value) in report.parameters.sorted(by: { $0.key < $1.key }) {
             lines.append("- **\(name):** \(value)")
