@@ -109,7 +109,8 @@ let package = Package(
         .testTarget(
             name: "LogStoreObjectsTests",
             dependencies: [
-                "LogStoreObjects", "LogStorePersistent", "LogStore", "LogStoreFormat", "LogStoreExamples", "TestSupport", "logstore-tool",
+                "LogStoreObjects", "LogStorePersistent", "LogStore", "LogStoreFormat", "LogStoreExamples",
+                "TestSupport", "logstore-tool",
             ]
         ),
         .testTarget(

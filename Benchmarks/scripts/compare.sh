@@ -4,7 +4,7 @@
 # librocksdb-dev and libleveldb-dev for the peers), builds the
 # Comparison program in release mode and runs it. Results: Benchmarks/results/comparison.{md,json,svg}.
 #
-#   Benchmarks/scripts/compare.sh              # the published run (~4 minutes on 2 cores)
+#   Benchmarks/scripts/compare.sh              # the published run (~16 minutes on 2 cores)
 #   Benchmarks/scripts/compare.sh --quick      # a small run, to try it (~10 s)
 #
 # Any argument is passed on to the program (see Sources/Comparison/main.swift for the options).
