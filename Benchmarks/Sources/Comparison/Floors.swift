@@ -7,10 +7,14 @@ extension FloorCheck {
         var checks: [FloorCheck] = []
         func median(_ key: String, _ peer: String) -> Double? { figures[key]?.median(peer) }
 
-        func ratio(_ key: String, over peer: String, atLeast bound: Double, _ text: String) {
+        /// LogStore's median ÷ `peer`'s, met when at least `atLeast` (rates) or at most `atMost` (sizes).
+        func ratio(
+            _ key: String, over peer: String, atLeast: Double = 0, atMost: Double = .infinity, _ text: String
+        ) {
             guard let mine = median(key, ours), let theirs = median(key, peer), theirs > 0 else { return }
             let value = mine / theirs
-            checks.append(FloorCheck(description: text, measured: String(format: "%.2f×", value), met: value >= bound))
+            let met = value >= atLeast && value <= atMost
+            checks.append(FloorCheck(description: text, measured: String(format: "%.2f×", value), met: met))
         }
         ratio("puts", over: lmdb, atLeast: 2, "Batched puts ≥ 2× LMDB")
         ratio("gets1", over: lmdb, atLeast: 1.5, "Random gets, 1 thread ≥ 1.5× LMDB")
@@ -41,20 +45,10 @@ extension FloorCheck {
                     measured: String(format: "%.1f%%", fresh / payloadBytes * 100), met: fresh <= 0.45 * payloadBytes))
         }
         let zstd = PeerKind.rocksDBZstd.rawValue
-        if let mine = median("bytesReclaimed", ours), let theirs = median("bytesReclaimed", zstd), theirs > 0 {
-            checks.append(
-                FloorCheck(
-                    description: "Bytes on disk after reclaiming ≤ RocksDB (ZSTD + dictionary)",
-                    measured: String(format: "%.2f×", mine / theirs), met: mine <= theirs))
-        }
+        ratio("bytesReclaimed", over: zstd, atMost: 1, "Bytes on disk after reclaiming ≤ RocksDB (ZSTD + dictionary)")
         ratio("graphLoad", over: sqlite, atLeast: 2, "Object graph: open + cold load ≥ 2× GRDB")
         ratio("graphSave", over: sqlite, atLeast: 3, "Object graph: save ≥ 3× GRDB")
-        if let mine = median("graphBytes", ours), let theirs = median("graphBytes", sqlite), theirs > 0 {
-            checks.append(
-                FloorCheck(
-                    description: "Object graph: bytes on disk ≤ 0.7× GRDB",
-                    measured: String(format: "%.2f×", mine / theirs), met: mine <= 0.7 * theirs))
-        }
+        ratio("graphBytes", over: sqlite, atMost: 0.7, "Object graph: bytes on disk ≤ 0.7× GRDB")
         if let reopen = median("reopen1M", ours) {
             checks.append(
                 FloorCheck(

@@ -4,7 +4,7 @@ import Foundation
 /// LevelDB through its C API, set up as a careful user of durable batched writes would: every write
 /// synced through its log, Snappy compression (the only one it has), a bloom filter (10 bits per key), a
 /// 128 MiB block cache.
-/// Keys are 8-byte big-endian; the value is a type byte followed by the payload.
+/// Keys and values as RocksDB's (``PeerValue``).
 ///
 /// `@unchecked Sendable`: a `leveldb_t` may be used by several threads at once without outside locking
 /// (LevelDB's documented concurrency); the option objects are set in `init` and only read afterwards;
@@ -42,16 +42,10 @@ final class LevelDBPeer: KeyValuePeer, @unchecked Sendable {
     func writeBatch(keys: ArraySlice<Int>, records: [ComparisonRecord], fresh: Bool) throws {
         let batch = leveldb_writebatch_create()
         defer { leveldb_writebatch_destroy(batch) }
-        var value: [UInt8] = []
+        var scratch: [UInt8] = []
         for (key, record) in zip(keys, records) {
-            var rawKey = UInt64(key).bigEndian
-            PeerValue.encode(record, into: &value)
-            withUnsafeBytes(of: &rawKey) { keyBytes in
-                value.withUnsafeBytes { valueBytes in
-                    leveldb_writebatch_put(
-                        batch, keyBytes.baseAddress?.assumingMemoryBound(to: CChar.self), keyBytes.count,
-                        valueBytes.baseAddress?.assumingMemoryBound(to: CChar.self), valueBytes.count)
-                }
+            PeerValue.withEncoded(key: key, record: record, scratch: &scratch) {
+                leveldb_writebatch_put(batch, $0, $1, $2, $3)
             }
         }
         var error: UnsafeMutablePointer<CChar>?
@@ -69,14 +63,9 @@ final class LevelDBPeer: KeyValuePeer, @unchecked Sendable {
         }
         var bytes = 0
         for key in keys {
-            var rawKey = UInt64(key).bigEndian
             var length = 0
             var error: UnsafeMutablePointer<CChar>?
-            let found = withUnsafeBytes(of: &rawKey) { keyBytes in
-                leveldb_get(
-                    db, readOptions, keyBytes.baseAddress?.assumingMemoryBound(to: CChar.self), keyBytes.count,
-                    &length, &error)
-            }
+            let found = PeerValue.withKey(key) { leveldb_get(db, readOptions, $0, $1, &length, &error) }
             try Self.check(error, "leveldb_get")
             guard let found else { continue }
             let value = Array(UnsafeRawBufferPointer(start: found, count: length))

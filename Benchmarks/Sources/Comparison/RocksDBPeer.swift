@@ -5,7 +5,7 @@ import Foundation
 /// synced through the write-ahead log, bloom filters (10 bits per key) on the block-based tables, a
 /// 128 MiB block cache, two background threads, the memtable flushed on close, and either LZ4 or ZSTD with a dictionary trained per SST file (16 KiB, sampled
 /// from 1.6 MiB). Keys are 8-byte big-endian (so ascending ids are ascending keys); the value is a type
-/// byte followed by the payload.
+/// byte followed by the payload (``PeerValue``).
 ///
 /// `@unchecked Sendable`: a `rocksdb_t` may be used by several threads at once without outside locking
 /// (RocksDB's documented thread safety); the option objects are set in `init` and only read afterwards;
@@ -65,16 +65,10 @@ final class RocksDBPeer: KeyValuePeer, @unchecked Sendable {
     func writeBatch(keys: ArraySlice<Int>, records: [ComparisonRecord], fresh: Bool) throws {
         let batch = rocksdb_writebatch_create()
         defer { rocksdb_writebatch_destroy(batch) }
-        var value: [UInt8] = []
+        var scratch: [UInt8] = []
         for (key, record) in zip(keys, records) {
-            var rawKey = UInt64(key).bigEndian
-            PeerValue.encode(record, into: &value)
-            withUnsafeBytes(of: &rawKey) { keyBytes in
-                value.withUnsafeBytes { valueBytes in
-                    rocksdb_writebatch_put(
-                        batch, keyBytes.baseAddress?.assumingMemoryBound(to: CChar.self), keyBytes.count,
-                        valueBytes.baseAddress?.assumingMemoryBound(to: CChar.self), valueBytes.count)
-                }
+            PeerValue.withEncoded(key: key, record: record, scratch: &scratch) {
+                rocksdb_writebatch_put(batch, $0, $1, $2, $3)
             }
         }
         var error: UnsafeMutablePointer<CChar>?
@@ -92,13 +86,8 @@ final class RocksDBPeer: KeyValuePeer, @unchecked Sendable {
         }
         var bytes = 0
         for key in keys {
-            var rawKey = UInt64(key).bigEndian
             var error: UnsafeMutablePointer<CChar>?
-            let pinned = withUnsafeBytes(of: &rawKey) { keyBytes in
-                rocksdb_get_pinned(
-                    db, readOptions, keyBytes.baseAddress?.assumingMemoryBound(to: CChar.self), keyBytes.count,
-                    &error)
-            }
+            let pinned = PeerValue.withKey(key) { rocksdb_get_pinned(db, readOptions, $0, $1, &error) }
             try Self.check(error, "rocksdb_get_pinned")
             guard let pinned else { continue }
             defer { rocksdb_pinnableslice_destroy(pinned) }
@@ -143,11 +132,28 @@ final class RocksDBPeer: KeyValuePeer, @unchecked Sendable {
     }
 }
 
-/// The value the key-value stores without a type column keep: a type byte followed by the payload.
+/// How RocksDB and LevelDB hold a record: an 8-byte big-endian key (ascending ids are ascending keys) and
+/// a value of a type byte followed by the payload.
 enum PeerValue {
-    static func encode(_ record: ComparisonRecord, into value: inout [UInt8]) {
-        value.removeAll(keepingCapacity: true)
-        value.append(UInt8(truncatingIfNeeded: record.typeTag))
-        value.append(contentsOf: record.payload)
+    /// Calls `body` with the key of `key` and the value of `record` (built in `scratch`), as the C APIs
+    /// take them.
+    static func withEncoded<Result>(
+        key: Int, record: ComparisonRecord, scratch: inout [UInt8],
+        _ body: (UnsafePointer<CChar>?, Int, UnsafePointer<CChar>?, Int) -> Result
+    ) -> Result {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(UInt8(truncatingIfNeeded: record.typeTag))
+        scratch.append(contentsOf: record.payload)
+        return withKey(key) { keyBytes, keyCount in
+            scratch.withUnsafeBytes { value in
+                body(keyBytes, keyCount, value.baseAddress?.assumingMemoryBound(to: CChar.self), value.count)
+            }
+        }
+    }
+
+    /// Calls `body` with the key of `key`.
+    static func withKey<Result>(_ key: Int, _ body: (UnsafePointer<CChar>?, Int) -> Result) -> Result {
+        var rawKey = UInt64(key).bigEndian
+        return withUnsafeBytes(of: &rawKey) { body($0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
     }
 }

@@ -43,7 +43,7 @@ struct SlotTable {
                     dense[page] = SlotPage.make(size: Self.pageSize)
                     pagesInUse += 1
                 } else if !isKnownUniquelyReferenced(&dense[page]) {
-                    dense[page] = dense[page]?.copy(size: Self.pageSize)
+                    dense[page] = dense[page]?.copy()
                 }
                 guard let target = dense[page] else { return }
                 count += (newValue != nil ? 1 : 0) - (target[slot] != nil ? 1 : 0)
@@ -57,7 +57,7 @@ struct SlotTable {
                 pagesInUse += 1
             }
             let old = sparse.modifyValue(forKey: key) { page -> ObjectSlot? in
-                if !isKnownUniquelyReferenced(&page) { page = page.copy(size: Self.pageSize) }
+                if !isKnownUniquelyReferenced(&page) { page = page.copy() }
                 defer { page[slot] = newValue }
                 return page[slot]
             }
@@ -122,7 +122,8 @@ final class SlotPage: ManagedBuffer<Int, ObjectSlot?> {
     }
 
     /// A page holding the same slots (for a table that shares this one with a copy).
-    func copy(size: Int) -> SlotPage {
+    func copy() -> SlotPage {
+        let size = header
         let page = unsafeDowncast(SlotPage.create(minimumCapacity: size) { _ in size }, to: SlotPage.self)
         withUnsafeMutablePointerToElements { source in
             page.withUnsafeMutablePointerToElements { $0.initialize(from: source, count: size) }
