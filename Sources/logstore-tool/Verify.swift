@@ -61,7 +61,8 @@ struct Verify: ParsableCommand {
     }
 
     /// Reads the indexes the object layer's catalog lists from the records: a unique index that two objects
-    /// share a key of is a problem (saves of those objects fail until one changes).
+    /// share a key of is a problem (saves of those objects fail until one changes). Checks the index files
+    /// too: one that is damaged, or whose keys disagree with the records, is a problem.
     private func checkIndexes(_ report: inout VerificationReport) throws {
         let opened = try Store.open(at: store.directory, options: StoreOptions(createIfMissing: false, readOnly: true))
         defer { try? opened.close() }
@@ -75,6 +76,14 @@ struct Verify: ParsableCommand {
                         message:
                             "the unique index holds \(key) for objects \(ids.map(String.init).joined(separator: ", "))")
                 )
+            }
+        }
+        for file in try IndexFileReport.reports(of: opened) {
+            report.notes.append(
+                "index file \(file.fileName): \(file.objects) objects, \(file.staleObjects) changed since it was written"
+                    + file.notes.map { "; \($0)" }.joined())
+            for problem in file.problems {
+                report.problems.append(VerificationReport.Problem(file: file.fileName, offset: nil, message: problem))
             }
         }
     }

@@ -17,7 +17,7 @@
 import CMallocInfo
 import Foundation
 import LogStore
-import LogStoreObjects
+@_spi(Testing) import LogStoreObjects
 
 // MARK: Options
 
@@ -269,6 +269,11 @@ do {
             let rssAfter = residentAnonymousBytes()
             guard plan.index == "due" else { fail("the range query does not use the index: \(plan)") }
             builds.add(time)
+            progress(
+                String(
+                    format: "build %d: %.2f s, %@", build + 1, time,
+                    objects.indexFilesRead > 0 ? "from the index file" : "from the records")
+                    + objects.indexFileNotes.map { " (\($0))" }.joined())
             // Two indexes, one entry per task in each.
             heapPerEntry.add(Double(heapAfter - heapBefore) / Double(2 * taskCount))
             rssPerEntry.add(Double(rssAfter - rssBefore) / Double(2 * taskCount))

@@ -82,14 +82,24 @@ public final class ObjectStore: Sendable {
     /// most one per class and protocol: the answer is kept).
     @_spi(Testing) public var conformanceProbes: Int { conformances.probes }
 
+    /// How many index builds read an index file instead of every record of their class.
+    @_spi(Testing) public var indexFilesRead: Int { indexes.filesRead }
+
+    /// Why index files could not be read or written since the open (each such index is built from the
+    /// records instead).
+    public var indexFileNotes: [String] { indexes.fileNotes }
+
     /// A new context: its own identity cache and unsaved changes, for use on one thread or task at a time.
     public func makeContext() -> ObjectContext {
         ObjectContext(self)
     }
 
-    /// Closes the engine store. Contexts fail with code `store` afterwards.
+    /// Writes the index files of the indexes built since the open (so the next open reads them instead of
+    /// every record of their classes), then closes the engine store. Contexts fail with code `store`
+    /// afterwards.
     /// - throws: ``ObjectStoreError`` `store` when the final flush fails.
     public func close() throws(ObjectStoreError) {
+        indexes.writeFiles()
         do {
             try store.close()
         } catch {

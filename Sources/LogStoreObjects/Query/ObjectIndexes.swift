@@ -27,10 +27,10 @@ import Synchronization
 final class ObjectIndexes: Sendable {
     let types: [IndexedType]
     private let typeByTag: [UInt32: Int]
-    private let store: Store
+    let store: Store
     private let catalog: KeyCatalog
-    private let state: ConditionLock<State>
-    private let maintenance: ConditionLock<Bool>
+    let state: ConditionLock<State>
+    let maintenance: ConditionLock<Bool>
 
     /// How many changed objects the history keeps for queries at older snapshots.
     static let historyLimit = 65_536
@@ -54,6 +54,8 @@ final class ObjectIndexes: Sendable {
         var history: [(sequence: UInt64, ids: [ObjectID])] = []
         var historyCount = 0
         var historyFloor: UInt64 = 0
+        /// Whether the data changed since it was read from or written to the type's ``IndexFile``.
+        var changedSinceFile = true
 
         /// What the unique index `index` says of `key` at sequence `target`. Changes nothing: `mutating` so
         /// that a call on an element of the state's array reads it in place (a call on a copy retains each
@@ -76,6 +78,10 @@ final class ObjectIndexes: Sendable {
         var types: [TypeState]
         /// Catch-up scans done (for tests and statistics).
         var scans = 0
+        /// Index files read at a build instead of the records (for tests and statistics).
+        var filesRead = 0
+        /// Why index files could not be read or written (each is then rebuilt from the records).
+        var fileNotes: [String] = []
         /// The keys the last ``validate(_:)`` read, per indexed type, for the batch it checked: the
         /// engine calls `accepted` for that batch next (under the same lock), or validates another.
         var validatedKeys: [Int: [ObjectID: [[CompoundKey]]]] = [:]
@@ -198,7 +204,7 @@ final class ObjectIndexes: Sendable {
 
     /// Applies the queued deltas up to `sequence` (under the state lock). `keys` is the catalog to read
     /// put payloads with (taken when first needed if nil: puts whose keys the unique check read need none).
-    private func apply(
+    func apply(
         through sequence: UInt64, to typeState: inout TypeState, _ type: IndexedType, _ keys: KeyCatalog.Snapshot?
     ) {
         guard var data = typeState.data else { return }
@@ -227,6 +233,7 @@ final class ObjectIndexes: Sendable {
             }
             typeState.history.append((delta.sequence, changed))
             typeState.historyCount += changed.count
+            if !changed.isEmpty { typeState.changedSinceFile = true }
         }
         typeState.pending.removeFirst(applied)
         if sequence > typeState.sequence { typeState.sequence = sequence }
@@ -373,19 +380,20 @@ final class ObjectIndexes: Sendable {
         var reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: catalog.snapshot())
         var live = 0
         var data: TypeIndexData
+        var changed = taken == nil
+        var fromFile = false
         do {
-            if let taken {
-                data = taken
-                for tag in type.tags {
-                    for id in snapshot.ids(ofType: tag) {
-                        live += 1
-                        guard let version = snapshot.version(of: id), data.version(of: id) != version,
-                            let record = try snapshot.get(id)
-                        else { continue }
-                        data.set(
-                            id, version: version,
-                            keys: reader.keys(payload: record.payload, references: record.references))
-                    }
+            let base = taken ?? readFile(type, at: snapshot)
+            fromFile = taken == nil && base != nil
+            if let base {
+                data = base
+                let ids = type.tags.flatMap { snapshot.ids(ofType: $0) }
+                live = ids.count
+                for (id, version) in Self.changedObjects(ids, at: snapshot, from: data) {
+                    guard let record = try snapshot.get(id) else { continue }
+                    data.set(
+                        id, version: version, keys: reader.keys(payload: record.payload, references: record.references))
+                    changed = true
                 }
             } else {
                 // From nothing: every object's keys, then one sort per index.
@@ -398,9 +406,10 @@ final class ObjectIndexes: Sendable {
             throw ObjectStoreError(error)
         }
         if data.objectCount > live {
-            for id in Array(data.objects.keys) {
+            for id in Array(data.objectIDs) {
                 if let tag = try? snapshot.header(of: id)?.typeTag, type.tags.contains(tag) { continue }
                 data.remove(id)
+                changed = true
             }
         }
         taken = nil
@@ -412,13 +421,34 @@ final class ObjectIndexes: Sendable {
             typeState.history = []
             typeState.historyCount = 0
             typeState.historyFloor = snapshot.sequence
+            typeState.changedSinceFile = fromFile ? changed : (typeState.changedSinceFile || changed)
             state.types[number] = typeState
             state.scans += 1
+            if fromFile { state.filesRead += 1 }
         }
     }
 }
 
 extension ObjectIndexes {
+    /// The objects of `ids` whose version at `snapshot` differs from the one `data` indexed, with that
+    /// version; compared on two threads when there are many.
+    static func changedObjects(_ ids: [ObjectID], at snapshot: Snapshot, from data: TypeIndexData)
+        -> [(id: ObjectID, version: UInt64)]
+    {
+        let parts = ids.count >= 20_000 ? 2 : 1
+        let results = Mutex([[(id: ObjectID, version: UInt64)]](repeating: [], count: parts))
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            var found: [(id: ObjectID, version: UInt64)] = []
+            for id in ids[part * ids.count / parts..<(part + 1) * ids.count / parts] {
+                if let version = snapshot.version(of: id), data.version(of: id) != version {
+                    found.append((id, version))
+                }
+            }
+            results.withLock { $0[part] = found }
+        }
+        return results.withLock { $0.flatMap { $0 } }
+    }
+
     /// The version and keys of each of `ids` stored at `snapshot` (those not stored are left out), read
     /// in parts on as many threads as Dispatch gives when there are many (a build from nothing reads
     /// every record of the class).

@@ -5,6 +5,11 @@ import Synchronization
 /// The indexes of one indexed class (and its registered subclasses), as of one sequence number: each
 /// index's ordered entries, and each object's keys and version (to remove its old keys, and to tell a
 /// changed record when catching up with a snapshot).
+///
+/// An object's keys are kept per index, without an allocation for the usual case of one key per index:
+/// ``singleKeys`` holds the key of each object that has exactly one in that index, ``multipleKeys`` the
+/// keys of each that has several (elements of an array field); an object with none (an empty array) is in
+/// neither.
 struct TypeIndexData: Sendable {
     /// The stored version and keys of one object.
     struct ObjectKeys: Sendable {
@@ -14,7 +19,12 @@ struct TypeIndexData: Sendable {
     }
 
     private(set) var entries: [SortedEntries]
-    private(set) var objects: [ObjectID: ObjectKeys] = [:]
+    /// Per object, the version of the record its keys were read from.
+    private(set) var versions: [ObjectID: UInt64] = [:]
+    /// Per index, the key of each object that holds exactly one.
+    private(set) var singleKeys: [[ObjectID: CompoundKey]]
+    /// Per index, the keys of each object that holds more than one.
+    private(set) var multipleKeys: [[ObjectID: [CompoundKey]]]
     /// Per index, the objects with a key that has an absent field: every query through the index reads
     /// them and tests them itself.
     private(set) var absent: [Set<ObjectID>]
@@ -22,9 +32,6 @@ struct TypeIndexData: Sendable {
     /// after every number, where `==` and `<` say false; while there are any, queries test their
     /// candidates.
     private(set) var holdsNaN: [Set<ObjectID>]
-    /// Per index, how many objects hold more than one key in it (elements of an array field): a read
-    /// through the index must then report each object once.
-    private(set) var multiKeyObjects: [Int]
     /// Per unique index (nil for the others), the object holding each key that uniqueness applies to:
     /// equality lookups and the unique check hash the key instead of searching the ordered entries.
     private(set) var holders: [[CompoundKey: ObjectID]?]
@@ -32,93 +39,214 @@ struct TypeIndexData: Sendable {
     /// their holders are read from the ordered entries.
     private(set) var sharedKeys: [Set<CompoundKey>]
 
+    /// Per index, how many objects hold more than one key in it (elements of an array field): a read
+    /// through the index must then report each object once.
+    var multiKeyObjects: [Int] { multipleKeys.map(\.count) }
+
+    /// Empty indexes, `unique` telling, per index, whether it is unique.
+    private init(unique: [Bool], capacity: Int) {
+        let indexCount = unique.count
+        entries = []
+        versions.reserveCapacity(capacity)
+        singleKeys = (0..<indexCount).map { _ in [ObjectID: CompoundKey](minimumCapacity: capacity) }
+        multipleKeys = Array(repeating: [:], count: indexCount)
+        absent = Array(repeating: [], count: indexCount)
+        holdsNaN = Array(repeating: [], count: indexCount)
+        holders = unique.map { $0 ? [CompoundKey: ObjectID](minimumCapacity: capacity) : nil }
+        sharedKeys = Array(repeating: [], count: indexCount)
+    }
+
     /// The indexes of `objects` (each id once, with its version and keys), built with one sort per index;
     /// `unique` tells, per index, whether it is unique.
     init(unique: [Bool], building objects: [(id: ObjectID, keys: ObjectKeys)]) {
-        let indexCount = unique.count
-        var lists = Array(repeating: [IndexEntryKey](), count: indexCount)
-        absent = Array(repeating: [], count: indexCount)
-        holdsNaN = Array(repeating: [], count: indexCount)
-        multiKeyObjects = Array(repeating: 0, count: indexCount)
-        holders = unique.map { $0 ? [:] : nil }
-        sharedKeys = Array(repeating: [], count: indexCount)
-        entries = []
-        self.objects.reserveCapacity(objects.count)
-        for index in unique.indices where unique[index] { holders[index]?.reserveCapacity(objects.count) }
+        var versions: [ObjectID: UInt64] = [:]
+        versions.reserveCapacity(objects.count)
+        var lists = Array(repeating: [IndexEntryKey](), count: unique.count)
+        for index in lists.indices { lists[index].reserveCapacity(objects.count) }
         for (id, keys) in objects {
-            self.objects[id] = keys
+            versions[id] = keys.version
             for (index, indexKeys) in keys.keys.enumerated() {
-                for key in indexKeys {
-                    lists[index].append(IndexEntryKey(key: key, id: id))
-                    if unique[index] { claim(key, by: id, in: index) }
-                }
-                if indexKeys.contains(where: \.hasAbsent) { absent[index].insert(id) }
-                if indexKeys.contains(where: \.hasNaN) { holdsNaN[index].insert(id) }
-                if indexKeys.count > 1 { multiKeyObjects[index] += 1 }
+                for key in indexKeys { lists[index].append(IndexEntryKey(key: key, id: id)) }
             }
         }
-        entries = Self.sorted(lists)
+        self.init(unique: unique, versions: versions, lists: lists, sorted: false)
     }
 
-    /// Each list sorted into entries; large lists of several indexes on as many threads as Dispatch gives
-    /// (a build from nothing sorts one list per index).
-    private static func sorted(_ lists: [[IndexEntryKey]]) -> [SortedEntries] {
-        guard lists.count > 1, lists.contains(where: { $0.count > 10_000 }) else {
-            return lists.map { SortedEntries(sorted: $0.sorted()) }
-        }
-        let results = Mutex([SortedEntries](repeating: SortedEntries(), count: lists.count))
-        DispatchQueue.concurrentPerform(iterations: lists.count) { index in
-            let sorted = SortedEntries(sorted: lists[index].sorted())
-            results.withLock { $0[index] = sorted }
-        }
-        return results.withLock { $0 }
+    /// The indexes of the objects whose versions are `versions`, from each index's entries already in order
+    /// (read from an ``IndexFile``): nothing is sorted. Each entry's id must be in `versions`.
+    init(unique: [Bool], versions: [ObjectID: UInt64], sortedEntries: [[IndexEntryKey]]) {
+        self.init(unique: unique, versions: versions, lists: sortedEntries, sorted: true)
     }
-    func version(of id: ObjectID) -> UInt64? { objects[id]?.version }
+
+    /// The indexes whose entries are `lists` (each index's in order when `sorted`), each index's tables
+    /// built on their own threads when there are large ones.
+    private init(unique: [Bool], versions: [ObjectID: UInt64], lists: [[IndexEntryKey]], sorted: Bool) {
+        let lists =
+            sorted
+            ? lists : concurrentMap(lists.count, parallel: lists.contains { $0.count > 10_000 }) { lists[$0].sorted() }
+        self.init(unique: unique, versions: versions, parts: IndexPart.build(lists, unique: unique))
+    }
+
+    /// The indexes of the objects whose versions are `versions`, each index already built (`parts`, in
+    /// the order of `unique`).
+    init(unique: [Bool], versions: [ObjectID: UInt64], parts: [IndexPart]) {
+        self.init(unique: unique, capacity: 0)
+        self.versions = versions
+        for (index, part) in parts.enumerated() {
+            entries.append(part.entries)
+            singleKeys[index] = part.objects.singleKeys
+            multipleKeys[index] = part.objects.multipleKeys
+            absent[index] = part.objects.absent
+            holdsNaN[index] = part.objects.holdsNaN
+            holders[index] = part.holders?.holders
+            sharedKeys[index] = part.holders?.sharedKeys ?? []
+        }
+    }
+
+    /// What one index holds, built from its entries in order.
+    struct IndexPart: Sendable {
+        /// Each object's keys, and the objects with absent or NaN keys.
+        struct Objects: Sendable {
+            var singleKeys: [ObjectID: CompoundKey]
+            var multipleKeys: [ObjectID: [CompoundKey]] = [:]
+            var absent: Set<ObjectID> = []
+            var holdsNaN: Set<ObjectID> = []
+
+            init(_ list: [IndexEntryKey]) {
+                singleKeys = Dictionary(minimumCapacity: list.count)
+                for entry in list {
+                    if let first = singleKeys.updateValue(entry.key, forKey: entry.id) {
+                        singleKeys[entry.id] = nil
+                        multipleKeys[entry.id] = [first, entry.key]
+                    } else if !multipleKeys.isEmpty && multipleKeys[entry.id] != nil {
+                        singleKeys[entry.id] = nil
+                        multipleKeys[entry.id]?.append(entry.key)
+                    }
+                    if entry.key.hasAbsent { absent.insert(entry.id) }
+                    if entry.key.hasNaN { holdsNaN.insert(entry.id) }
+                }
+            }
+        }
+
+        /// A unique index's hash table, and the keys several objects hold.
+        struct Holders: Sendable {
+            var holders: [CompoundKey: ObjectID]
+            var sharedKeys: Set<CompoundKey> = []
+
+            init(_ list: [IndexEntryKey]) {
+                holders = Dictionary(minimumCapacity: list.count)
+                for entry in list where !entry.key.isExemptFromUniqueness {
+                    if let holder = holders.updateValue(entry.id, forKey: entry.key), holder != entry.id {
+                        holders[entry.key] = holder
+                        sharedKeys.insert(entry.key)
+                    }
+                }
+            }
+        }
+
+        var entries: SortedEntries
+        var objects: Objects
+        var holders: Holders?
+
+        /// The parts of indexes whose entries are `lists` (each in order), `unique` telling which are
+        /// unique: their tables built on as many threads as Dispatch gives when there are large ones.
+        static func build(_ lists: [[IndexEntryKey]], unique: [Bool]) -> [IndexPart] {
+            enum Piece: Sendable {
+                case entries(SortedEntries)
+                case objects(Objects)
+                case holders(Holders)
+            }
+            // Per index: its entries, its objects' keys, and its hash table when unique.
+            let jobs = lists.indices.flatMap { index in [(index, 0), (index, 1)] + (unique[index] ? [(index, 2)] : []) }
+            let pieces = concurrentMap(jobs.count, parallel: lists.contains { $0.count > 10_000 }) { job -> Piece in
+                let (index, kind) = jobs[job]
+                switch kind {
+                case 0: return .entries(SortedEntries(sorted: lists[index]))
+                case 1: return .objects(Objects(lists[index]))
+                default: return .holders(Holders(lists[index]))
+                }
+            }
+            var parts: [IndexPart] = lists.map { _ in
+                IndexPart(entries: SortedEntries(), objects: Objects([]), holders: nil)
+            }
+            for (job, piece) in zip(jobs, pieces) {
+                switch piece {
+                case .entries(let entries): parts[job.0].entries = entries
+                case .objects(let objects): parts[job.0].objects = objects
+                case .holders(let holders): parts[job.0].holders = holders
+                }
+            }
+            return parts
+        }
+    }
+
+    /// Notes `keys` as `id`'s keys in index `index` (which holds none of its keys), and claims them in a
+    /// unique one.
+    private mutating func record(_ keys: [CompoundKey], of id: ObjectID, in index: Int) {
+        switch keys.count {
+        case 0: break
+        case 1: singleKeys[index][id] = keys[0]
+        default: multipleKeys[index][id] = keys
+        }
+        if holders[index] != nil { for key in keys { claim(key, by: id, in: index) } }
+        if keys.contains(where: \.hasAbsent) { absent[index].insert(id) }
+        if keys.contains(where: \.hasNaN) { holdsNaN[index].insert(id) }
+    }
+
+    /// Forgets `id`'s keys in index `index` and returns them (without touching the entries).
+    private mutating func takeKeys(of id: ObjectID, in index: Int) -> [CompoundKey] {
+        if let key = singleKeys[index].removeValue(forKey: id) { return [key] }
+        if !multipleKeys[index].isEmpty, let keys = multipleKeys[index].removeValue(forKey: id) { return keys }
+        return []
+    }
+
+    /// `id`'s keys in index `index`.
+    func keys(of id: ObjectID, in index: Int) -> [CompoundKey] {
+        if let key = singleKeys[index][id] { return [key] }
+        return multipleKeys[index].isEmpty ? [] : multipleKeys[index][id] ?? []
+    }
+
+    func version(of id: ObjectID) -> UInt64? { versions[id] }
 
     /// Records `id`'s keys as of `version`, replacing those it had.
     mutating func set(_ id: ObjectID, version: UInt64, keys: [[CompoundKey]]) {
-        if let old = objects.updateValue(ObjectKeys(version: version, keys: keys), forKey: id) {
-            for (index, oldKeys) in old.keys.enumerated() where oldKeys != keys[index] {
-                for key in oldKeys { removeEntry(key, id, index) }
-                for key in keys[index] { insertEntry(key, id, index) }
-                if oldKeys.count > 1 { multiKeyObjects[index] -= 1 }
-                if keys[index].count > 1 { multiKeyObjects[index] += 1 }
-            }
-        } else {
-            for (index, newKeys) in keys.enumerated() {
-                for key in newKeys { insertEntry(key, id, index) }
-                if newKeys.count > 1 { multiKeyObjects[index] += 1 }
-            }
-        }
+        let existed = versions.updateValue(version, forKey: id) != nil
         for (index, newKeys) in keys.enumerated() {
-            if newKeys.contains(where: \.hasAbsent) {
-                absent[index].insert(id)
-            } else if !absent[index].isEmpty {
-                absent[index].remove(id)
+            if existed {
+                // The same keys as before (the usual unchanged field): nothing to change. (Keys equal in
+                // the index's order, as `1` and `1.0`, are the same to it.)
+                if holdsKeys(newKeys, id, index) { continue }
+                let oldKeys = takeKeys(of: id, in: index)
+                if !absent[index].isEmpty { absent[index].remove(id) }
+                if !holdsNaN[index].isEmpty { holdsNaN[index].remove(id) }
+                for key in oldKeys { removeEntry(key, id, index) }
             }
-            if newKeys.contains(where: \.hasNaN) {
-                holdsNaN[index].insert(id)
-            } else if !holdsNaN[index].isEmpty {
-                holdsNaN[index].remove(id)
-            }
+            for key in newKeys { entries[index].insert(IndexEntryKey(key: key, id: id)) }
+            record(newKeys, of: id, in: index)
+        }
+    }
+
+    /// Whether `id`'s keys in index `index` are `keys`.
+    private func holdsKeys(_ keys: [CompoundKey], _ id: ObjectID, _ index: Int) -> Bool {
+        switch keys.count {
+        case 0: return singleKeys[index][id] == nil && (multipleKeys[index].isEmpty || multipleKeys[index][id] == nil)
+        case 1: return singleKeys[index][id].map { $0 == keys[0] } ?? false
+        default: return !multipleKeys[index].isEmpty && multipleKeys[index][id] == keys
         }
     }
 
     /// Forgets `id` (deleted or freed).
     mutating func remove(_ id: ObjectID) {
-        guard let old = objects.removeValue(forKey: id) else { return }
-        for (index, keys) in old.keys.enumerated() {
-            for key in keys { removeEntry(key, id, index) }
+        guard versions.removeValue(forKey: id) != nil else { return }
+        for index in entries.indices {
+            for key in takeKeys(of: id, in: index) { removeEntry(key, id, index) }
             if !absent[index].isEmpty { absent[index].remove(id) }
             if !holdsNaN[index].isEmpty { holdsNaN[index].remove(id) }
-            if keys.count > 1 { multiKeyObjects[index] -= 1 }
         }
     }
 
-    private mutating func insertEntry(_ key: CompoundKey, _ id: ObjectID, _ index: Int) {
-        entries[index].insert(IndexEntryKey(key: key, id: id))
-        if holders[index] != nil { claim(key, by: id, in: index) }
-    }
+    /// The ids of every object the indexes hold.
+    var objectIDs: Dictionary<ObjectID, UInt64>.Keys { versions.keys }
 
     private mutating func removeEntry(_ key: CompoundKey, _ id: ObjectID, _ index: Int) {
         entries[index].remove(IndexEntryKey(key: key, id: id))
@@ -175,5 +303,5 @@ struct TypeIndexData: Sendable {
         return ids
     }
 
-    var objectCount: Int { objects.count }
+    var objectCount: Int { versions.count }
 }

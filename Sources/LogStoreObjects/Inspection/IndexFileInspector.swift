@@ -1,0 +1,133 @@
+import LogStore
+@_spi(Engine) import LogStoreSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What `logstore-tool verify` finds in the object layer's index files, read without the store's classes:
+/// each file checked as a build would check it, and each object's keys compared with those read from its
+/// record (for the objects whose version the file names).
+public struct IndexFileReport: Sendable, Equatable {
+    /// The file's name in the store's directory.
+    public var fileName: String
+    /// The objects the file holds.
+    public var objects: Int
+    /// Objects changed or deleted since the file was written (the next build reads their records again).
+    public var staleObjects: Int
+    /// Why the file is not used or disagrees with the records: each is damage (the file is rebuilt from the
+    /// records at the next build, so no query answers from it).
+    public var problems: [String]
+    /// What is worth saying and is not damage (a file of a class the catalog no longer lists).
+    public var notes: [String]
+}
+
+extension IndexFileReport {
+    /// The index files in `store`'s directory, each checked against the store's index catalog and records,
+    /// as of one snapshot.
+    /// - throws: ``ObjectStoreError`` `store` when the store cannot be read, `corruptPayload` when the
+    ///   catalog or field-name records cannot.
+    public static func reports(of store: Store) throws(ObjectStoreError) -> [IndexFileReport] {
+        let io = SystemIO(faults: nil)
+        let names: [String]
+        do {
+            names = try io.listDirectory(store.directory).filter {
+                $0.hasPrefix("index-") && $0.hasSuffix("." + IndexFile.fileExtension)
+            }
+        } catch {
+            throw ObjectStoreError(.store, "cannot list the store's directory: \(error)")
+        }
+        guard !names.isEmpty else { return [] }
+        let view: Snapshot
+        do {
+            view = try store.snapshot()
+        } catch {
+            throw ObjectStoreError(error)
+        }
+        let catalog = try IndexCatalog.load(from: view)?.0 ?? IndexCatalog(entries: [])
+        let fieldNames = try KeyCatalog(loadingFrom: store).snapshot()
+        var reports: [IndexFileReport] = []
+        for name in names.sorted() {
+            var report = IndexFileReport(fileName: name, objects: 0, staleObjects: 0, problems: [], notes: [])
+            let entries = catalog.entries.filter { entry in
+                entry.tags.contains { IndexFile.fileName(tag: $0) == name }
+            }
+            guard let first = entries.first else {
+                report.notes.append("no class of the index catalog has this tag: the next close deletes the file")
+                reports.append(report)
+                continue
+            }
+            // The class's indexes, in declaration order (the catalog lists them so).
+            let indexes = entries.filter { $0.typeName == first.typeName }
+            let path = store.directory + "/" + name
+            let bytes: [UInt8]
+            do {
+                let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+                defer { io.close(fd) }
+                bytes = try io.read(fd, count: Int(try io.size(fd, path: path)), at: 0, path: path)
+            } catch {
+                report.problems.append("cannot read the file: \(error)")
+                reports.append(report)
+                continue
+            }
+            let ties = IndexFile.Ties(
+                storeID: store.storeIdentifier() ?? [], fingerprint: nil, indexCount: indexes.count)
+            switch IndexFile.decode(bytes, ties: ties, unique: indexes.map(\.isUnique)) {
+            case .failure(let problem):
+                report.problems.append("\(problem)")
+            case .success(let contents):
+                if contents.sequence > view.sequence {
+                    report.problems.append(
+                        "exact at sequence \(contents.sequence), past the store's \(view.sequence)")
+                }
+                try compare(contents.data, indexes, with: view, fieldNames, into: &report)
+            }
+            reports.append(report)
+        }
+        return reports
+    }
+
+    /// Compares the keys the file holds for each object with those read from its record, for the objects
+    /// whose version the file names.
+    private static func compare(
+        _ data: TypeIndexData, _ indexes: [IndexCatalog.Entry], with view: Snapshot,
+        _ fieldNames: KeyCatalog.Snapshot, into report: inout IndexFileReport
+    ) throws(ObjectStoreError) {
+        let definitions = indexes.map {
+            ResolvedIndex(name: $0.name, fields: $0.fields, isUnique: $0.isUnique, keyPaths: [])
+        }
+        var reader = IndexKeyReader(definitions: definitions, aliases: [:], catalog: fieldNames)
+        report.objects = data.objectCount
+        var disagreements = 0
+        for id in data.objectIDs.sorted() {
+            guard let version = view.version(of: id), version == data.version(of: id) else {
+                report.staleObjects += 1
+                continue
+            }
+            let record: Record?
+            do {
+                record = try view.get(id)
+            } catch {
+                throw ObjectStoreError(error)
+            }
+            guard let record else { continue }
+            let keys = reader.keys(payload: record.payload, references: record.references)
+            for (index, fromRecord) in keys.enumerated() {
+                let fromFile = data.keys(of: id, in: index)
+                guard fromFile.map(\.description).sorted() != fromRecord.map(\.description).sorted() else { continue }
+                // A field renamed since (read by the class under its earlier name) reads as absent here.
+                if fromRecord.contains(where: \.hasAbsent) { continue }
+                disagreements += 1
+                if disagreements <= 20 {
+                    report.problems.append(
+                        "index \(definitions[index].name): object \(id) holds "
+                            + "\(fromFile.map(\.description)) in the file, "
+                            + "\(fromRecord.map(\.description)) in its record")
+                }
+            }
+        }
+        if disagreements > 20 { report.problems.append("… \(disagreements) disagreements in all") }
+    }
+}
