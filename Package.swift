@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "LogStoreObjectsTests",
             dependencies: [
-                "LogStoreObjects", "LogStorePersistent", "LogStore", "LogStoreFormat", "LogStoreExamples",
+                "LogStoreObjects", "LogStorePersistent", "LogStore", "LogStoreFormat", "LogStoreExamples", "CXXHash",
                 "TestSupport", "logstore-tool",
             ]
         ),

@@ -51,16 +51,14 @@ extension IndexFileReport {
         var reports: [IndexFileReport] = []
         for name in names.sorted() {
             var report = IndexFileReport(fileName: name, objects: 0, staleObjects: 0, problems: [], notes: [])
-            let entries = catalog.entries.filter { entry in
-                entry.tags.contains { IndexFile.fileName(tag: $0) == name }
-            }
-            guard let first = entries.first else {
+            // The class's indexes, in declaration order (the catalog lists them so): those of the class whose
+            // own tag names the file (a subclass's tag is also among its superclasses' entries).
+            let indexes = catalog.entries.filter { IndexFile.fileName(tag: TypeNames.tag(for: $0.typeName)) == name }
+            guard let first = indexes.first else {
                 report.notes.append("no class of the index catalog has this tag: the next close deletes the file")
                 reports.append(report)
                 continue
             }
-            // The class's indexes, in declaration order (the catalog lists them so).
-            let indexes = entries.filter { $0.typeName == first.typeName }
             let path = store.directory + "/" + name
             let bytes: [UInt8]
             do {
@@ -74,20 +72,33 @@ extension IndexFileReport {
             }
             let ties = IndexFile.Ties(
                 storeID: store.storeIdentifier() ?? [], fingerprint: nil, indexCount: indexes.count)
+            let declaration = IndexFile.fingerprint(
+                typeName: first.typeName, tags: first.tags, aliases: [:],
+                indexes: indexes.map { ($0.name, $0.fields, $0.isUnique) })
             switch IndexFile.decode(bytes, ties: ties, unique: indexes.map(\.isUnique)) {
+            case .failure(let problem) where problem.isOtherDeclaration:
+                report.notes.append(Self.otherDeclaration)
             case .failure(let problem):
                 report.problems.append("\(problem)")
             case .success(let contents):
+                report.objects = contents.data.objectCount
                 if contents.sequence > view.sequence {
                     report.problems.append(
                         "exact at sequence \(contents.sequence), past the store's \(view.sequence)")
                 }
-                try compare(contents.data, indexes, with: view, fieldNames, into: &report)
+                if contents.fingerprint == declaration {
+                    try compare(contents.data, indexes, with: view, fieldNames, into: &report)
+                } else {
+                    report.notes.append(Self.otherDeclaration + " or for field aliases: keys not compared")
+                }
             }
             reports.append(report)
         }
         return reports
     }
+
+    static let otherDeclaration =
+        "written for other index definitions than the catalog's: the next build reads the records instead"
 
     /// Compares the keys the file holds for each object with those read from its record, for the objects
     /// whose version the file names.
@@ -99,7 +110,6 @@ extension IndexFileReport {
             ResolvedIndex(name: $0.name, fields: $0.fields, isUnique: $0.isUnique, keyPaths: [])
         }
         var reader = IndexKeyReader(definitions: definitions, aliases: [:], catalog: fieldNames)
-        report.objects = data.objectCount
         var disagreements = 0
         for id in data.objectIDs.sorted() {
             guard let version = view.version(of: id), version == data.version(of: id) else {
@@ -116,7 +126,7 @@ extension IndexFileReport {
             let keys = reader.keys(payload: record.payload, references: record.references)
             for (index, fromRecord) in keys.enumerated() {
                 let fromFile = data.keys(of: id, in: index)
-                guard fromFile.map(\.description).sorted() != fromRecord.map(\.description).sorted() else { continue }
+                guard fromFile.sorted() != fromRecord.sorted() else { continue }
                 // A field renamed since (read by the class under its earlier name) reads as absent here.
                 if fromRecord.contains(where: \.hasAbsent) { continue }
                 disagreements += 1

@@ -28,12 +28,23 @@ enum IndexFile {
     /// The fingerprint of `type`'s declaration: its name, tags, field aliases and index definitions. A file
     /// whose fingerprint differs was written for other indexes and is not read.
     static func fingerprint(of type: IndexedType) -> UInt64 {
-        var text = "keys 1;type \(type.registered.name);tags "
-        text += type.tags.sorted().map(String.init).joined(separator: ",")
-        for (name, earlier) in type.aliases.sorted(by: { $0.key < $1.key }) {
+        fingerprint(
+            typeName: type.registered.name, tags: Array(type.tags), aliases: type.aliases,
+            indexes: type.definitions.map { ($0.name, $0.fields, $0.isUnique) })
+    }
+
+    /// The fingerprint of a declaration from its parts (`verify` computes it from the index catalog, which
+    /// has no field aliases: it matches the files of classes without any).
+    static func fingerprint(
+        typeName: String, tags: [UInt32], aliases: [String: [String]],
+        indexes: [(name: String, fields: [String], isUnique: Bool)]
+    ) -> UInt64 {
+        var text = "keys 1;type \(typeName);tags "
+        text += tags.sorted().map(String.init).joined(separator: ",")
+        for (name, earlier) in aliases.sorted(by: { $0.key < $1.key }) {
             text += ";alias \(name)=" + earlier.joined(separator: ",")
         }
-        for index in type.definitions {
+        for index in indexes {
             text += ";index \(index.name)|" + index.fields.joined(separator: ",") + (index.isUnique ? "|unique" : "")
         }
         var bytes = Array(text.utf8)
@@ -140,6 +151,8 @@ enum IndexFile {
     struct Problem: Error, Sendable, CustomStringConvertible {
         var reason: String
         var offset: Int?
+        /// Whether the file is sound but was written for other index definitions than the reader's.
+        var isOtherDeclaration = false
         var description: String { reason + (offset.map { " at offset \($0)" } ?? "") }
     }
 
@@ -147,6 +160,8 @@ enum IndexFile {
     struct Contents {
         var data: TypeIndexData
         var sequence: UInt64
+        /// The fingerprint of the declaration the file was written for.
+        var fingerprint: UInt64
     }
 
     /// Reads the bytes of a file written for `ties`, with `unique` telling which of its indexes are unique.
@@ -167,10 +182,14 @@ enum IndexFile {
         guard field(8, UInt16.self) == formatVersion else {
             return .failure(Problem(reason: "unsupported index file version \(field(8, UInt16.self))", offset: 8))
         }
+        guard field(10, UInt16.self) == 0 else {
+            return .failure(Problem(reason: "reserved header bytes are not zero", offset: 10))
+        }
         guard Int(field(12, UInt32.self)) == ties.indexCount,
             ties.fingerprint.map({ $0 == field(32, UInt64.self) }) ?? true
         else {
-            return .failure(Problem(reason: "written for other index definitions", offset: 12))
+            return .failure(
+                Problem(reason: "written for other index definitions", offset: 12, isOtherDeclaration: true))
         }
         guard bytes[16..<32].elementsEqual(ties.storeID) else {
             return .failure(Problem(reason: "written for another store", offset: 16))
@@ -180,7 +199,7 @@ enum IndexFile {
         guard field(56, UInt64.self) == UInt64(bytes.count - headerSize - 8) else {
             return .failure(Problem(reason: "body length does not match the file's size", offset: 56))
         }
-        // Each object takes at least 9 bytes.
+        // Each object takes at least 9 bytes (checked against its section below).
         guard objectCount <= UInt64(bytes.count / 9) else {
             return .failure(Problem(reason: "object count \(objectCount) exceeds the file", offset: 48))
         }
@@ -211,7 +230,12 @@ enum IndexFile {
         }
         let read = concurrentMap(ranges.count) { number -> Section in
             do throws(Problem) {
-                if number == 0 { return .versions(try readVersions(bytes, ranges[0], count: Int(objectCount))) }
+                if number == 0 {
+                    guard objectCount <= UInt64(ranges[0].count / 9) else {
+                        throw Problem(reason: "object count \(objectCount) exceeds its section", offset: 48)
+                    }
+                    return .versions(try readVersions(bytes, ranges[0], count: Int(objectCount)))
+                }
                 return .entries(try readEntries(bytes, ranges[number]))
             } catch {
                 return .failed(error)
@@ -227,11 +251,22 @@ enum IndexFile {
             }
         }
         let parts = TypeIndexData.IndexPart.build(lists, unique: unique)
-        for part in parts where part.objects.singleKeys.count + part.objects.multipleKeys.count > versions.count {
-            return .failure(Problem(reason: "an index holds more objects than the file lists", offset: nil))
+        // Every object an index holds keys of is one the file lists (with the version its keys were read
+        // from): a query never answers with an object the catch-up could not check.
+        let listed = versions
+        let unlisted = concurrentMap(parts.count) { number -> ObjectID? in
+            let objects = parts[number].objects
+            return objects.singleKeys.keys.first { listed[$0] == nil }
+                ?? objects.multipleKeys.keys.first { listed[$0] == nil }
+        }
+        for (number, id) in unlisted.enumerated() {
+            guard let id else { continue }
+            return .failure(
+                Problem(reason: "index \(number) holds keys of object \(id), which the file does not list", offset: nil)
+            )
         }
         let data = TypeIndexData(unique: unique, versions: versions, parts: parts)
-        return .success(Contents(data: data, sequence: sequence))
+        return .success(Contents(data: data, sequence: sequence, fingerprint: field(32, UInt64.self)))
     }
 
     /// The objects' versions, from the bytes `range` of `bytes`.
@@ -262,6 +297,10 @@ enum IndexFile {
         reader.offset = range.lowerBound
         do throws(ObjectStoreError) {
             let count = try reader.readCount()
+            // Each entry takes at least 10 bytes (an id, a field count and a kind).
+            guard count <= (range.upperBound - reader.offset) / 10 else {
+                throw reader.corrupt("entry count \(count) exceeds the index's section")
+            }
             var list: [IndexEntryKey] = []
             list.reserveCapacity(count)
             for _ in 0..<count {
@@ -294,7 +333,11 @@ enum IndexFile {
         case 2: return .bool(false)
         case 3: return .bool(true)
         case 4: return .int(try reader.readSigned())
-        case 5: return .uint(try reader.readFixed64())
+        case 5:
+            // A key holds an unsigned integer only above `Int64.max` (below, the same number is an `.int`).
+            let number = try reader.readFixed64()
+            guard number > UInt64(Int64.max) else { throw reader.corrupt("unsigned key \(number) fits a signed one") }
+            return .uint(number)
         case 6: return .double(Double(bitPattern: try reader.readFixed64()))
         case 7: return .string(try reader.readString())
         case 8: return .bytes(Array(try reader.readBytes(try reader.readCount())))

@@ -78,6 +78,7 @@ extension ObjectIndexes {
             published = try store.snapshot().sequence
             try store.sync()
         } catch {
+            note("cannot make the store durable before writing index files (\(error)); none is written")
             return
         }
         maintenance.withLock { _ in
@@ -117,7 +118,7 @@ extension ObjectIndexes {
         guard let view = try? store.snapshot(), let catalog = try? IndexCatalog.load(from: view)?.0,
             let names = try? io.listDirectory(store.directory)
         else { return }
-        let kept = Set(catalog.entries.flatMap { $0.tags.map(IndexFile.fileName(tag:)) })
+        let kept = Set(catalog.entries.map { IndexFile.fileName(tag: TypeNames.tag(for: $0.typeName)) })
         var removed = false
         for name in names
         where name.hasPrefix("index-") && name.hasSuffix("." + IndexFile.fileExtension) && !kept.contains(name) {

@@ -26,7 +26,9 @@ import Synchronization
 /// while calling the store: the hooks take it under the engine's commit lock).
 final class ObjectIndexes: Sendable {
     let types: [IndexedType]
-    private let typeByTag: [UInt32: Int]
+    /// The indexed types whose objects include those carrying a tag: a class with indexes of its own and
+    /// each superclass with indexes (a subclass object is in its superclass's indexes too).
+    private let typesByTag: [UInt32: [Int]]
     let store: Store
     private let catalog: KeyCatalog
     let state: ConditionLock<State>
@@ -94,9 +96,9 @@ final class ObjectIndexes: Sendable {
         throws(ObjectStoreError)
     {
         types = try IndexedType.all(in: registry, relationships: relationships)
-        var byTag: [UInt32: Int] = [:]
-        for type in types { for tag in type.tags { byTag[tag] = type.number } }
-        typeByTag = byTag
+        var byTag: [UInt32: [Int]] = [:]
+        for type in types { for tag in type.tags { byTag[tag, default: []].append(type.number) } }
+        typesByTag = byTag
         self.store = store
         self.catalog = catalog
         state = ConditionLock(State(lastAccepted: 0, types: Array(repeating: TypeState(), count: types.count)))
@@ -109,8 +111,14 @@ final class ObjectIndexes: Sendable {
         state.withLock { $0.lastAccepted = accepted }
     }
 
-    /// The indexed type whose objects carry `tag`.
-    func indexedType(forTag tag: UInt32) -> IndexedType? { typeByTag[tag].map { types[$0] } }
+    /// The most specific indexed type whose objects include those carrying `tag`: the class's own
+    /// indexes, or else those of its nearest superclass with indexes (its set of tags is the smallest).
+    func indexedType(forTag tag: UInt32) -> IndexedType? {
+        typesByTag[tag]?.map { types[$0] }.min { $0.tags.count < $1.tags.count }
+    }
+
+    /// The numbers of the indexed types that objects carrying `tag` belong to (empty when none).
+    private func numbers(forTag tag: UInt32) -> [Int] { typesByTag[tag] ?? [] }
 
     /// The indexed type of the class `type` (its own indexes, or those it inherits).
     func indexedType(of type: any PersistentObject.Type, registry: TypeRegistry) -> IndexedType? {
@@ -138,7 +146,7 @@ final class ObjectIndexes: Sendable {
             }
             for operation in operations {
                 guard case .put(let record) = operation else { continue }
-                if let number = typeByTag[record.typeTag], records(number) {
+                for number in numbers(forTag: record.typeTag) where records(number) {
                     deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].puts.append(record)
                 }
                 // An id that changed type leaves the index of the type it had.
@@ -151,7 +159,7 @@ final class ObjectIndexes: Sendable {
                 }
             }
             for change in Array(batch.deleted) + Array(batch.freed) {
-                if let number = typeByTag[change.typeTag], records(number) {
+                for number in numbers(forTag: change.typeTag) where records(number) {
                     deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].removed.append(
                         change.id)
                 }
@@ -177,8 +185,8 @@ final class ObjectIndexes: Sendable {
     private func validate(_ operations: [WriteBatch.Operation]) throws {
         var unique: Set<Int> = []
         for operation in operations {
-            if case .put(let record) = operation, let number = typeByTag[record.typeTag], types[number].hasUnique {
-                unique.insert(number)
+            if case .put(let record) = operation {
+                for number in numbers(forTag: record.typeTag) where types[number].hasUnique { unique.insert(number) }
             }
         }
         // Without puts of a type with a unique index, keys left by an earlier check need no clearing: they
@@ -311,8 +319,10 @@ final class ObjectIndexes: Sendable {
         guard types.contains(where: \.hasUnique) else { return }
         var numbers: Set<Int> = []
         for operation in batch.operations {
-            if case .put(let record) = operation, let number = typeByTag[record.typeTag], types[number].hasUnique {
-                numbers.insert(number)
+            if case .put(let record) = operation {
+                for number in self.numbers(forTag: record.typeTag) where types[number].hasUnique {
+                    numbers.insert(number)
+                }
             }
         }
         for number in numbers.sorted() { try prepare(types[number]) }

@@ -122,7 +122,7 @@ struct QueryPlanner {
         }
         var ids: [ObjectID] = []
         // An object holds several keys of one index only through an array field.
-        var seen: Set<ObjectID>? = data.multiKeyObjects[choice.index] > 0 ? [] : nil
+        var seen: Set<ObjectID>? = data.multipleKeys[choice.index].isEmpty ? nil : []
         let field = prefix.count
         func take(_ entry: IndexEntryKey) -> Bool {
             if let text = choice.prefix {

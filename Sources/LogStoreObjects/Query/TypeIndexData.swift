@@ -39,10 +39,6 @@ struct TypeIndexData: Sendable {
     /// their holders are read from the ordered entries.
     private(set) var sharedKeys: [Set<CompoundKey>]
 
-    /// Per index, how many objects hold more than one key in it (elements of an array field): a read
-    /// through the index must then report each object once.
-    var multiKeyObjects: [Int] { multipleKeys.map(\.count) }
-
     /// Empty indexes, `unique` telling, per index, whether it is unique.
     private init(unique: [Bool], capacity: Int) {
         let indexCount = unique.count

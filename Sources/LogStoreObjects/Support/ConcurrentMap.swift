@@ -10,5 +10,8 @@ func concurrentMap<T: Sendable>(_ count: Int, parallel: Bool = true, _ body: @Se
         let result = body(index)
         results.withLock { $0[index] = result }
     }
-    return results.withLock { $0 }.compactMap { $0 }
+    // `concurrentPerform` returns after every iteration ran, so each slot is set; one that were not would
+    // be computed here rather than dropped (which would shift every later result).
+    let computed = results.withLock { $0 }
+    return computed.indices.map { computed[$0] ?? body($0) }
 }

@@ -1,3 +1,4 @@
+import CXXHash
 import Foundation
 import LogStore
 import TestSupport
@@ -11,6 +12,19 @@ final class UnindexedTicket: PersistentObject {
     static let typeName = "test.Ticket"
     var title: String
     init(title: String) { self.title = title }
+}
+
+/// A class stored under `Ticket`'s name with fewer indexes: an index file written for `Ticket` is of
+/// another declaration.
+final class ReindexedTicket: PersistentObject {
+    static let typeName = "test.Ticket"
+    static let indexes: [IndexDefinition] = [.ordered(\ReindexedTicket.due, field: "due")]
+    var title: String
+    var due: Date
+    init(title: String, due: Date) {
+        self.title = title
+        self.due = due
+    }
 }
 
 /// Index files: written at a clean close, read by the next build instead of the records, and trusted only
@@ -327,5 +341,75 @@ final class UnindexedTicket: PersistentObject {
         flipped[flipped.count / 3] ^= 1
         try Data(flipped).write(to: URL(fileURLWithPath: path))
         #expect(try reports().first?.problems.first?.contains("checksum mismatch") == true)
+    }
+
+    @Test func aFileOfAnotherDeclarationIsANoteForVerifyAndIsNotRead() throws {
+        let directory = TemporaryStore("index-file-other-declaration")
+        try withObjects(directory, types: queryTypes) { objects in try insertTickets(objects, 0..<50) }
+        try buildAndClose(directory)
+        // Opened with fewer indexes and no query: the catalog changes, the file stays as it was written.
+        try withObjects(directory, types: [ReindexedTicket.self, Label.self]) { _ in }
+        let store = try Store.open(at: directory.path, options: StoreOptions(createIfMissing: false, readOnly: true))
+        let report = try #require(try IndexFileReport.reports(of: store).first)
+        try store.close()
+        #expect(report.problems.isEmpty, "\(report)")
+        #expect(report.notes.contains { $0.contains("other index definitions") }, "\(report)")
+        try withObjects(directory, types: [ReindexedTicket.self, Label.self]) { objects in
+            let cutoff = base.addingTimeInterval(600)
+            let descriptor = FetchDescriptor<ReindexedTicket>(predicate: #Predicate { $0.due < cutoff })
+            let found = try objects.makeContext().fetch(descriptor)
+            #expect(found.count == 10)
+            #expect(objects.indexFilesRead == 0)
+            #expect(objects.indexFileNotes.contains { $0.contains("other index definitions") })
+        }
+    }
+
+    /// A file whose checksum is right but whose contents break a rule of the format is not read.
+    @Test func aFileBreakingTheFormatIsRefusedDespiteItsChecksum() throws {
+        let unique = Ticket.indexes.map(\.isUnique)
+        let ties = IndexFile.Ties(storeID: Array(repeating: 7, count: 16), fingerprint: 1, indexCount: unique.count)
+        let objects = (1...3).map { number in
+            (
+                id: ObjectID(rawValue: UInt64(number)),
+                keys: TypeIndexData.ObjectKeys(
+                    version: 5, keys: unique.indices.map { [CompoundKey(.int(Int64($0 * 10 + number)))] })
+            )
+        }
+        let sound = IndexFile.encode(TypeIndexData(unique: unique, building: objects), sequence: 9, ties: ties)
+        guard case .success(let contents) = IndexFile.decode(sound, ties: ties, unique: unique) else {
+            Issue.record("a sound file does not read")
+            return
+        }
+        #expect(contents.data.objectCount == 3)
+        func checksummed(_ bytes: [UInt8]) -> [UInt8] {
+            var bytes = bytes
+            let sum = bytes.withUnsafeBytes { XXH3_64bits($0.baseAddress, $0.count - 8) }
+            withUnsafeBytes(of: sum.littleEndian) { bytes.replaceSubrange(bytes.count - 8..<bytes.count, with: $0) }
+            return bytes
+        }
+        func problem(_ bytes: [UInt8]) -> String? {
+            guard case .failure(let problem) = IndexFile.decode(checksummed(bytes), ties: ties, unique: unique) else {
+                return nil
+            }
+            return problem.reason
+        }
+        var reserved = sound
+        reserved[10] = 1
+        #expect(problem(reserved)?.contains("reserved") == true)
+        // The first object's id (after the header and the objects' section length) changed: the indexes
+        // hold keys of an object the file does not list.
+        var unlisted = sound
+        unlisted[IndexFile.headerSize + 8] = 0x44
+        #expect(problem(unlisted)?.contains("does not list") == true)
+        // An unsigned key that fits a signed one.
+        let unsignedObjects = objects.map { object in
+            (
+                id: object.id,
+                keys: TypeIndexData.ObjectKeys(version: 5, keys: unique.map { _ in [CompoundKey(.uint(4))] })
+            )
+        }
+        let unsigned = IndexFile.encode(
+            TypeIndexData(unique: unique, building: unsignedObjects), sequence: 9, ties: ties)
+        #expect(problem(unsigned)?.contains("fits a signed one") == true)
     }
 }
