@@ -241,6 +241,9 @@ do {
 
 var builds = Samples()
 var buildsFromFile = Samples()
+/// Closes that write the index file (after a build from the records), and those with nothing to write.
+var closesWriting = Samples()
+var closesUnchanged = Samples()
 var heapPerEntry = Samples()
 var rssPerEntry = Samples()
 var openIndexed: ObjectStore?
@@ -288,7 +291,14 @@ do {
             // Two indexes, one entry per task in each.
             heapPerEntry.add(Double(heapAfter - heapBefore) / Double(2 * taskCount))
             rssPerEntry.add(Double(rssAfter - rssBefore) / Double(2 * taskCount))
-            if build == count - 1 { openIndexed = objects } else { try objects.close() }
+            if build == count - 1 {
+                openIndexed = objects
+            } else {
+                let closeStart = nanoseconds()
+                try objects.close()
+                let closeTime = seconds(since: closeStart)
+                if fromRecords { closesWriting.add(closeTime) } else { closesUnchanged.add(closeTime) }
+            }
         }
         if parts.contains("build") {
             line(
@@ -299,6 +309,16 @@ do {
                 line(
                     "first query: index read from its file, then caught up",
                     buildsFromFile.text { String(format: "%.2f s", $0) })
+            }
+            if !closesWriting.values.isEmpty {
+                line(
+                    "close after a build from the records (writes the file)",
+                    closesWriting.text { String(format: "%.0f ms", $0 * 1000) })
+            }
+            if !closesUnchanged.values.isEmpty {
+                line(
+                    "close after a build from the file (nothing to write)",
+                    closesUnchanged.text { String(format: "%.0f ms", $0 * 1000) })
             }
             let fileBytes =
                 (try? FileManager.default.contentsOfDirectory(atPath: indexedPath))?

@@ -390,11 +390,14 @@ final class ObjectIndexes: Sendable {
         var reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: catalog.snapshot())
         var live = 0
         var data: TypeIndexData
+        // Whether the data differs from what the type's index file holds: a build from nothing, or a change the
+        // catch-up finds (a file read unchanged is not written again at close).
         var changed = taken == nil
         var fromFile = false
         do {
             let base = taken ?? readFile(type, at: snapshot)
             fromFile = taken == nil && base != nil
+            if fromFile { changed = false }
             if let base {
                 data = base
                 let ids = type.tags.flatMap { snapshot.ids(ofType: $0) }

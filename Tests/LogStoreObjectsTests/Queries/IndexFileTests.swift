@@ -97,6 +97,17 @@ final class ReindexedTicket: PersistentObject {
             #expect(objects.indexFilesRead == 0)
         }
         #expect(try indexFiles(in: directory) == [IndexFile.fileName(tag: TypeNames.tag(for: Ticket.typeName))])
+        let path = try fileOfTickets(directory)
+        func fileNumber() throws -> Int? {
+            try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
+        }
+        let written = try fileNumber()
+        // Read and used, nothing changed: the close leaves the file as it is (a rewrite is a new file).
+        try withObjects(directory, types: queryTypes) { objects in
+            try expectIndexesAnswerAsAScan(objects, "read from the file, unchanged")
+            #expect(objects.indexFilesRead == 1)
+        }
+        #expect(try fileNumber() == written)
         try withObjects(directory, types: queryTypes) { objects in
             try expectIndexesAnswerAsAScan(objects, "read from the file")
             #expect(objects.indexFilesRead == 1)
