@@ -12,9 +12,10 @@
 //   swift build -c release --product QueryFigures
 //   .build/release/QueryFigures [N = 1000000] [--runs 5] [--lookups 100000] [--save-batches 50]
 //       [--builds 4] [--directory /tmp] [--store DIR] [--only open,build,range,lookups,saves,unmodeled]
-//       [--codable] [--range-loop K]
+//       [--codable] [--range-loop K] [--saves-of indexed|plain]
 // `--store DIR` keeps the filled stores in DIR (and reuses them when they hold N tasks), for profiling;
-// `--only` runs some parts (the fill always runs when the stores are missing).
+// `--only` runs some parts (the fill always runs when the stores are missing); `--saves-of` times the saves of
+// one store only (to profile it; no ratio).
 import CMallocInfo
 import Foundation
 import LogStore
@@ -46,6 +47,8 @@ let parts: Set<String> =
         "open", "build", "range", "lookups", "saves", "unmodeled",
     ]
 let codableOnly = arguments.contains("--codable")
+/// The store whose saves part d times (both when nil).
+let savesOf: Bool? = option("--saves-of").map { $0 == "indexed" }
 let tuning = ObjectStoreTuning(usesFieldCoding: !codableOnly)
 
 // MARK: Helpers
@@ -590,13 +593,13 @@ do {
                 let batch = TaskData.specs(nextNumber..<(nextNumber + saveBatches * batchSize))
                 nextNumber += batch.count
                 var rates: [Bool: Double] = [:]
-                for isIndexed in run % 2 == 0 ? [true, false] : [false, true] {
+                for isIndexed in run % 2 == 0 ? [true, false] : [false, true] where savesOf ?? isIndexed == isIndexed {
                     let time = try save(batch[...], into: isIndexed ? indexed : plain, indexed: isIndexed)
                     rates[isIndexed] = Double(batch.count) / time
                 }
-                withIndexes.add(rates[true]!)
-                without.add(rates[false]!)
-                ratios.add(rates[true]! / rates[false]!)
+                if let rate = rates[true] { withIndexes.add(rate) }
+                if let rate = rates[false] { without.add(rate) }
+                if let indexedRate = rates[true], let plainRate = rates[false] { ratios.add(indexedRate / plainRate) }
             }
             try indexed.close()
             try plain.close()

@@ -69,7 +69,8 @@ struct SlotTable {
     /// (at most 64 page entries, 512 bytes, per page in use, and always 16,384); false otherwise.
     private mutating func growDense(toInclude page: Int) -> Bool {
         guard page >= 0, page < max(16_384, (pagesInUse + 1) * 64) else { return false }
-        dense.reserveCapacity(Swift.max(page + 1, dense.count * 2))
+        // Capacity doubles (reserving on every call would reallocate the table for each new page).
+        if dense.capacity <= page { dense.reserveCapacity(Swift.max(page + 1, dense.count * 2)) }
         dense.append(contentsOf: repeatElement(nil, count: page + 1 - dense.count))
         // Pages kept in the sparse table that the dense table now covers move into it.
         for (key, moved) in sparse where key.rawValue < UInt64(dense.count) {

@@ -77,7 +77,7 @@ enum IndexFile {
             }
         }
         section { writer in
-            for (id, version) in data.versions {
+            data.versions.forEachEntry { id, version in
                 writer.writeFixed64(id.rawValue)
                 writer.writeVarint(version)
             }
@@ -224,7 +224,7 @@ enum IndexFile {
         // Read on as many threads as Dispatch gives: the objects' versions and each index's entries (already
         // in order), then each index's tables.
         enum Section: Sendable {
-            case versions([ObjectID: UInt64])
+            case versions(PagedIDMap<UInt64>)
             case entries([IndexEntryKey])
             case failed(Problem)
         }
@@ -241,7 +241,7 @@ enum IndexFile {
                 return .failed(error)
             }
         }
-        var versions: [ObjectID: UInt64] = [:]
+        var versions = PagedIDMap<UInt64>()
         var lists: [[IndexEntryKey]] = []
         for section in read {
             switch section {
@@ -256,7 +256,7 @@ enum IndexFile {
         let listed = versions
         let unlisted = concurrentMap(parts.count) { number -> ObjectID? in
             let objects = parts[number].objects
-            return objects.singleKeys.keys.first { listed[$0] == nil }
+            return objects.singleKeys.firstID { listed[$0] == nil }
                 ?? objects.multipleKeys.keys.first { listed[$0] == nil }
         }
         for (number, id) in unlisted.enumerated() {
@@ -271,12 +271,11 @@ enum IndexFile {
 
     /// The objects' versions, from the bytes `range` of `bytes`.
     private static func readVersions(_ bytes: [UInt8], _ range: Range<Int>, count: Int) throws(Problem)
-        -> [ObjectID: UInt64]
+        -> PagedIDMap<UInt64>
     {
         var reader = ByteReader(bytes, objectID: nil, typeName: nil)
         reader.offset = range.lowerBound
-        var versions: [ObjectID: UInt64] = [:]
-        versions.reserveCapacity(count)
+        var versions = PagedIDMap<UInt64>()
         do throws(ObjectStoreError) {
             for _ in 0..<count {
                 let id = ObjectID(rawValue: try reader.readFixed64())

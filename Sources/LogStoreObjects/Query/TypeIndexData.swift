@@ -9,7 +9,8 @@ import Synchronization
 /// An object's keys are kept per index, without an allocation for the usual case of one key per index:
 /// ``singleKeys`` holds the key of each object that has exactly one in that index, ``multipleKeys`` the
 /// keys of each that has several (elements of an array field); an object with none (an empty array) is in
-/// neither.
+/// neither. Versions and single keys are in ``PagedIDMap``s: no hashing per save, and no rehash of every
+/// object when the class grows.
 struct TypeIndexData: Sendable {
     /// The stored version and keys of one object.
     struct ObjectKeys: Sendable {
@@ -20,9 +21,9 @@ struct TypeIndexData: Sendable {
 
     private(set) var entries: [SortedEntries]
     /// Per object, the version of the record its keys were read from.
-    private(set) var versions: [ObjectID: UInt64] = [:]
+    private(set) var versions = PagedIDMap<UInt64>()
     /// Per index, the key of each object that holds exactly one.
-    private(set) var singleKeys: [[ObjectID: CompoundKey]]
+    private(set) var singleKeys: [PagedIDMap<CompoundKey>]
     /// Per index, the keys of each object that holds more than one.
     private(set) var multipleKeys: [[ObjectID: [CompoundKey]]]
     /// Per index, the objects with a key that has an absent field: every query through the index reads
@@ -34,7 +35,7 @@ struct TypeIndexData: Sendable {
     private(set) var holdsNaN: [Set<ObjectID>]
     /// Per unique index (nil for the others), the object holding each key that uniqueness applies to:
     /// equality lookups and the unique check hash the key instead of searching the ordered entries.
-    private(set) var holders: [[CompoundKey: ObjectID]?]
+    private(set) var holders: [UniqueHolders?]
     /// Per index, the keys of a unique index that several objects hold (stored before the index existed):
     /// their holders are read from the ordered entries.
     private(set) var sharedKeys: [Set<CompoundKey>]
@@ -43,20 +44,18 @@ struct TypeIndexData: Sendable {
     private init(unique: [Bool], capacity: Int) {
         let indexCount = unique.count
         entries = []
-        versions.reserveCapacity(capacity)
-        singleKeys = (0..<indexCount).map { _ in [ObjectID: CompoundKey](minimumCapacity: capacity) }
+        singleKeys = Array(repeating: PagedIDMap(), count: indexCount)
         multipleKeys = Array(repeating: [:], count: indexCount)
         absent = Array(repeating: [], count: indexCount)
         holdsNaN = Array(repeating: [], count: indexCount)
-        holders = unique.map { $0 ? [CompoundKey: ObjectID](minimumCapacity: capacity) : nil }
+        holders = unique.map { $0 ? UniqueHolders() : nil }
         sharedKeys = Array(repeating: [], count: indexCount)
     }
 
     /// The indexes of `objects` (each id once, with its version and keys), built with one sort per index;
     /// `unique` tells, per index, whether it is unique.
     init(unique: [Bool], building objects: [(id: ObjectID, keys: ObjectKeys)]) {
-        var versions: [ObjectID: UInt64] = [:]
-        versions.reserveCapacity(objects.count)
+        var versions = PagedIDMap<UInt64>()
         var lists = Array(repeating: [IndexEntryKey](), count: unique.count)
         for index in lists.indices { lists[index].reserveCapacity(objects.count) }
         for (id, keys) in objects {
@@ -70,13 +69,13 @@ struct TypeIndexData: Sendable {
 
     /// The indexes of the objects whose versions are `versions`, from each index's entries already in order
     /// (read from an ``IndexFile``): nothing is sorted. Each entry's id must be in `versions`.
-    init(unique: [Bool], versions: [ObjectID: UInt64], sortedEntries: [[IndexEntryKey]]) {
+    init(unique: [Bool], versions: PagedIDMap<UInt64>, sortedEntries: [[IndexEntryKey]]) {
         self.init(unique: unique, versions: versions, lists: sortedEntries, sorted: true)
     }
 
     /// The indexes whose entries are `lists` (each index's in order when `sorted`), each index's tables
     /// built on their own threads when there are large ones.
-    private init(unique: [Bool], versions: [ObjectID: UInt64], lists: [[IndexEntryKey]], sorted: Bool) {
+    private init(unique: [Bool], versions: PagedIDMap<UInt64>, lists: [[IndexEntryKey]], sorted: Bool) {
         let lists =
             sorted
             ? lists : concurrentMap(lists.count, parallel: lists.contains { $0.count > 10_000 }) { lists[$0].sorted() }
@@ -85,7 +84,7 @@ struct TypeIndexData: Sendable {
 
     /// The indexes of the objects whose versions are `versions`, each index already built (`parts`, in
     /// the order of `unique`).
-    init(unique: [Bool], versions: [ObjectID: UInt64], parts: [IndexPart]) {
+    init(unique: [Bool], versions: PagedIDMap<UInt64>, parts: [IndexPart]) {
         self.init(unique: unique, capacity: 0)
         self.versions = versions
         for (index, part) in parts.enumerated() {
@@ -103,13 +102,12 @@ struct TypeIndexData: Sendable {
     struct IndexPart: Sendable {
         /// Each object's keys, and the objects with absent or NaN keys.
         struct Objects: Sendable {
-            var singleKeys: [ObjectID: CompoundKey]
+            var singleKeys = PagedIDMap<CompoundKey>()
             var multipleKeys: [ObjectID: [CompoundKey]] = [:]
             var absent: Set<ObjectID> = []
             var holdsNaN: Set<ObjectID> = []
 
             init(_ list: [IndexEntryKey]) {
-                singleKeys = Dictionary(minimumCapacity: list.count)
                 for entry in list {
                     if let first = singleKeys.updateValue(entry.key, forKey: entry.id) {
                         singleKeys[entry.id] = nil
@@ -126,16 +124,21 @@ struct TypeIndexData: Sendable {
 
         /// A unique index's hash table, and the keys several objects hold.
         struct Holders: Sendable {
-            var holders: [CompoundKey: ObjectID]
+            var holders = UniqueHolders()
             var sharedKeys: Set<CompoundKey> = []
 
+            /// From the entries in order, where the entries of one key are together: the table holds the
+            /// first object of each key.
             init(_ list: [IndexEntryKey]) {
-                holders = Dictionary(minimumCapacity: list.count)
+                holders.reserveCapacity(list.count)
+                var last: IndexEntryKey?
                 for entry in list where !entry.key.isExemptFromUniqueness {
-                    if let holder = holders.updateValue(entry.id, forKey: entry.key), holder != entry.id {
-                        holders[entry.key] = holder
-                        sharedKeys.insert(entry.key)
+                    defer { last = entry }
+                    if let last, last.key == entry.key {
+                        if last.id != entry.id { sharedKeys.insert(entry.key) }
+                        continue
                     }
+                    holders.insert(entry.id, hash: UniqueHolders.hash(entry.key))
                 }
             }
         }
@@ -196,6 +199,18 @@ struct TypeIndexData: Sendable {
         return []
     }
 
+    /// Whether `id` holds `key` in index `index`.
+    private func holds(_ id: ObjectID, _ key: CompoundKey, _ index: Int) -> Bool {
+        if let single = singleKeys[index][id] { return single == key }
+        return !multipleKeys[index].isEmpty && multipleKeys[index][id]?.contains(key) == true
+    }
+
+    /// The object the unique index `index`'s table says holds `key` (nil when none does, or the index is not
+    /// unique).
+    private func tableHolder(of key: CompoundKey, in index: Int, hash: UInt64? = nil) -> ObjectID? {
+        holders[index]?.holder(hash: hash ?? UniqueHolders.hash(key)) { holds($0, key, index) }
+    }
+
     /// `id`'s keys in index `index`.
     func keys(of id: ObjectID, in index: Int) -> [CompoundKey] {
         if let key = singleKeys[index][id] { return [key] }
@@ -242,38 +257,44 @@ struct TypeIndexData: Sendable {
     }
 
     /// The ids of every object the indexes hold.
-    var objectIDs: Dictionary<ObjectID, UInt64>.Keys { versions.keys }
+    var objectIDs: [ObjectID] { versions.ids }
 
     private mutating func removeEntry(_ key: CompoundKey, _ id: ObjectID, _ index: Int) {
         entries[index].remove(IndexEntryKey(key: key, id: id))
         guard holders[index] != nil, !key.isExemptFromUniqueness else { return }
         // (`isEmpty` first: `contains` hashes the key even in an empty set.)
+        // By hash and id: `id`'s keys may be forgotten already.
+        let hash = UniqueHolders.hash(key)
+        holders[index]?.remove(id, hash: hash)
         if !sharedKeys[index].isEmpty && sharedKeys[index].contains(key) {
             let remaining = sortedIDs(withKey: key, in: index)
             if remaining.count <= 1 {
                 sharedKeys[index].remove(key)
-                holders[index]?[key] = remaining.first
+                // The table held `id` or the one remaining holder.
+                if let holder = remaining.first, tableHolder(of: key, in: index, hash: hash) == nil {
+                    holders[index]?.insert(holder, hash: hash)
+                }
             }
-        } else if holders[index]?[key] == id {
-            holders[index]?[key] = nil
         }
     }
 
-    /// Notes that `id` holds `key` in the unique index `index`.
+    /// Notes that `id` holds `key` in the unique index `index` (`id`'s keys are recorded already).
     private mutating func claim(_ key: CompoundKey, by id: ObjectID, in index: Int) {
         guard !key.isExemptFromUniqueness else { return }
-        if let holder = holders[index]?.updateValue(id, forKey: key), holder != id {
-            holders[index]?[key] = holder
-            sharedKeys[index].insert(key)
+        let hash = UniqueHolders.hash(key)
+        switch tableHolder(of: key, in: index, hash: hash) {
+        case nil: holders[index]?.insert(id, hash: hash)
+        case id: break
+        default: sharedKeys[index].insert(key)
         }
     }
 
     /// The ids holding `key` in index `index`.
     func ids(withKey key: CompoundKey, in index: Int) -> [ObjectID] {
-        if let holders = holders[index], !key.isExemptFromUniqueness,
+        if holders[index] != nil, !key.isExemptFromUniqueness,
             sharedKeys[index].isEmpty || !sharedKeys[index].contains(key)
         {
-            return holders[key].map { [$0] } ?? []
+            return tableHolder(of: key, in: index).map { [$0] } ?? []
         }
         return sortedIDs(withKey: key, in: index)
     }
@@ -282,9 +303,9 @@ struct TypeIndexData: Sendable {
     /// false) when the index is not unique, uniqueness does not apply to the key, or several objects hold it.
     func holder(of key: CompoundKey, in index: Int) -> (id: ObjectID?, exact: Bool) {
         guard !key.isExemptFromUniqueness, sharedKeys[index].isEmpty || !sharedKeys[index].contains(key),
-            let table = holders[index]
+            holders[index] != nil
         else { return (nil, false) }
-        return (table[key], true)
+        return (tableHolder(of: key, in: index), true)
     }
 
     /// The ids holding `key` in index `index`, from the ordered entries.
