@@ -196,7 +196,9 @@ struct EntryChunks: Sendable {
             self = other
             return
         }
-        let incoming = Array(other.chunks.joined())
+        var incoming: [IndexEntryKey] = []
+        incoming.reserveCapacity(other.count)
+        for chunk in other.chunks { incoming.append(contentsOf: chunk) }
         var taken = 0
         var newChunks: [[IndexEntryKey]] = []
         var newFences: [IndexEntryKey] = []

@@ -42,7 +42,7 @@ final class ObjectIndexes: Sendable {
         var puts: [Record]
         var removed: [ObjectID]
         /// The keys of puts that ``validate(_:)`` read for the unique check (the last put of each id).
-        var keys: [ObjectID: [[CompoundKey]]] = [:]
+        var keys = IDTable<[[CompoundKey]]>()
     }
 
     struct TypeState: Sendable {
@@ -86,7 +86,7 @@ final class ObjectIndexes: Sendable {
         var fileNotes: [String] = []
         /// The keys the last ``validate(_:)`` read, per indexed type, for the batch it checked: the
         /// engine calls `accepted` for that batch next (under the same lock), or validates another.
-        var validatedKeys: [Int: [ObjectID: [[CompoundKey]]]] = [:]
+        var validatedKeys: [Int: IDTable<[[CompoundKey]]>] = [:]
         /// How many operations the batch ``validatedKeys`` belong to has (a second check that `accepted`
         /// takes them for that batch).
         var validatedCount = 0
@@ -168,7 +168,7 @@ final class ObjectIndexes: Sendable {
                 var change = change
                 // Only keys read from this batch's own puts (each put of the type has its keys there).
                 var keyed = false
-                if let keys = validated[number], change.puts.allSatisfy({ keys[$0.id] != nil }) {
+                if let keys = validated[number], change.puts.allSatisfy({ keys.contains($0.id) }) {
                     change.keys = keys
                     keyed = true
                 }

@@ -10,7 +10,7 @@ struct UniqueCheck {
     /// the batch is accepted.
     /// - throws: ``ObjectStoreError`` `uniqueViolation` naming the object saved and the one holding the key.
     @discardableResult
-    func check(_ operations: [WriteBatch.Operation]) throws(ObjectStoreError) -> [ObjectID: [[CompoundKey]]] {
+    func check(_ operations: [WriteBatch.Operation]) throws(ObjectStoreError) -> IDTable<[[CompoundKey]]> {
         var reader = IndexKeyReader(definitions: type.definitions, aliases: type.aliases, catalog: keys)
         var puts: [Record] = []
         for operation in operations {
@@ -26,10 +26,9 @@ struct UniqueCheck {
         let unique = type.definitions.indices.filter { type.definitions[$0].isUnique }
         // Per unique index (in the order of `unique`), the object of the batch claiming each key.
         var claimed = unique.map { _ in [CompoundKey: ObjectID](minimumCapacity: puts.count) }
-        var read: [ObjectID: [[CompoundKey]]] = [:]
-        read.reserveCapacity(puts.count)
+        var read = IDTable<[[CompoundKey]]>(minimumCapacity: puts.count)
         // The last put of an id is the one that stays.
-        for record in puts.reversed() where read[record.id] == nil {
+        for record in puts.reversed() where !read.contains(record.id) {
             let keys = reader.keys(payload: record.payload, references: record.references)
             read[record.id] = keys
             for (position, index) in unique.enumerated() {
