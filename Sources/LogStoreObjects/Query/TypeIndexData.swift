@@ -138,7 +138,7 @@ struct TypeIndexData: Sendable {
                         if last.id != entry.id { sharedKeys.insert(entry.key) }
                         continue
                     }
-                    holders.insert(entry.id, hash: UniqueHolders.hash(entry.key))
+                    holders.insert(entry.id, key: entry.key, hash: UniqueHolders.hash(entry.key))
                 }
             }
         }
@@ -199,16 +199,10 @@ struct TypeIndexData: Sendable {
         return []
     }
 
-    /// Whether `id` holds `key` in index `index`.
-    private func holds(_ id: ObjectID, _ key: CompoundKey, _ index: Int) -> Bool {
-        if let single = singleKeys[index][id] { return single == key }
-        return !multipleKeys[index].isEmpty && multipleKeys[index][id]?.contains(key) == true
-    }
-
     /// The object the unique index `index`'s table says holds `key` (nil when none does, or the index is not
     /// unique).
     private func tableHolder(of key: CompoundKey, in index: Int, hash: UInt64? = nil) -> ObjectID? {
-        holders[index]?.holder(hash: hash ?? UniqueHolders.hash(key)) { holds($0, key, index) }
+        holders[index]?.holder(of: key, hash: hash ?? UniqueHolders.hash(key))
     }
 
     /// `id`'s keys in index `index`.
@@ -263,27 +257,26 @@ struct TypeIndexData: Sendable {
         entries[index].remove(IndexEntryKey(key: key, id: id))
         guard holders[index] != nil, !key.isExemptFromUniqueness else { return }
         // (`isEmpty` first: `contains` hashes the key even in an empty set.)
-        // By hash and id: `id`'s keys may be forgotten already.
         let hash = UniqueHolders.hash(key)
-        holders[index]?.remove(id, hash: hash)
+        holders[index]?.remove(id, key: key, hash: hash)
         if !sharedKeys[index].isEmpty && sharedKeys[index].contains(key) {
             let remaining = sortedIDs(withKey: key, in: index)
             if remaining.count <= 1 {
                 sharedKeys[index].remove(key)
                 // The table held `id` or the one remaining holder.
                 if let holder = remaining.first, tableHolder(of: key, in: index, hash: hash) == nil {
-                    holders[index]?.insert(holder, hash: hash)
+                    holders[index]?.insert(holder, key: key, hash: hash)
                 }
             }
         }
     }
 
-    /// Notes that `id` holds `key` in the unique index `index` (`id`'s keys are recorded already).
+    /// Notes that `id` holds `key` in the unique index `index`.
     private mutating func claim(_ key: CompoundKey, by id: ObjectID, in index: Int) {
         guard !key.isExemptFromUniqueness else { return }
         let hash = UniqueHolders.hash(key)
         switch tableHolder(of: key, in: index, hash: hash) {
-        case nil: holders[index]?.insert(id, hash: hash)
+        case nil: holders[index]?.insert(id, key: key, hash: hash)
         case id: break
         default: sharedKeys[index].insert(key)
         }

@@ -38,8 +38,8 @@ struct PagedIDMap<Value> {
         get {
             let (page, slot) = Self.position(id)
             if page < UInt64(dense.count) {
-                let values = dense[Int(page)]
-                return values.isEmpty ? nil : values[slot]
+                let index = Int(page)
+                return dense[index].isEmpty ? nil : dense[index][slot]
             }
             guard !sparse.isEmpty, let values = sparse[ObjectID(rawValue: page)] else { return nil }
             return values[slot]
