@@ -19,8 +19,10 @@ public struct IndexSummary: Sendable, Codable, Equatable {
     /// Objects whose record lacks a field of the index (stored before the field existed) or holds a value
     /// an index cannot order: every query through the index reads them.
     public var absent: Int
-    /// Memory the index takes in an object store that has built it, estimated: 56 bytes per entry (and 56
-    /// more for a unique index's hash table) and 56 per object, plus the bytes of string and byte keys.
+    /// Memory the index takes in an object store that has built it, estimated: 80 bytes per entry (the
+    /// ordered entry and the object's key), 96 more for a unique index's hash table (between 64 and 128 as
+    /// it fills and doubles), and 16 per object (its version), plus the bytes of string and byte keys
+    /// longer than 15 bytes (shorter ones are stored inline).
     public var estimatedMemoryBytes: Int
     /// For a unique index, keys that more than one object holds (at most 20), with the objects.
     public var duplicates: [String: [UInt64]]
@@ -60,10 +62,12 @@ extension IndexSummary {
                     let keys = reader.keys(payload: record.payload, references: record.references)[0]
                     summary.objects += 1
                     summary.entries += keys.count
-                    summary.estimatedMemoryBytes += 56 + keys.count * (entry.isUnique ? 112 : 56)
+                    summary.estimatedMemoryBytes += 16 + keys.count * (entry.isUnique ? 176 : 80)
                     for key in keys {
                         for value in key.values {
-                            if case .string(let text) = value { summary.estimatedMemoryBytes += text.utf8.count }
+                            if case .string(let text) = value, text.utf8.count > 15 {
+                                summary.estimatedMemoryBytes += text.utf8.count
+                            }
                             if case .bytes(let bytes) = value { summary.estimatedMemoryBytes += bytes.count }
                         }
                     }
