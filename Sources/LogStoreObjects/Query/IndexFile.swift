@@ -15,7 +15,7 @@ import LogStore
 /// name a version that a crash took back.
 enum IndexFile {
     static let magic: [UInt8] = Array("LSINDEX1".utf8)
-    static let formatVersion: UInt16 = 1
+    static let formatVersion: UInt16 = 2
     static let headerSize = 64
     static let fileExtension = "lsindex"
 
@@ -64,7 +64,7 @@ enum IndexFile {
     /// The bytes of a file holding `data`, exact at `sequence`.
     static func encode(_ data: TypeIndexData, sequence: UInt64, ties: Ties) -> [UInt8] {
         let entryCount = data.entries.reduce(0) { $0 + $1.count }
-        var writer = ByteWriter(capacity: headerSize + data.objectCount * 12 + entryCount * 24 + 8)
+        var writer = ByteWriter(capacity: headerSize + data.objectCount * 5 + entryCount * 14 + 8)
         writer.bytes.append(contentsOf: repeatElement(0, count: headerSize))
         // Each section starts with its length, so that a reader can read them on several threads.
         func section(_ body: (inout ByteWriter) -> Void) {
@@ -77,18 +77,28 @@ enum IndexFile {
             }
         }
         section { writer in
-            data.versions.forEachEntry { id, version in
-                writer.writeFixed64(id.rawValue)
+            // In increasing order of id, each as its distance from the one before.
+            var objects: [(id: UInt64, version: UInt64)] = []
+            objects.reserveCapacity(data.objectCount)
+            data.versions.forEachEntry { id, version in objects.append((id.rawValue, version)) }
+            if !objects.indices.dropFirst().allSatisfy({ objects[$0 - 1].id < objects[$0].id }) {
+                objects.sort { $0.id < $1.id }
+            }
+            var previous: UInt64 = 0
+            for (id, version) in objects {
+                writer.writeVarint(id - previous)
                 writer.writeVarint(version)
+                previous = id
             }
         }
         for index in 0..<ties.indexCount {
             section { writer in
                 let entries = data.entries[index]
                 writer.writeVarint(UInt64(entries.count))
+                var previous: [UInt8]?
                 entries.forEach(from: entries.startPosition, to: entries.endPosition) { entry in
-                    writer.writeFixed64(entry.id.rawValue)
-                    write(entry.key, to: &writer)
+                    writer.writeVarint(entry.id.rawValue)
+                    write(entry.key, after: &previous, to: &writer)
                     return true
                 }
             }
@@ -109,9 +119,36 @@ enum IndexFile {
         return writer.bytes
     }
 
-    private static func write(_ key: CompoundKey, to writer: inout ByteWriter) {
+    /// Writes `key`; a first field that is a string sharing at least two leading bytes with `previous` (the
+    /// previous entry's first field, when a string) is written as the length of what they share and the
+    /// rest. `previous` becomes the key's first field's bytes.
+    private static func write(_ key: CompoundKey, after previous: inout [UInt8]?, to writer: inout ByteWriter) {
         writer.writeVarint(UInt64(1 + key.rest.count))
-        write(key.first, to: &writer)
+        if case .string(var text) = key.first {
+            text.withUTF8 { utf8 in
+                var shared = 0
+                if let previous {
+                    let limit = min(previous.count, utf8.count)
+                    while shared < limit && previous[shared] == utf8[shared] { shared += 1 }
+                }
+                if shared >= 2 {
+                    writer.write(11)
+                    writer.writeVarint(UInt64(shared))
+                    writer.writeVarint(UInt64(utf8.count - shared))
+                    writer.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[shared...]))
+                } else {
+                    writer.write(7)
+                    writer.writeVarint(UInt64(utf8.count))
+                    writer.bytes.append(contentsOf: utf8)
+                }
+                if previous == nil { previous = [] }
+                previous?.removeAll(keepingCapacity: true)
+                previous?.append(contentsOf: utf8)
+            }
+        } else {
+            previous = nil
+            write(key.first, to: &writer)
+        }
         for value in key.rest { write(value, to: &writer) }
     }
 
@@ -199,8 +236,8 @@ enum IndexFile {
         guard field(56, UInt64.self) == UInt64(bytes.count - headerSize - 8) else {
             return .failure(Problem(reason: "body length does not match the file's size", offset: 56))
         }
-        // Each object takes at least 9 bytes (checked against its section below).
-        guard objectCount <= UInt64(bytes.count / 9) else {
+        // Each object takes at least 2 bytes (checked against its section below).
+        guard objectCount <= UInt64(bytes.count / 2) else {
             return .failure(Problem(reason: "object count \(objectCount) exceeds the file", offset: 48))
         }
         // The sections: the objects, then one per index, each after its length.
@@ -231,7 +268,7 @@ enum IndexFile {
         let read = concurrentMap(ranges.count) { number -> Section in
             do throws(Problem) {
                 if number == 0 {
-                    guard objectCount <= UInt64(ranges[0].count / 9) else {
+                    guard objectCount <= UInt64(ranges[0].count / 2) else {
                         throw Problem(reason: "object count \(objectCount) exceeds its section", offset: 48)
                     }
                     return .versions(try readVersions(bytes, ranges[0], count: Int(objectCount)))
@@ -277,11 +314,14 @@ enum IndexFile {
         reader.offset = range.lowerBound
         var versions = PagedIDMap<UInt64>()
         do throws(ObjectStoreError) {
-            for _ in 0..<count {
-                let id = ObjectID(rawValue: try reader.readFixed64())
-                guard versions.updateValue(try reader.readVarint(), forKey: id) == nil else {
-                    throw reader.corrupt("object \(id) listed twice")
-                }
+            var previous: UInt64 = 0
+            for number in 0..<count {
+                let distance = try reader.readVarint()
+                guard number == 0 || distance > 0 else { throw reader.corrupt("object \(previous) listed twice") }
+                let (id, overflow) = previous.addingReportingOverflow(distance)
+                guard !overflow else { throw reader.corrupt("object id beyond 2^64") }
+                versions.updateValue(try reader.readVarint(), forKey: ObjectID(rawValue: id))
+                previous = id
             }
             guard reader.offset == range.upperBound else { throw reader.corrupt("the objects' section is longer") }
         } catch {
@@ -296,15 +336,17 @@ enum IndexFile {
         reader.offset = range.lowerBound
         do throws(ObjectStoreError) {
             let count = try reader.readCount()
-            // Each entry takes at least 10 bytes (an id, a field count and a kind).
-            guard count <= (range.upperBound - reader.offset) / 10 else {
+            // Each entry takes at least 3 bytes (an id, a field count and a kind).
+            guard count <= (range.upperBound - reader.offset) / 3 else {
                 throw reader.corrupt("entry count \(count) exceeds the index's section")
             }
             var list: [IndexEntryKey] = []
             list.reserveCapacity(count)
+            // The previous entry's first field, when a string: a string that shares its start refers to it.
+            var previous: [UInt8]?
             for _ in 0..<count {
-                let id = ObjectID(rawValue: try reader.readFixed64())
-                let entry = IndexEntryKey(key: try readKey(&reader), id: id)
+                let id = ObjectID(rawValue: try reader.readVarint())
+                let entry = IndexEntryKey(key: try readKey(&reader, after: &previous), id: id)
                 if let last = list.last, !(last < entry) { throw reader.corrupt("entries out of order") }
                 list.append(entry)
             }
@@ -315,14 +357,59 @@ enum IndexFile {
         }
     }
 
-    private static func readKey(_ reader: inout ByteReader) throws(ObjectStoreError) -> CompoundKey {
+    private static func readKey(_ reader: inout ByteReader, after previous: inout [UInt8]?)
+        throws(ObjectStoreError) -> CompoundKey
+    {
         let count = try reader.readCount()
         guard count >= 1 else { throw reader.corrupt("a key with no field") }
-        let first = try readValue(&reader)
+        let first = try readFirstValue(&reader, after: &previous)
         guard count > 1 else { return CompoundKey(first) }
         var values = [first]
         for _ in 1..<count { values.append(try readValue(&reader)) }
         return CompoundKey(values)
+    }
+
+    /// A key's first field: a value, or a string sharing its start with `previous` (kind 11), which becomes
+    /// the field's bytes when it is a string.
+    private static func readFirstValue(_ reader: inout ByteReader, after previous: inout [UInt8]?)
+        throws(ObjectStoreError) -> IndexValue
+    {
+        let start = reader.offset
+        switch try reader.peekByte() {
+        case 7:
+            let value = try readValue(&reader)
+            if case .string(var text) = value {
+                text.withUTF8 { utf8 in
+                    if previous == nil { previous = [] }
+                    previous?.removeAll(keepingCapacity: true)
+                    previous?.append(contentsOf: utf8)
+                }
+            }
+            return value
+        case 11:
+            _ = try reader.readByte()
+            let shared = try reader.readCount()
+            let rest = try reader.readBytes(try reader.readCount())
+            guard var bytes = previous, shared >= 1, shared <= bytes.count else {
+                reader.offset = start
+                throw reader.corrupt("a string sharing \(shared) bytes with a previous key that has fewer or none")
+            }
+            previous = nil
+            bytes.removeSubrange(shared...)
+            bytes.append(contentsOf: rest)
+            // ASCII is UTF-8 as it is (the generic validation costs runtime lookups on every call).
+            let ascii = !bytes.contains { $0 >= 0x80 }
+            guard let text = ascii ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
+            else {
+                reader.offset = start
+                throw reader.corrupt("string is not UTF-8")
+            }
+            previous = bytes
+            return .string(text)
+        default:
+            previous = nil
+            return try readValue(&reader)
+        }
     }
 
     private static func readValue(_ reader: inout ByteReader) throws(ObjectStoreError) -> IndexValue {

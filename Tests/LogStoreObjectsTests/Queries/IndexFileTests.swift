@@ -269,6 +269,87 @@ final class ReindexedTicket: PersistentObject {
         #expect(contents.data.absent[0].count == 1)
     }
 
+    /// Strings that share their start with the previous entry's (written as the shared length and the
+    /// rest: ASCII codes, a shared part ending inside a multi-byte character, compound keys, a string after
+    /// a number), ids far apart (kept outside the dense pages) and ids in any order read back exactly, and
+    /// take fewer bytes than written in full.
+    @Test func sharedStartsAndIDsFarApartReadBack() throws {
+        let strings = (0..<300).map { String(format: "QT-%012d", $0 * 7) } + ["été", "étés", "éu", "é", "", "x"]
+        var objects: [(id: ObjectID, keys: TypeIndexData.ObjectKeys)] = []
+        for (number, text) in strings.enumerated() {
+            let id = number % 50 == 0 ? ObjectID(UInt64(1) << 50 + UInt64(number)) : ObjectID(UInt64(number + 1))
+            let compound =
+                number % 3 == 0 ? CompoundKey([.string(text), .int(Int64(number))]) : CompoundKey(.string(text))
+            objects.append(
+                (
+                    id,
+                    TypeIndexData.ObjectKeys(
+                        version: UInt64(number + 2), keys: [[compound], [CompoundKey(.double(Double(number)))]])
+                ))
+        }
+        objects.append((ObjectID(5_000), TypeIndexData.ObjectKeys(version: 1, keys: [[CompoundKey(.int(3))], []])))
+        let unique = [false, false]
+        let data = TypeIndexData(unique: unique, building: objects.shuffled())
+        let ties = IndexFile.Ties(storeID: Array(repeating: 1, count: 16), fingerprint: 1, indexCount: 2)
+        let bytes = IndexFile.encode(data, sequence: 9, ties: ties)
+        guard case .success(let contents) = IndexFile.decode(bytes, ties: ties, unique: unique) else {
+            Issue.record("the file does not read back")
+            return
+        }
+        for (id, keys) in objects {
+            for index in 0..<2 { #expect(contents.data.keys(of: id, in: index) == keys.keys[index], "object \(id)") }
+            #expect(contents.data.version(of: id) == keys.version)
+        }
+        #expect(contents.data.objectCount == objects.count)
+        // Written in full, each of the 300 codes would take at least 18 bytes (id, field count, kind, length,
+        // 15 bytes); sharing 12 or 13 bytes with the one before, about 8.
+        func length(at offset: Int) -> Int {
+            Int(
+                UInt64(
+                    littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }))
+        }
+        let firstIndexLength = length(at: IndexFile.headerSize + 8 + length(at: IndexFile.headerSize))
+        // The example of Format.md: after "QT-000000000007", "QT-000000000014" is one field, 13 shared bytes
+        // and "14".
+        let example: [UInt8] = [1, 11, 13, 2, 0x31, 0x34]
+        #expect(bytes.indices.contains { bytes[$0...].starts(with: example) })
+        #expect(firstIndexLength < 300 * 12, "\(firstIndexLength) bytes")
+    }
+
+    /// A string that claims more shared bytes than the previous key has, a shared start after a key that is
+    /// not a string, and an object listed twice are refused (with their checksums right).
+    @Test func malformedSharedStartsAndRepeatedObjectsAreRefused() throws {
+        let ties = IndexFile.Ties(storeID: Array(repeating: 1, count: 16), fingerprint: 1, indexCount: 1)
+        func file(objects: [UInt8], entries: [UInt8], objectCount: UInt64) -> [UInt8] {
+            var bytes = Array(IndexFile.magic)
+            bytes += [2, 0, 0, 0, 1, 0, 0, 0] + Array(repeating: 1, count: 16)
+            for field: UInt64 in [1, 9, objectCount, UInt64(16 + objects.count + entries.count)] {
+                withUnsafeBytes(of: field.littleEndian) { bytes += $0 }
+            }
+            for section in [objects, entries] {
+                withUnsafeBytes(of: UInt64(section.count).littleEndian) { bytes += $0 }
+                bytes += section
+            }
+            let sum = bytes.withUnsafeBytes { XXH3_64bits($0.baseAddress, $0.count) }
+            withUnsafeBytes(of: sum.littleEndian) { bytes += $0 }
+            return bytes
+        }
+        func problem(_ bytes: [UInt8]) -> String? {
+            guard case .failure(let problem) = IndexFile.decode(bytes, ties: ties, unique: [false]) else { return nil }
+            return problem.reason
+        }
+        let twoObjects: [UInt8] = [1, 3, 1, 3]
+        // Entries: count 2; id 1, one field, "ab"; id 2, one field, sharing 2 bytes, then "c".
+        let sound = file(objects: twoObjects, entries: [2, 1, 1, 7, 2, 97, 98, 2, 1, 11, 2, 1, 99], objectCount: 2)
+        #expect(problem(sound) == nil)
+        let tooMany = file(objects: twoObjects, entries: [2, 1, 1, 7, 2, 97, 98, 2, 1, 11, 3, 1, 99], objectCount: 2)
+        #expect(problem(tooMany)?.contains("sharing 3 bytes") == true)
+        let afterNumber = file(objects: twoObjects, entries: [2, 1, 1, 4, 2, 2, 1, 11, 1, 1, 99], objectCount: 2)
+        #expect(problem(afterNumber)?.contains("sharing 1 bytes") == true)
+        let twice = file(objects: [1, 3, 0, 3], entries: [1, 1, 1, 4, 2], objectCount: 2)
+        #expect(problem(twice)?.contains("listed twice") == true)
+    }
+
     @Test func removingTheIndexesRemovesTheirFile() throws {
         let directory = TemporaryStore("index-file-removed")
         try withObjects(directory, types: queryTypes) { objects in try insertTickets(objects, 0..<50) }
