@@ -149,10 +149,13 @@ final class ObjectIndexes: Sendable {
                 for number in numbers(forTag: record.typeTag) where records(number) {
                     deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].puts.append(record)
                 }
-                // An id that changed type leaves the index of the type it had.
+                // An id that changed type leaves the index of the type it had. While a scan holds a type's
+                // data, any id may be in it: the removal is queued (removing an id the index lacks changes
+                // nothing).
                 for number in state.types.indices
                 where !types[number].tags.contains(record.typeTag)
-                    && state.types[number].data?.version(of: record.id) != nil && records(number)
+                    && (state.types[number].data == nil || state.types[number].data?.version(of: record.id) != nil)
+                    && records(number)
                 {
                     deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].removed.append(
                         record.id)
