@@ -47,7 +47,9 @@ public struct QueryPlan: Sendable, CustomStringConvertible {
     /// Through which index, or nil for a scan of every object of the class.
     public let index: String?
     /// The conditions the index answers, in words (`dueDate < 2026-11-25…`).
-    public let conditions: [String]
+    public var conditions: [String] { answered.map(\.text) }
+    /// The conditions the index answers (put in words only when asked: a query does not pay for it).
+    let answered: [QueryPlanner.Condition]
     /// Whether the results come in the index's order, so that no sort is needed and a limit stops early.
     public let usesIndexOrder: Bool
     /// How many objects the plan reads and tests (candidates from the index, or every object scanned).

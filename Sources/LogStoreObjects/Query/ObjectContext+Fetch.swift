@@ -87,7 +87,7 @@ extension ObjectContext {
             }
             if !deleted.isEmpty { ids.removeAll { deleted.contains($0) } }
             let plan = QueryPlan(
-                index: definition.name, conditions: choice.described, usesIndexOrder: ordered, candidates: ids.count)
+                index: definition.name, answered: choice.described, usesIndexOrder: ordered, candidates: ids.count)
             return Candidates(ids: ids, plan: plan, exact: exact, ordered: ordered)
         }
         var ids: [ObjectID] = []
@@ -96,7 +96,7 @@ extension ObjectContext {
         ids += held.filter { !stored.contains($0) }
         ids.sort()
         if !deleted.isEmpty { ids.removeAll { deleted.contains($0) } }
-        let plan = QueryPlan(index: nil, conditions: [], usesIndexOrder: false, candidates: ids.count)
+        let plan = QueryPlan(index: nil, answered: [], usesIndexOrder: false, candidates: ids.count)
         return Candidates(ids: ids, plan: plan, exact: descriptor.predicate == nil, ordered: descriptor.sortBy.isEmpty)
     }
 

@@ -29,6 +29,8 @@ final class ObjectIndexes: Sendable {
     /// The indexed types whose objects include those carrying a tag: a class with indexes of its own and
     /// each superclass with indexes (a subclass object is in its superclass's indexes too).
     private let typesByTag: [UInt32: [Int]]
+    /// For each tag of ``typesByTag``, the number of the most specific of its types (the fewest tags).
+    private let mostSpecificByTag: [UInt32: Int]
     let store: Store
     private let catalog: KeyCatalog
     let state: ConditionLock<State>
@@ -95,10 +97,14 @@ final class ObjectIndexes: Sendable {
     init(registry: TypeRegistry, relationships: RelationshipTable, store: Store, catalog: KeyCatalog)
         throws(ObjectStoreError)
     {
-        types = try IndexedType.all(in: registry, relationships: relationships)
+        let all = try IndexedType.all(in: registry, relationships: relationships)
+        types = all
         var byTag: [UInt32: [Int]] = [:]
-        for type in types { for tag in type.tags { byTag[tag, default: []].append(type.number) } }
+        for type in all { for tag in type.tags { byTag[tag, default: []].append(type.number) } }
         typesByTag = byTag
+        mostSpecificByTag = byTag.compactMapValues { numbers in
+            numbers.min { all[$0].tags.count < all[$1].tags.count }
+        }
         self.store = store
         self.catalog = catalog
         state = ConditionLock(State(lastAccepted: 0, types: Array(repeating: TypeState(), count: types.count)))
@@ -114,7 +120,7 @@ final class ObjectIndexes: Sendable {
     /// The most specific indexed type whose objects include those carrying `tag`: the class's own
     /// indexes, or else those of its nearest superclass with indexes (its set of tags is the smallest).
     func indexedType(forTag tag: UInt32) -> IndexedType? {
-        typesByTag[tag]?.map { types[$0] }.min { $0.tags.count < $1.tags.count }
+        mostSpecificByTag[tag].map { types[$0] }
     }
 
     /// The numbers of the indexed types that objects carrying `tag` belong to (empty when none).

@@ -5,6 +5,22 @@ import LogStore
 /// best (equalities on leading fields, then a range or prefix on the next), or the index that gives the
 /// requested order when there is a limit, or a scan.
 struct QueryPlanner {
+    /// A condition an index answers: its field, its comparison (`==`, `<`, `<=`, `>`, `>=`, `starts with`)
+    /// and the value compared with.
+    struct Condition: Sendable {
+        let field: String
+        let comparison: String
+        let value: IndexValue
+
+        /// `due < 2026-…`, or `code starts with "QT-"`.
+        var text: String {
+            if case .string(let prefix) = value, comparison == "starts with" {
+                return "\(field) starts with \"\(prefix)\""
+            }
+            return "\(field) \(comparison) \(value)"
+        }
+    }
+
     /// A chosen index and what to read of it.
     struct IndexChoice {
         let index: Int
@@ -14,8 +30,8 @@ struct QueryPlanner {
         var lower: (value: IndexValue, inclusive: Bool)?
         var upper: (value: IndexValue, inclusive: Bool)?
         var prefix: String?
-        /// Conditions the choice answers (in words), and how many of the predicate's.
-        var described: [String] = []
+        /// Conditions the choice answers, and how many of the predicate's.
+        var described: [Condition] = []
         var consumed = 0
         /// Whether the index order is the requested order (and in which direction).
         var ordered = false
@@ -38,7 +54,8 @@ struct QueryPlanner {
                 guard !here.isEmpty else { break }
                 if let equal = here.first(where: { $0.op == .equal }) {
                     choice.equalities.append(equal.value)
-                    choice.described.append("\(definition.fields[fieldIndex]) == \(equal.value)")
+                    choice.described.append(
+                        Condition(field: definition.fields[fieldIndex], comparison: "==", value: equal.value))
                     choice.consumed += here.count == 1 ? 1 : 0
                     fieldIndex += 1
                     continue
@@ -50,16 +67,22 @@ struct QueryPlanner {
                         if choice.upper.map({ condition.value < $0.value }) ?? true {
                             choice.upper = (condition.value, condition.op == .lessOrEqual)
                         }
-                        choice.described.append("\(field) \(condition.op == .less ? "<" : "<=") \(condition.value)")
+                        choice.described.append(
+                            Condition(
+                                field: field, comparison: condition.op == .less ? "<" : "<=", value: condition.value))
                     case .greater, .greaterOrEqual:
                         if choice.lower.map({ $0.value < condition.value }) ?? true {
                             choice.lower = (condition.value, condition.op == .greaterOrEqual)
                         }
-                        choice.described.append("\(field) \(condition.op == .greater ? ">" : ">=") \(condition.value)")
+                        choice.described.append(
+                            Condition(
+                                field: field, comparison: condition.op == .greater ? ">" : ">=", value: condition.value)
+                        )
                     case .prefix:
                         if case .string(let text) = condition.value, choice.prefix == nil {
                             choice.prefix = text
-                            choice.described.append("\(field) starts with \"\(text)\"")
+                            choice.described.append(
+                                Condition(field: field, comparison: "starts with", value: .string(text)))
                         }
                     case .equal: break
                     }
