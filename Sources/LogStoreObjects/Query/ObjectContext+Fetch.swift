@@ -62,7 +62,7 @@ extension ObjectContext {
         let analysis = PredicateAnalysis(descriptor.predicate)
         if let indexed = objectStore.indexes.indexedType(of: T.self, registry: registry),
             let choice = QueryPlanner(definitions: indexed.definitions).choose(
-                analysis, sortBy: descriptor.sortBy, limited: descriptor.fetchLimit != nil),
+                analysis, sort: QueryPlanner.SingleSort(descriptor.sortBy), limited: descriptor.fetchLimit != nil),
             let indexView = try objectStore.indexes.view(of: indexed, at: view)
         {
             var ids = QueryPlanner.ids(choice, in: indexView.data)

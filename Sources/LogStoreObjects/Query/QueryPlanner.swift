@@ -42,7 +42,20 @@ struct QueryPlanner {
 
     let definitions: [ResolvedIndex]
 
-    func choose<T>(_ analysis: PredicateAnalysis, sortBy: [SortDescriptor<T>], limited: Bool) -> IndexChoice? {
+    /// A query's order when it is one key path (an index can give it); nil otherwise.
+    struct SingleSort {
+        let keyPath: AnyKeyPath
+        let reverse: Bool
+
+        /// Read once per query, so that choosing is not generic (a generic call instantiates type metadata).
+        init?<T>(_ sortBy: [SortDescriptor<T>]) {
+            guard sortBy.count == 1, let sort = sortBy.first, let keyPath = sort.keyPath else { return nil }
+            self.keyPath = keyPath
+            reverse = sort.order == .reverse
+        }
+    }
+
+    func choose(_ analysis: PredicateAnalysis, sort: SingleSort?, limited: Bool) -> IndexChoice? {
         var best: IndexChoice?
         for (number, definition) in definitions.enumerated() {
             var choice = IndexChoice(index: number)
@@ -50,9 +63,14 @@ struct QueryPlanner {
             var fieldIndex = 0
             while fieldIndex < definition.keyPaths.count {
                 let keyPath = definition.keyPaths[fieldIndex]
-                let here = analysis.conditions.filter { $0.keyPath == keyPath }
+                var here: [FieldCondition] = []
+                var equal: FieldCondition?
+                for condition in analysis.conditions where condition.keyPath == keyPath {
+                    here.append(condition)
+                    if equal == nil, condition.op == .equal { equal = condition }
+                }
                 guard !here.isEmpty else { break }
-                if let equal = here.first(where: { $0.op == .equal }) {
+                if let equal {
                     choice.equalities.append(equal.value)
                     choice.described.append(
                         Condition(field: definition.fields[fieldIndex], comparison: "==", value: equal.value))
@@ -92,13 +110,13 @@ struct QueryPlanner {
                 break
             }
             // The index gives the requested order when its first field not compared with `==` is the sort's.
-            if let sort = sortBy.first, sortBy.count == 1, let keyPath = sort.keyPath, choice.prefix == nil,
+            if let sort, choice.prefix == nil,
                 choice.equalities.count < definition.keyPaths.count,
-                definition.keyPaths[choice.equalities.count] == keyPath,
-                Self.ordersLikeSortDescriptors(type(of: keyPath).valueType)
+                definition.keyPaths[choice.equalities.count] == sort.keyPath,
+                Self.ordersLikeSortDescriptors(type(of: sort.keyPath).valueType)
             {
                 choice.ordered = true
-                choice.reverse = sort.order == .reverse
+                choice.reverse = sort.reverse
             }
             let usable = !choice.described.isEmpty || (choice.ordered && limited)
             guard usable else { continue }
