@@ -80,6 +80,26 @@ import Testing
         #expect(map[ObjectID(1 << 50)] == 7)
     }
 
+    /// Ids interleaved with other classes' (one in every 16, then one in every 64) fill pages partly: each
+    /// page holds only its values, and removing every other value keeps the rest in place.
+    @Test func partlyFilledPagesHoldTheirValues() {
+        var map = PagedIDMap<Int>()
+        for id in stride(from: UInt64(3), to: 64_000, by: 16) { map[ObjectID(id)] = Int(id) }
+        for id in stride(from: UInt64(64_005), to: 640_000, by: 64) { map[ObjectID(id)] = Int(id) }
+        #expect(map.count == 4_000 + 9_000 && map.pagesInUse == 1_000 + 9_000)
+        for id in stride(from: UInt64(3), to: 64_000, by: 32) {
+            #expect(map.removeValue(forKey: ObjectID(id)) == Int(id))
+        }
+        for id in stride(from: UInt64(19), to: 64_000, by: 32) { #expect(map[ObjectID(id)] == Int(id)) }
+        #expect(map[ObjectID(4)] == nil && map[ObjectID(64_006)] == nil && map[ObjectID(64_005)] == 64_005)
+        var previous: ObjectID?
+        map.forEachEntry { id, value in
+            #expect(value == Int(id.rawValue))
+            if let previous { #expect(previous < id, "in id order") }
+            previous = id
+        }
+    }
+
     /// A copy keeps its values while the original changes, and the other way round.
     @Test func copiesAreIndependent() {
         var original = PagedIDMap<String>()

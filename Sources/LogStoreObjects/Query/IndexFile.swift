@@ -344,9 +344,12 @@ enum IndexFile {
             list.reserveCapacity(count)
             // The previous entry's first field, when a string: a string that shares its start refers to it.
             var previous: [UInt8]?
+            // Shared starts let a few bytes stand for a long string: the bytes they rebuild are bounded, so
+            // that a small file cannot take the memory of a huge one.
+            var sharedBudget = 64 * range.count + (64 << 20)
             for _ in 0..<count {
                 let id = ObjectID(rawValue: try reader.readVarint())
-                let entry = IndexEntryKey(key: try readKey(&reader, after: &previous), id: id)
+                let entry = IndexEntryKey(key: try readKey(&reader, after: &previous, budget: &sharedBudget), id: id)
                 if let last = list.last, !(last < entry) { throw reader.corrupt("entries out of order") }
                 list.append(entry)
             }
@@ -357,12 +360,12 @@ enum IndexFile {
         }
     }
 
-    private static func readKey(_ reader: inout ByteReader, after previous: inout [UInt8]?)
+    private static func readKey(_ reader: inout ByteReader, after previous: inout [UInt8]?, budget: inout Int)
         throws(ObjectStoreError) -> CompoundKey
     {
         let count = try reader.readCount()
         guard count >= 1 else { throw reader.corrupt("a key with no field") }
-        let first = try readFirstValue(&reader, after: &previous)
+        let first = try readFirstValue(&reader, after: &previous, budget: &budget)
         guard count > 1 else { return CompoundKey(first) }
         var values = [first]
         for _ in 1..<count { values.append(try readValue(&reader)) }
@@ -370,8 +373,8 @@ enum IndexFile {
     }
 
     /// A key's first field: a value, or a string sharing its start with `previous` (kind 11), which becomes
-    /// the field's bytes when it is a string.
-    private static func readFirstValue(_ reader: inout ByteReader, after previous: inout [UInt8]?)
+    /// the field's bytes when it is a string. The shared bytes are taken from `budget`.
+    private static func readFirstValue(_ reader: inout ByteReader, after previous: inout [UInt8]?, budget: inout Int)
         throws(ObjectStoreError) -> IndexValue
     {
         let start = reader.offset
@@ -393,6 +396,11 @@ enum IndexFile {
             guard var bytes = previous, shared >= 1, shared <= bytes.count else {
                 reader.offset = start
                 throw reader.corrupt("a string sharing \(shared) bytes with a previous key that has fewer or none")
+            }
+            budget -= shared
+            guard budget >= 0 else {
+                reader.offset = start
+                throw reader.corrupt("shared string starts rebuild more bytes than the file can account for")
             }
             previous = nil
             bytes.removeSubrange(shared...)

@@ -245,8 +245,8 @@ final class ObjectIndexes: Sendable {
                 changed.append(record.id)
             }
             for id in delta.removed {
-                data.remove(id)
-                changed.append(id)
+                // A removal queued for an id the indexes do not hold changes nothing and is not history.
+                if data.remove(id) { changed.append(id) }
             }
             typeState.history.append((delta.sequence, changed))
             typeState.historyCount += changed.count

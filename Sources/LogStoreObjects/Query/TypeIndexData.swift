@@ -240,14 +240,16 @@ struct TypeIndexData: Sendable {
         }
     }
 
-    /// Forgets `id` (deleted or freed).
-    mutating func remove(_ id: ObjectID) {
-        guard versions.removeValue(forKey: id) != nil else { return }
+    /// Forgets `id` (deleted or freed); false when the indexes do not hold it.
+    @discardableResult
+    mutating func remove(_ id: ObjectID) -> Bool {
+        guard versions.removeValue(forKey: id) != nil else { return false }
         for index in entries.indices {
             for key in takeKeys(of: id, in: index) { removeEntry(key, id, index) }
             if !absent[index].isEmpty { absent[index].remove(id) }
             if !holdsNaN[index].isEmpty { holdsNaN[index].remove(id) }
         }
+        return true
     }
 
     /// The ids of every object the indexes hold.

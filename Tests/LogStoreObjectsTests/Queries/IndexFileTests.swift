@@ -348,6 +348,34 @@ final class ReindexedTicket: PersistentObject {
         #expect(problem(afterNumber)?.contains("sharing 1 bytes") == true)
         let twice = file(objects: [1, 3, 0, 3], entries: [1, 1, 1, 4, 2], objectCount: 2)
         #expect(problem(twice)?.contains("listed twice") == true)
+        // A step past 2^64 − 1: ids 1, then 1 + (2^64 − 1).
+        let beyond = file(
+            objects: [1, 3] + Array(repeating: 0xFF, count: 9) + [0x01, 3], entries: [1, 1, 1, 4, 2], objectCount: 2)
+        #expect(problem(beyond)?.contains("beyond 2^64") == true)
+        // "é" is C3 A9: sharing only its first byte, then "x", is not UTF-8.
+        let split = file(
+            objects: twoObjects, entries: [2, 1, 1, 7, 2, 0xC3, 0xA9, 2, 1, 11, 1, 1, 120], objectCount: 2)
+        #expect(problem(split)?.contains("not UTF-8") == true)
+        // A shared start is only a key's first field.
+        let second = file(
+            objects: twoObjects, entries: [2, 1, 1, 7, 2, 97, 98, 2, 2, 7, 1, 97, 11, 1, 0], objectCount: 2)
+        #expect(problem(second)?.contains("unknown key kind 11") == true)
+        // Entries that each rebuild a 1 MiB string from a few bytes (objects 1 to 255, one key each, all of
+        // it shared): refused before they take the memory of a far larger file.
+        func varint(_ value: Int) -> [UInt8] {
+            var value = value
+            var bytes: [UInt8] = []
+            while value >= 0x80 {
+                bytes.append(UInt8(value & 0x7F) | 0x80)
+                value >>= 7
+            }
+            return bytes + [UInt8(value)]
+        }
+        var entries = varint(255) + [1, 1, 7] + varint(1 << 20) + [UInt8](repeating: 97, count: 1 << 20)
+        for id in 2...255 { entries += varint(id) + [1, 11] + varint(1 << 20) + [0] }
+        let amplified = file(
+            objects: Array([[UInt8]](repeating: [1, 3], count: 255).joined()), entries: entries, objectCount: 255)
+        #expect(problem(amplified)?.contains("rebuild more bytes") == true)
     }
 
     @Test func removingTheIndexesRemovesTheirFile() throws {
