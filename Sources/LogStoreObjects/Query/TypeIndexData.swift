@@ -41,7 +41,7 @@ struct TypeIndexData: Sendable {
     private(set) var sharedKeys: [Set<CompoundKey>]
 
     /// Empty indexes, `unique` telling, per index, whether it is unique.
-    private init(unique: [Bool], capacity: Int) {
+    private init(unique: [Bool]) {
         let indexCount = unique.count
         entries = []
         singleKeys = Array(repeating: PagedIDMap(), count: indexCount)
@@ -85,7 +85,7 @@ struct TypeIndexData: Sendable {
     /// The indexes of the objects whose versions are `versions`, each index already built (`parts`, in
     /// the order of `unique`).
     init(unique: [Bool], versions: PagedIDMap<UInt64>, parts: [IndexPart]) {
-        self.init(unique: unique, capacity: 0)
+        self.init(unique: unique)
         self.versions = versions
         for (index, part) in parts.enumerated() {
             entries.append(part.entries)
@@ -258,9 +258,9 @@ struct TypeIndexData: Sendable {
     private mutating func removeEntry(_ key: CompoundKey, _ id: ObjectID, _ index: Int) {
         entries[index].remove(IndexEntryKey(key: key, id: id))
         guard holders[index] != nil, !key.isExemptFromUniqueness else { return }
-        // (`isEmpty` first: `contains` hashes the key even in an empty set.)
         let hash = UniqueHolders.hash(key)
         holders[index]?.remove(id, key: key, hash: hash)
+        // (`isEmpty` first: `contains` hashes the key even in an empty set.)
         if !sharedKeys[index].isEmpty && sharedKeys[index].contains(key) {
             let remaining = sortedIDs(withKey: key, in: index)
             if remaining.count <= 1 {
