@@ -1,4 +1,6 @@
+import Foundation
 import LogStore
+import LogStoreExamples
 import Testing
 
 @testable import LogStoreObjects
@@ -45,6 +47,77 @@ import Testing
         }
         #expect(Set(table.entries.map(\.0)) == Set(model.keys))
         #expect(table.entries.allSatisfy { id, slot in slot.id == id })
+    }
+
+    /// Random inserts, replacements, removals, copies and filters agree with a `Dictionary` after every
+    /// step, with ids scattered one per page number (a query's results: each held alone, without a page),
+    /// neighbours that turn a lone slot into a page, and far-apart ids. The seed is printed; set
+    /// `LOGSTORE_SEED` to replay one.
+    @Test func loneSlotsAndPagesAgreeWithADictionary() {
+        let seed =
+            ProcessInfo.processInfo.environment["LOGSTORE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...1 << 40)
+        print("SlotTableTests seed \(seed) (replay with LOGSTORE_SEED=\(seed))")
+        var random = SplitMix64(seed: seed)
+        var table = SlotTable()
+        var model: [ObjectID: ObjectSlot] = [:]
+        var copies: [(SlotTable, [ObjectID: ObjectSlot])] = []
+        func randomID() -> UInt64 {
+            switch random.next() % 8 {
+            case 0: [0, 15, 16, 17, UInt64.max][Int(random.next() % 5)]
+            case 1: 1 << 40 + random.next() % 64
+            case 2, 3: random.next() % 2_000  // neighbours: shared page numbers
+            default: (random.next() % 50_000) * 16 + random.next() % 16  // one per page number, mostly
+            }
+        }
+        func check(_ table: SlotTable, _ model: [ObjectID: ObjectSlot], _ context: String) {
+            #expect(table.count == model.count, "\(context)")
+            for (id, value) in model { #expect(table[id] === value, "\(context), id \(id)") }
+            #expect(Set(table.entries.map(\.0)) == Set(model.keys), "\(context)")
+        }
+        for step in 0..<30_000 {
+            let id = ObjectID(randomID())
+            switch random.next() % 10 {
+            case 0...4:
+                let value = slot(id.rawValue)
+                table[id] = value
+                model[id] = value
+            case 5, 6:
+                table[id] = nil
+                model[id] = nil
+            case 7:
+                if copies.count < 4 { copies.append((table, model)) }
+            default:
+                #expect(table[id] === model[id], "step \(step), id \(id), seed \(seed)")
+            }
+            #expect(table.count == model.count, "step \(step), seed \(seed)")
+            if step % 4_999 == 0 {
+                let modulus = UInt64(2 + random.next() % 3)
+                table.filter { $0.id.rawValue % modulus != 0 }
+                model = model.filter { $0.key.rawValue % modulus != 0 }
+                check(table, model, "after a filter, step \(step), seed \(seed)")
+            }
+        }
+        check(table, model, "end, seed \(seed)")
+        // Copies taken along the way still hold what they held, whatever the original did since.
+        for (index, (copy, expected)) in copies.enumerated() { check(copy, expected, "copy \(index), seed \(seed)") }
+        for id in Array(model.keys) { table[id] = nil }
+        #expect(table.count == 0 && table.entries.isEmpty)
+    }
+
+    /// A lone slot becomes a page when a neighbour arrives, and a copy taken before keeps the lone slot.
+    @Test func aLoneSlotBecomesAPageWithItsNeighbour() {
+        var table = SlotTable()
+        let first = slot(160_001)
+        table[ObjectID(160_001)] = first
+        let copy = table
+        let neighbour = slot(160_002)
+        table[ObjectID(160_002)] = neighbour
+        #expect(table[ObjectID(160_001)] === first && table[ObjectID(160_002)] === neighbour)
+        #expect(table[ObjectID(160_003)] == nil && table.count == 2)
+        #expect(copy[ObjectID(160_001)] === first && copy[ObjectID(160_002)] == nil && copy.count == 1)
+        table[ObjectID(160_001)] = nil
+        table[ObjectID(160_002)] = nil
+        #expect(table.count == 0 && table[ObjectID(160_002)] == nil)
     }
 
     /// Filtering keeps exactly the chosen slots, and the table keeps working afterwards.

@@ -80,7 +80,11 @@ package struct CompressionDictionaries: Sendable {
 
     package init() {}
 
-    package subscript(id: UInt32) -> CompressionDictionary? { byID[id] }
+    /// The dictionary `id` (most frames name the newest: found without hashing).
+    package subscript(id: UInt32) -> CompressionDictionary? {
+        if let newest, newest.id == id { return newest }
+        return byID[id]
+    }
 
     /// Every dictionary, in increasing id order.
     package var all: [CompressionDictionary] { byID.values.sorted { $0.id < $1.id } }

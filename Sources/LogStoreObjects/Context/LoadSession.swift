@@ -52,9 +52,17 @@ final class LoadSession: ContextConfined<LoadSessionState> {
             if let object = slot.object { return object }
             if slot.isLoading { return nil }
         }
-        var stack: [Pending] = []
         guard let first = try read(id, context) else { return nil }
-        stack.append(first)
+        // Most records load nothing eagerly: decoded at once, without a stack.
+        if first.eagerCount == 0 {
+            do {
+                return try decode(first, in: context)
+            } catch  where error.code == .cyclicReference {
+                try decodePostponed([(first, error)], in: context)
+                return context.cache.slot(id)?.object
+            }
+        }
+        var stack = [first]
         // Objects whose plain field referred to an object still being loaded (a cycle): decoded again once
         // the stack has unwound, when that object exists (its wrapper fields wait for these in fix-ups).
         var postponed: [(Pending, ObjectStoreError)] = []
@@ -74,6 +82,16 @@ final class LoadSession: ContextConfined<LoadSessionState> {
                 postponed.append((pending, error))
             }
         }
+        try decodePostponed(postponed, in: context)
+        return context.cache.slot(id)?.object
+    }
+
+    /// Decodes the records whose plain fields referred to objects still being loaded, again and again while
+    /// each round decodes one more; throws the first one's error when a round decodes none.
+    private func decodePostponed(_ postponed: [(Pending, ObjectStoreError)], in context: ObjectContext)
+        throws(ObjectStoreError)
+    {
+        var postponed = postponed
         while !postponed.isEmpty {
             var stillWaiting: [(Pending, ObjectStoreError)] = []
             for (pending, _) in postponed {
@@ -86,7 +104,6 @@ final class LoadSession: ContextConfined<LoadSessionState> {
             if stillWaiting.count == postponed.count, let (_, error) = stillWaiting.first { throw error }
             postponed = stillWaiting
         }
-        return context.cache.slot(id)?.object
     }
 
     /// Reads `id`'s record and marks it in progress; nil when it is not live.

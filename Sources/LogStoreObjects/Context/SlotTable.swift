@@ -4,18 +4,20 @@ import LogStore
 ///
 /// Ids are handed out densely and a graph is mostly stored together, so a loaded graph fills whole
 /// pages: 8 bytes per object plus a page header per 16, against ~40 bytes and a hash per lookup for a
-/// `Dictionary` (which was a tenth of a cold load). A context that loads objects scattered over a big
-/// store (a query's results) pays one 160-byte page each. Page numbers far beyond the dense table (ids
-/// far apart) go to an ``IDTable``, so no id can make the table grow out of proportion to the pages in use.
+/// `Dictionary` (which was a tenth of a cold load). A page number that holds one slot only (a query's
+/// results scattered over a big store) holds that slot itself, not a page: a page is made when a second
+/// id of the same page number arrives. Page numbers far beyond the dense table (ids far apart) go to an
+/// ``IDTable``, so no id can make the table grow out of proportion to the pages in use.
 struct SlotTable {
     private static let pageShift = 4
     private static let pageSize = 1 << pageShift
 
-    /// Pages for page numbers below `dense.count`; nil is a page not allocated.
-    private var dense: [SlotPage?] = []
+    /// By page number below `dense.count`: nil, a ``SlotPage``, or the one ``ObjectSlot`` of that page
+    /// number (its id tells which of the page's positions it holds).
+    private var dense: [AnyObject?] = []
     /// Pages whose number is too far beyond the dense table to grow it.
     private var sparse = IDTable<SlotPage>()
-    /// Pages allocated, dense and sparse.
+    /// Page numbers in use (pages and lone slots), dense and sparse.
     private var pagesInUse = 0
     /// Slots held.
     private(set) var count = 0
@@ -27,27 +29,30 @@ struct SlotTable {
         )
     }
 
+    /// The slot at `slot` of a dense entry.
+    private static func slot(_ entry: AnyObject, at slot: Int, id: ObjectID) -> ObjectSlot? {
+        if type(of: entry) == ObjectSlot.self {
+            let lone = unsafeDowncast(entry, to: ObjectSlot.self)
+            return lone.id == id ? lone : nil
+        }
+        return unsafeDowncast(entry, to: SlotPage.self)[slot]
+    }
+
     /// The slot of `id`; setting nil removes it.
     subscript(id: ObjectID) -> ObjectSlot? {
         get {
             let (page, slot) = Self.position(id)
-            if page >= 0, page < dense.count { return dense[page]?[slot] }
+            if page >= 0, page < dense.count {
+                guard let entry = dense[page] else { return nil }
+                return Self.slot(entry, at: slot, id: id)
+            }
             guard !sparse.isEmpty else { return nil }
             return sparse[ObjectID(UInt64(page))]?[slot]
         }
         set {
             let (page, slot) = Self.position(id)
             if page >= 0, page < dense.count || (newValue != nil && growDense(toInclude: page)) {
-                if dense[page] == nil {
-                    guard newValue != nil else { return }
-                    dense[page] = SlotPage.make(size: Self.pageSize)
-                    pagesInUse += 1
-                } else if !isKnownUniquelyReferenced(&dense[page]) {
-                    dense[page] = dense[page]?.copy()
-                }
-                guard let target = dense[page] else { return }
-                count += (newValue != nil ? 1 : 0) - (target[slot] != nil ? 1 : 0)
-                target[slot] = newValue
+                setDense(newValue, id: id, page: page, slot: slot)
                 return
             }
             let key = ObjectID(UInt64(truncatingIfNeeded: page))
@@ -65,17 +70,60 @@ struct SlotTable {
         }
     }
 
+    private mutating func setDense(_ newValue: ObjectSlot?, id: ObjectID, page: Int, slot: Int) {
+        guard let entry = dense[page] else {
+            // An empty page number takes the slot itself.
+            guard let newValue else { return }
+            dense[page] = newValue
+            pagesInUse += 1
+            count += 1
+            return
+        }
+        if type(of: entry) == ObjectSlot.self {
+            let lone = unsafeDowncast(entry, to: ObjectSlot.self)
+            if lone.id == id {
+                dense[page] = newValue
+                if newValue == nil {
+                    pagesInUse -= 1
+                    count -= 1
+                }
+                return
+            }
+            // A second id of this page number: the two go into a page.
+            guard let newValue else { return }
+            let made = SlotPage.make(size: Self.pageSize)
+            made[Self.position(lone.id).slot] = lone
+            made[slot] = newValue
+            dense[page] = made
+            count += 1
+            return
+        }
+        // A page: copied first when another table shares it.
+        if !isKnownUniquelyReferenced(&dense[page]) {
+            dense[page] = unsafeDowncast(entry, to: SlotPage.self).copy()
+        }
+        guard let current = dense[page] else { return }
+        let target = unsafeDowncast(current, to: SlotPage.self)
+        count += (newValue != nil ? 1 : 0) - (target[slot] != nil ? 1 : 0)
+        target[slot] = newValue
+    }
+
     /// Grows the dense table to hold page `page` when that keeps it proportional to the pages in use
     /// (at most 64 page entries, 512 bytes, per page in use, and always 16,384); false otherwise.
     private mutating func growDense(toInclude page: Int) -> Bool {
-        guard page >= 0, page < max(16_384, (pagesInUse + 1) * 64) else { return false }
-        // Capacity doubles (reserving on every call would reallocate the table for each new page).
-        if dense.capacity <= page { dense.reserveCapacity(Swift.max(page + 1, dense.count * 2)) }
-        dense.append(contentsOf: repeatElement(nil, count: page + 1 - dense.count))
+        let limit = max(16_384, (pagesInUse + 1) * 64)
+        guard page >= 0, page < limit else { return false }
+        // The table at least doubles (within the limit): growing it only to `page` would grow it again for
+        // almost every new page of ids loaded in no order (a query's results), and each growth walks the
+        // sparse pages.
+        let newCount = Swift.max(page + 1, Swift.min(limit, dense.count * 2))
+        dense.append(contentsOf: repeatElement(nil, count: newCount - dense.count))
         // Pages kept in the sparse table that the dense table now covers move into it.
-        for (key, moved) in sparse where key.rawValue < UInt64(dense.count) {
-            dense[Int(key.rawValue)] = moved
-            sparse[key] = nil
+        if !sparse.isEmpty {
+            for (key, moved) in sparse where key.rawValue < UInt64(dense.count) {
+                dense[Int(key.rawValue)] = moved
+                sparse[key] = nil
+            }
         }
         return true
     }
@@ -89,7 +137,14 @@ struct SlotTable {
                 if let slot = page[index] { result.append((slot.id, slot)) }
             }
         }
-        for case let page? in dense { collect(page) }
+        for case let entry? in dense {
+            if type(of: entry) == ObjectSlot.self {
+                let lone = unsafeDowncast(entry, to: ObjectSlot.self)
+                result.append((lone.id, lone))
+            } else {
+                collect(unsafeDowncast(entry, to: SlotPage.self))
+            }
+        }
         for (_, page) in sparse { collect(page) }
         return result
     }
@@ -99,7 +154,9 @@ struct SlotTable {
         for (id, slot) in entries where !keep(slot) { self[id] = nil }
         func isEmpty(_ page: SlotPage) -> Bool { (0..<Self.pageSize).allSatisfy { page[$0] == nil } }
         for index in dense.indices {
-            if let page = dense[index], isEmpty(page) {
+            if let entry = dense[index], type(of: entry) == SlotPage.self,
+                isEmpty(unsafeDowncast(entry, to: SlotPage.self))
+            {
                 dense[index] = nil
                 pagesInUse -= 1
             }

@@ -140,7 +140,9 @@ extension ObjectContext {
         // Taken out of the descriptor once: each copy of a `Predicate` instantiates generic metadata.
         let predicate = descriptor.predicate
         var position = 0
-        let batch = 256
+        // Without a limit every candidate is loaded: in one load session (each costs a decoder and a
+        // catalog snapshot); with one, a few at a time, so loading stops soon after the page is full.
+        let batch = wanted == nil ? max(1, found.ids.count) : 256
         while position < found.ids.count {
             if let wanted, matched.count >= wanted { break }
             let slice = Array(found.ids[position..<min(found.ids.count, position + batch)])
