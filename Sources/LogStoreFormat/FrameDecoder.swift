@@ -326,6 +326,34 @@ package enum FrameDecoder {
             ?? .failure(.malformed)
     }
 
+    /// ``payload(of:in:dictionaries:)`` written into `buffer` (its storage reused when nothing else holds
+    /// it: no allocation per payload); nil when it succeeds.
+    package static func payload(
+        of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer, dictionaries: CompressionDictionaries,
+        into buffer: inout [UInt8]
+    ) -> PayloadProblem? {
+        guard let base = bytes.baseAddress else {
+            guard frame.storedLength == 0, frame.dictionary == 0, !frame.flags.contains(.compressed) else {
+                return .malformed
+            }
+            buffer.removeAll(keepingCapacity: true)
+            return nil
+        }
+        let stored = UnsafeRawBufferPointer(start: base + frame.payloadOffset, count: frame.storedLength)
+        guard frame.flags.contains(.compressed) else {
+            guard frame.dictionary == 0 else { return .malformed }
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: stored)
+            return nil
+        }
+        if frame.dictionary == 0 {
+            return Compression.decompress(stored, originalLength: frame.originalLength, into: &buffer)
+                ? nil : .malformed
+        }
+        guard let dictionary = dictionaries[frame.dictionary] else { return .missingDictionary(frame.dictionary) }
+        return dictionary.decompress(stored, originalLength: frame.originalLength, into: &buffer) ? nil : .malformed
+    }
+
     /// The payload of a decoded frame that names no dictionary (control frames never do), decompressed
     /// when it was stored compressed.
     ///

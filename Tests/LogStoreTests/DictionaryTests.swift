@@ -191,6 +191,51 @@ import Testing
         #expect(report.dictionaries == 1)
     }
 
+    /// A read into a reused payload buffer gives the same records as a plain read: payloads compressed
+    /// against the dictionary, compressed without one (written before it), stored as they are (too small
+    /// or incompressible), and empty; records kept from earlier reads keep their payloads while the buffer
+    /// is written again.
+    @Test func readsIntoAReusedPayloadBufferGiveTheSameRecords() throws {
+        let directory = TemporaryStore("dictionary-payload-buffer", unverifiedBecause: "its dictionary is deleted")
+        let store = try directory.open(options: Self.options)
+        var written = try Self.fill(store, count: 6_000, seed: 21)
+        var random = SplitMix64(seed: 22)
+        var batch = WriteBatch()
+        for length in [0, 1, 7, 5_000, 70_000] {
+            let id = store.newID()
+            let payload = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            batch.put(id, typeTag: 2, payload: payload)
+            written[id] = payload
+        }
+        try store.write(batch)
+        let snapshot = try store.snapshot()
+        #expect(try snapshot.spaceByDictionary().count == 2, "records with and without the dictionary")
+        var buffer: [UInt8] = []
+        var kept: [(ObjectID, [UInt8])] = []
+        for (index, id) in written.keys.shuffled(using: &random).enumerated() {
+            let plain = try #require(try snapshot.versionedGet(id))
+            let reused = try #require(try snapshot.versionedGet(id, payloadBuffer: &buffer))
+            #expect(reused.record == plain.record && reused.version == plain.version, "object \(id)")
+            if index % 7 == 0 { kept.append((id, reused.record.payload)) }
+        }
+        for (id, payload) in kept { #expect(payload == written[id], "kept record of object \(id)") }
+        #expect(try snapshot.versionedGet(ObjectID(1 << 50), payloadBuffer: &buffer) == nil)
+        try store.close()
+
+        // Damage is the same typed error, naming the segment and the offset.
+        try FileManager.default.removeItem(atPath: directory.path + "/0000000001.dict")
+        let reopened = try directory.open(options: Self.options)
+        let view = try reopened.snapshot()
+        let compressed = try #require(written.keys.sorted().last { (try? view.versionedGet($0)) == nil })
+        #expect {
+            _ = try view.versionedGet(compressed, payloadBuffer: &buffer)
+        } throws: { error in
+            guard let error = error as? LogStoreError else { return false }
+            return error.code == .missingDictionary && error.file?.hasSuffix(".seg") == true && error.offset != nil
+        }
+        try reopened.close()
+    }
+
     /// Batches compressed on two threads (``BatchPrecompression``) give the same frames, byte for byte,
     /// as the writing thread alone: documents, incompressible payloads, payloads below the dictionary's
     /// minimum and above the plain-compression minimum, deletes and roots in the same batches.

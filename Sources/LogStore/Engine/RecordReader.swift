@@ -35,6 +35,24 @@ enum RecordReader {
         return (record, frame.sequence)
     }
 
+    /// ``record(_:_:in:dictionaries:)`` with the payload written into `payload` (its storage reused when
+    /// nothing else holds it) and given back in the record.
+    static func record(
+        _ id: ObjectID, _ entry: IndexEntry, in file: SegmentFile, dictionaries: CompressionDictionaries,
+        payloadBuffer payload: inout [UInt8]
+    ) throws(LogStoreError) -> (record: Record, version: UInt64) {
+        let frame = try frame(id, entry, in: file)
+        let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
+        if let problem = FrameDecoder.payload(of: frame, in: bytes, dictionaries: dictionaries, into: &payload) {
+            let code: LogStoreError.Code = problem == .malformed ? .corruptFrame : .missingDictionary
+            throw LogStoreError(code, "object \(id): \(problem.reason)", file: file.path, offset: UInt64(entry.offset))
+        }
+        let record = Record(
+            id: id, typeTag: frame.typeTag, references: FrameDecoder.references(of: frame, in: bytes),
+            payload: payload, isPinned: frame.flags.contains(.pinned))
+        return (record, frame.sequence)
+    }
+
     /// Calls `body` with the stored payload bytes, without a copy when they are stored uncompressed.
     static func withPayload<Result>(
         of id: ObjectID, _ entry: IndexEntry, in file: SegmentFile, dictionaries: CompressionDictionaries,

@@ -58,6 +58,19 @@ public final class Snapshot: Sendable {
         return try RecordReader.record(id, entry, in: file, dictionaries: view.dictionaries)
     }
 
+    /// ``versionedGet(_:)`` that decompresses the payload into `payloadBuffer` and gives the record that
+    /// array: a reader that lets go of each record before the next (and of every other copy of the buffer)
+    /// reuses one allocation for all payloads; one that keeps records gets a new array each time, as
+    /// `Array` copies on write.
+    /// - throws: what ``get(_:)`` throws.
+    public func versionedGet(_ id: ObjectID, payloadBuffer: inout [UInt8]) throws(LogStoreError) -> (
+        record: Record, version: UInt64
+    )? {
+        guard let entry = view.entry(id.rawValue), let file = view.segments[entry.segment] else { return nil }
+        return try RecordReader.record(
+            id, entry, in: file, dictionaries: view.dictionaries, payloadBuffer: &payloadBuffer)
+    }
+
     /// Calls `body` with the stored bytes of `id`'s payload as of this snapshot, without copying them when
     /// they are stored uncompressed; nil (without calling `body`) when the object was not live.
     /// - throws: what ``get(_:)`` throws, and what `body` throws.

@@ -85,6 +85,36 @@ package enum Compression {
         }
     }
 
+    /// Decompresses into `buffer` (its storage reused when nothing else holds it): false when the block is
+    /// malformed or does not expand to exactly `originalLength` bytes (`buffer` then holds no payload).
+    package static func decompress(
+        _ source: UnsafeRawBufferPointer, originalLength: Int, into buffer: inout [UInt8]
+    ) -> Bool {
+        expand(source, originalLength: originalLength, into: &buffer) { block, target in
+            LZ4_decompress_safe(block, target, Int32(source.count), Int32(originalLength))
+        }
+    }
+
+    /// ``expand(_:originalLength:_:)`` into `buffer`, resized to `originalLength` (its storage reused when
+    /// nothing else holds it: no allocation per payload); false when `decode` does not produce exactly
+    /// that many bytes.
+    static func expand(
+        _ source: UnsafeRawBufferPointer, originalLength: Int, into buffer: inout [UInt8],
+        _ decode: (UnsafePointer<CChar>, UnsafeMutablePointer<CChar>) -> Int32
+    ) -> Bool {
+        guard let base = source.baseAddress, originalLength > 0 else { return false }
+        if buffer.count > originalLength {
+            buffer.removeLast(buffer.count - originalLength)
+        } else if buffer.count < originalLength {
+            buffer.append(contentsOf: repeatElement(0, count: originalLength - buffer.count))
+        }
+        let produced = buffer.withUnsafeMutableBytes { target -> Int32 in
+            guard let start = target.baseAddress else { return -1 }
+            return decode(base.assumingMemoryBound(to: CChar.self), start.assumingMemoryBound(to: CChar.self))
+        }
+        return produced == Int32(originalLength)
+    }
+
     /// The `originalLength` bytes `decode` writes from the block `source` into a new array (`decode` gets
     /// the block and the array's storage, returns how many bytes it produced or a negative error); nil
     /// when the block is empty or `decode` does not produce exactly that many.

@@ -72,6 +72,18 @@ package final class CompressionDictionary: @unchecked Sendable {
     }
 }
 
+extension CompressionDictionary {
+    /// ``decompress(_:originalLength:)`` into `buffer` (its storage reused when nothing else holds it);
+    /// false when the block is malformed or has another length.
+    package func decompress(_ source: UnsafeRawBufferPointer, originalLength: Int, into buffer: inout [UInt8]) -> Bool {
+        Compression.expand(source, originalLength: originalLength, into: &buffer) { block, target in
+            LZ4_decompress_safe_usingDict(
+                block, target, Int32(source.count), Int32(originalLength),
+                content.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(content.count))
+        }
+    }
+}
+
 /// The dictionaries a store has, by id: what readers decompress with and writers compress with.
 package struct CompressionDictionaries: Sendable {
     private var byID: [UInt32: CompressionDictionary] = [:]

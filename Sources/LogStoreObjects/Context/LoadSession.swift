@@ -45,9 +45,10 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         return state.keys
     }
 
-    /// Loads `id` and its eager references; nil when `id` is not live.
-    func load(_ id: ObjectID) throws(ObjectStoreError) -> (any PersistentObject)? {
-        guard let context else { return nil }
+    /// Loads `id` and its eager references into `context`, the context of this session (passed by the
+    /// caller, which holds it: no weak reference read per object);
+    /// nil when `id` is not live.
+    func load(_ id: ObjectID, in context: ObjectContext) throws(ObjectStoreError) -> (any PersistentObject)? {
         if let slot = context.cache.slot(id) {
             if let object = slot.object { return object }
             if slot.isLoading { return nil }
@@ -110,7 +111,7 @@ final class LoadSession: ContextConfined<LoadSessionState> {
     private func read(_ id: ObjectID, _ context: ObjectContext) throws(ObjectStoreError) -> Pending? {
         let found: (record: Record, version: UInt64)?
         do {
-            found = try view.versionedGet(id)
+            found = try view.versionedGet(id, payloadBuffer: &state.payloadBuffer)
         } catch {
             throw ObjectStoreError(error)
         }
@@ -158,6 +159,7 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         // A decoder's pooled containers refer back to it: a one-off decoder drops them when done.
         defer { if decoder !== state.reusable { decoder.containers.removeAll() } }
         let object = try decoder.decodeObject()
+        if decoder === state.reusable { decoder.dropPayload() }
         let slot = pending.slot
         slot.storedHash = ContentHash.of(record)
         slot.storedWithoutReferences = record.references.isEmpty
@@ -165,6 +167,8 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         if let access = pending.type.modelAccess {
             access.setSlot(object, slot)
             slot.isTracked = true
+        } else {
+            state.loadedUntracked = true
         }
         context.cache.attach(object, to: slot)
         state.loaded.append(object)
@@ -182,7 +186,7 @@ final class LoadSession: ContextConfined<LoadSessionState> {
             if let object = slot.object { return object }
             if slot.isLoading { return nil }
         }
-        guard let object = try load(id) else { throw dangling(id, decoder, path()) }
+        guard let context, let object = try load(id, in: context) else { throw dangling(id, decoder, path()) }
         return object
     }
 
@@ -226,10 +230,15 @@ struct LoadSessionState {
     var loaded: [any PersistentObject] = []
     /// The slots of everything decoded in this session, to publish when it finishes (``InstanceOwners``).
     var loadedSlots: [ObjectSlot] = []
+    /// Whether any object decoded is of a class that does not report its changes (the context holds those).
+    var loadedUntracked = false
     /// The decoder reused for each object (unless a nested load needs one while it is busy).
     var reusable: PayloadDecoder?
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.
     var loadedIDs: [ObjectID] = []
+    /// The array each record's payload is decompressed into: reused while nothing else holds the last
+    /// one (a record decoded at once), copied on write otherwise (records waiting for their references).
+    var payloadBuffer: [UInt8] = []
     /// Wrapper fields to fill in at the end, with the ids they wait for.
     var fixups: [(ObjectID, (any PersistentObject) throws(ObjectStoreError) -> Void)] =
         []

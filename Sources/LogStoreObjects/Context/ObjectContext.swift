@@ -277,7 +277,7 @@ public final class ObjectContext {
     func load(_ ids: [ObjectID]) throws(ObjectStoreError) -> [(any PersistentObject)?] {
         if let activeLoad = confined.state.activeLoad {
             var objects: [(any PersistentObject)?] = []
-            for id in ids { objects.append(try activeLoad.load(id)) }
+            for id in ids { objects.append(try activeLoad.load(id, in: self)) }
             return objects
         }
         let view = try readView()
@@ -298,14 +298,16 @@ public final class ObjectContext {
                 if position % ahead == 0, position + ahead < ids.count {
                     view.prefetch(ids[(position + ahead)..<min(ids.count, position + 2 * ahead)])
                 }
-                objects.append(try session.load(id))
+                objects.append(try session.load(id, in: self))
             }
             try session.finish()
             instances.publish(session.state.loadedSlots, liveSlots: cache.state.slots.count)
             // An instance that does not report its changes is kept: a change to it must reach the next save
             // whether or not the caller still holds it.
-            for (slot, object) in zip(session.state.loadedSlots, session.state.loaded) where !slot.isTracked {
-                cache.hold(slot, object)
+            if session.state.loadedUntracked {
+                for (slot, object) in zip(session.state.loadedSlots, session.state.loaded) where !slot.isTracked {
+                    cache.hold(slot, object)
+                }
             }
             return objects
         } catch {

@@ -49,6 +49,12 @@ final class PayloadDecoder: ContextConfined<PayloadDecoderState> {
         try readHeader()
     }
 
+    /// Lets go of the payload decoded last (so that the load session can write the next one into the
+    /// same storage).
+    func dropPayload() {
+        state.reader = ByteReader([], objectID: state.objectID, typeName: nil)
+    }
+
     private func readHeader() throws(ObjectStoreError) {
         let version = try state.reader.readByte()
         switch version {

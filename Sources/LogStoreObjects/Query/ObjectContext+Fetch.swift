@@ -145,7 +145,9 @@ extension ObjectContext {
         let batch = wanted == nil ? max(1, found.ids.count) : 256
         while position < found.ids.count {
             if let wanted, matched.count >= wanted { break }
-            let slice = Array(found.ids[position..<min(found.ids.count, position + batch)])
+            let slice =
+                position == 0 && batch >= found.ids.count
+                ? found.ids : Array(found.ids[position..<min(found.ids.count, position + batch)])
             position += slice.count
             for (id, object) in zip(slice, try load(slice)) {
                 guard let typed = (object ?? cache.object(id)) as? T else { continue }
