@@ -57,7 +57,8 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         // Most records load nothing eagerly: decoded at once, without a stack.
         if first.eagerCount == 0 {
             do {
-                return try decode(first, in: context)
+                // Returned to the caller at once: the session need not keep it alive.
+                return try decode(first, in: context, keep: false)
             } catch  where error.code == .cyclicReference {
                 try decodePostponed([(first, error)], in: context)
                 return context.cache.slot(id)?.object
@@ -142,7 +143,10 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         return min(try reader.readCount(), record.references.count)
     }
 
-    private func decode(_ pending: Pending, in context: ObjectContext) throws(ObjectStoreError) -> any PersistentObject
+    /// Decodes `pending`'s record into a new instance and gives it its slot; `keep`: the session holds the
+    /// instance until it ends (an object loaded for another one, which takes it only when it is decoded).
+    private func decode(_ pending: Pending, in context: ObjectContext, keep: Bool = true) throws(ObjectStoreError)
+        -> any PersistentObject
     {
         let record = pending.record
         let decoder: PayloadDecoder
@@ -164,14 +168,16 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         slot.storedHash = ContentHash.of(record)
         slot.storedWithoutReferences = record.references.isEmpty
         slot.isLoading = false
+        context.cache.attach(object, to: slot)
         if let access = pending.type.modelAccess {
             access.setSlot(object, slot)
             slot.isTracked = true
         } else {
-            state.loadedUntracked = true
+            // An instance that does not report its changes is kept: a change to it must reach the next save
+            // whether or not the caller still holds it. (A failed load forgets the slot, and the hold.)
+            context.cache.hold(slot, object)
         }
-        context.cache.attach(object, to: slot)
-        state.loaded.append(object)
+        if keep { state.loaded.append(object) }
         state.loadedSlots.append(slot)
         return object
     }
@@ -226,12 +232,10 @@ struct LoadSessionState {
     var keys: KeyCatalog.Snapshot
     /// How values of each type decode (reference, special, plain), found once per type.
     var kinds: ValueKinds
-    /// Everything decoded in this session, held until it finishes.
+    /// What this session decoded for other objects (eager references), held until it finishes.
     var loaded: [any PersistentObject] = []
     /// The slots of everything decoded in this session, to publish when it finishes (``InstanceOwners``).
     var loadedSlots: [ObjectSlot] = []
-    /// Whether any object decoded is of a class that does not report its changes (the context holds those).
-    var loadedUntracked = false
     /// The decoder reused for each object (unless a nested load needs one while it is busy).
     var reusable: PayloadDecoder?
     /// The ids whose records this session read (decoded or not): forgotten when the load fails.

@@ -36,8 +36,8 @@ extension ObjectContext {
         let ids = try ids(of: type, includingSubclasses: includingSubclasses)
         var objects: [T] = []
         objects.reserveCapacity(ids.count)
-        for (id, object) in zip(ids, try load(ids)) {
-            guard let object else { continue }
+        try load(ids) { id, object throws(ObjectStoreError) in
+            guard let object else { return }
             guard let typed = object as? T else {
                 throw ObjectStoreError(
                     .typeMismatch, "object \(id) is a \(Swift.type(of: object).typeName), expected \(T.self)",

@@ -275,10 +275,23 @@ public final class ObjectContext {
 
     /// Loads `ids` (and their eager references) in one load session; nil for ids that are not live.
     func load(_ ids: [ObjectID]) throws(ObjectStoreError) -> [(any PersistentObject)?] {
+        var objects: [(any PersistentObject)?] = []
+        objects.reserveCapacity(ids.count)
+        try load(ids) { _, object throws(ObjectStoreError) in objects.append(object) }
+        return objects
+    }
+
+    /// Loads `ids` (and their eager references) in one load session, giving `body` each id, in order, with
+    /// its object (nil when it is not live) as soon as the object is complete: at once, or when the
+    /// session ends for objects loaded while a reference cycle waits for its wrapper fields. No array of
+    /// the objects is built (a query keeps only those it wants). An error thrown by `body` ends the load
+    /// as a failed load does: the objects it loaded are forgotten.
+    func load(
+        _ ids: [ObjectID], each body: (ObjectID, (any PersistentObject)?) throws(ObjectStoreError) -> Void
+    ) throws(ObjectStoreError) {
         if let activeLoad = confined.state.activeLoad {
-            var objects: [(any PersistentObject)?] = []
-            for id in ids { objects.append(try activeLoad.load(id, in: self)) }
-            return objects
+            for id in ids { try body(id, try activeLoad.load(id, in: self)) }
+            return
         }
         let view = try readView()
         let session = LoadSession(self, view: view)
@@ -289,8 +302,8 @@ public final class ObjectContext {
             cache.state.suspendPurge = false
         }
         do {
-            var objects: [(any PersistentObject)?] = []
-            objects.reserveCapacity(ids.count)
+            // Objects decoded while wrapper fields wait for the end of the session (a reference cycle).
+            var waiting: [(ObjectID, (any PersistentObject)?)] = []
             // The records of the next ids are asked for ahead (scattered ids each wait on memory otherwise).
             let ahead = 16
             view.prefetch(ids.prefix(ahead))
@@ -298,18 +311,16 @@ public final class ObjectContext {
                 if position % ahead == 0, position + ahead < ids.count {
                     view.prefetch(ids[(position + ahead)..<min(ids.count, position + 2 * ahead)])
                 }
-                objects.append(try session.load(id, in: self))
+                let object = try session.load(id, in: self)
+                if waiting.isEmpty && session.state.fixups.isEmpty {
+                    try body(id, object)
+                } else {
+                    waiting.append((id, object))
+                }
             }
             try session.finish()
             instances.publish(session.state.loadedSlots, liveSlots: cache.state.slots.count)
-            // An instance that does not report its changes is kept: a change to it must reach the next save
-            // whether or not the caller still holds it.
-            if session.state.loadedUntracked {
-                for (slot, object) in zip(session.state.loadedSlots, session.state.loaded) where !slot.isTracked {
-                    cache.hold(slot, object)
-                }
-            }
-            return objects
+            for (id, object) in waiting { try body(id, object) }
         } catch {
             // Objects of a failed load may have reference fields that were never filled in: forget them.
             for loaded in session.state.loadedIDs { cache.remove(loaded) }

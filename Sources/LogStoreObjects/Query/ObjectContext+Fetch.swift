@@ -149,13 +149,13 @@ extension ObjectContext {
                 position == 0 && batch >= found.ids.count
                 ? found.ids : Array(found.ids[position..<min(found.ids.count, position + batch)])
             position += slice.count
-            for (id, object) in zip(slice, try load(slice)) {
-                guard let typed = (object ?? cache.object(id)) as? T else { continue }
+            try load(slice) { id, object throws(ObjectStoreError) in
+                guard let typed = (object ?? cache.object(id)) as? T else { return }
                 // When the index answers the whole predicate, a model with no unsaved change (its stored
                 // values) needs no test; any other instance is tested as it is in memory.
                 if let predicate, !found.exact || cache.slot(id)?.isUnchangedModel != true {
                     do {
-                        guard try predicate.evaluate(typed) else { continue }
+                        guard try predicate.evaluate(typed) else { return }
                     } catch {
                         throw ObjectStoreError(
                             .invalidQuery, "the predicate failed on object \(id): \(error)", objectID: id)
