@@ -168,7 +168,6 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         slot.storedHash = ContentHash.of(record)
         slot.storedWithoutReferences = record.references.isEmpty
         slot.isLoading = false
-        context.cache.attach(object, to: slot)
         if let access = pending.type.modelAccess {
             access.setSlot(object, slot)
             slot.isTracked = true
@@ -179,6 +178,9 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         }
         if keep { state.loaded.append(object) }
         state.loadedSlots.append(slot)
+        // Last: the slot's weak reference gives the instance a side table, and every retain and release of
+        // it after that takes the runtime's slower path.
+        context.cache.attach(object, to: slot)
         return object
     }
 

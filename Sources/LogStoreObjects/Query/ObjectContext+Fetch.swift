@@ -137,8 +137,10 @@ extension ObjectContext {
         matched.reserveCapacity(found.ids.count)
         // In the requested order already: stop loading once the page is full.
         let wanted = found.ordered ? limit.map { offset + $0 } : nil
-        // Taken out of the descriptor once: each copy of a `Predicate` instantiates generic metadata.
+        // Taken out of the descriptor once: each copy of a `Predicate` instantiates generic metadata (so
+        // the loop below binds it only for an object it tests).
         let predicate = descriptor.predicate
+        let hasPredicate = predicate != nil
         var position = 0
         // Without a limit every candidate is loaded: in one load session (each costs a decoder and a
         // catalog snapshot); with one, a few at a time, so loading stops soon after the page is full.
@@ -153,7 +155,7 @@ extension ObjectContext {
                 guard let typed = (object ?? cache.object(id)) as? T else { return }
                 // When the index answers the whole predicate, a model with no unsaved change (its stored
                 // values) needs no test; any other instance is tested as it is in memory.
-                if let predicate, !found.exact || cache.slot(id)?.isUnchangedModel != true {
+                if hasPredicate, !found.exact || cache.slot(id)?.isUnchangedModel != true, let predicate {
                     do {
                         guard try predicate.evaluate(typed) else { return }
                     } catch {
