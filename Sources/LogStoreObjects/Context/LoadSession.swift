@@ -53,7 +53,7 @@ final class LoadSession: ContextConfined<LoadSessionState> {
             if let object = slot.object { return object }
             if slot.isLoading { return nil }
         }
-        guard let first = try read(id, context) else { return nil }
+        guard let first = try read(id, context, intoSharedBuffer: true) else { return nil }
         // Most records load nothing eagerly: decoded at once, without a stack.
         if first.eagerCount == 0 {
             do {
@@ -74,7 +74,9 @@ final class LoadSession: ContextConfined<LoadSessionState> {
                 let child = stack[top].record.references[stack[top].next]
                 stack[top].next += 1
                 if let slot = context.cache.slot(child), slot.isLoading || slot.object != nil { continue }
-                if let pending = try read(child, context) { stack.append(pending) }
+                // Into an array of its own: the records on the stack hold on to theirs (the shared buffer
+                // would be copied on write each time, which costs more than a new array).
+                if let pending = try read(child, context, intoSharedBuffer: false) { stack.append(pending) }
                 continue
             }
             let pending = stack.removeLast()
@@ -109,10 +111,16 @@ final class LoadSession: ContextConfined<LoadSessionState> {
     }
 
     /// Reads `id`'s record and marks it in progress; nil when it is not live.
-    private func read(_ id: ObjectID, _ context: ObjectContext) throws(ObjectStoreError) -> Pending? {
+    /// `intoSharedBuffer`: the payload is decompressed into ``LoadSessionState/payloadBuffer`` (no
+    /// allocation when nothing else holds it: the record is decoded before the next one is read).
+    private func read(_ id: ObjectID, _ context: ObjectContext, intoSharedBuffer: Bool) throws(ObjectStoreError)
+        -> Pending?
+    {
         let found: (record: Record, version: UInt64)?
         do {
-            found = try view.versionedGet(id, payloadBuffer: &state.payloadBuffer)
+            found =
+                intoSharedBuffer
+                ? try view.versionedGet(id, payloadBuffer: &state.payloadBuffer) : try view.versionedGet(id)
         } catch {
             throw ObjectStoreError(error)
         }

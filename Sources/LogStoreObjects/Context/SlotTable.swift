@@ -70,16 +70,25 @@ struct SlotTable {
         }
     }
 
+    /// What a dense entry holds, without keeping a reference to it (a page must be uniquely referenced
+    /// by the table to be written in place).
+    private enum EntryKind { case empty, lone, page }
+
+    private func kind(at page: Int) -> EntryKind {
+        guard let entry = dense[page] else { return .empty }
+        return type(of: entry) == ObjectSlot.self ? .lone : .page
+    }
+
     private mutating func setDense(_ newValue: ObjectSlot?, id: ObjectID, page: Int, slot: Int) {
-        guard let entry = dense[page] else {
+        switch kind(at: page) {
+        case .empty:
             // An empty page number takes the slot itself.
             guard let newValue else { return }
             dense[page] = newValue
             pagesInUse += 1
             count += 1
-            return
-        }
-        if type(of: entry) == ObjectSlot.self {
+        case .lone:
+            guard let entry = dense[page] else { return }
             let lone = unsafeDowncast(entry, to: ObjectSlot.self)
             if lone.id == id {
                 dense[page] = newValue
@@ -96,16 +105,16 @@ struct SlotTable {
             made[slot] = newValue
             dense[page] = made
             count += 1
-            return
+        case .page:
+            // Copied first when another table shares it.
+            if !isKnownUniquelyReferenced(&dense[page]), let shared = dense[page] {
+                dense[page] = unsafeDowncast(shared, to: SlotPage.self).copy()
+            }
+            guard let current = dense[page] else { return }
+            let target = unsafeDowncast(current, to: SlotPage.self)
+            count += (newValue != nil ? 1 : 0) - (target[slot] != nil ? 1 : 0)
+            target[slot] = newValue
         }
-        // A page: copied first when another table shares it.
-        if !isKnownUniquelyReferenced(&dense[page]) {
-            dense[page] = unsafeDowncast(entry, to: SlotPage.self).copy()
-        }
-        guard let current = dense[page] else { return }
-        let target = unsafeDowncast(current, to: SlotPage.self)
-        count += (newValue != nil ? 1 : 0) - (target[slot] != nil ? 1 : 0)
-        target[slot] = newValue
     }
 
     /// Grows the dense table to hold page `page` when that keeps it proportional to the pages in use
