@@ -327,31 +327,30 @@ package enum FrameDecoder {
     }
 
     /// ``payload(of:in:dictionaries:)`` written into `buffer` (its storage reused when nothing else holds
-    /// it: no allocation per payload); nil when it succeeds.
+    /// it: no allocation per payload); nil when it succeeds, the same problem as that function's otherwise.
     package static func payload(
         of frame: DecodedFrame, in bytes: UnsafeRawBufferPointer, dictionaries: CompressionDictionaries,
         into buffer: inout [UInt8]
     ) -> PayloadProblem? {
+        if frame.dictionary != 0 {
+            guard let dictionary = dictionaries[frame.dictionary] else { return .missingDictionary(frame.dictionary) }
+            guard let base = bytes.baseAddress, frame.flags.contains(.compressed) else { return .malformed }
+            let stored = UnsafeRawBufferPointer(start: base + frame.payloadOffset, count: frame.storedLength)
+            return dictionary.decompress(stored, originalLength: frame.originalLength, into: &buffer) ? nil : .malformed
+        }
         guard let base = bytes.baseAddress else {
-            guard frame.storedLength == 0, frame.dictionary == 0, !frame.flags.contains(.compressed) else {
-                return .malformed
-            }
+            guard frame.storedLength == 0 else { return .malformed }
             buffer.removeAll(keepingCapacity: true)
             return nil
         }
         let stored = UnsafeRawBufferPointer(start: base + frame.payloadOffset, count: frame.storedLength)
-        guard frame.flags.contains(.compressed) else {
-            guard frame.dictionary == 0 else { return .malformed }
-            buffer.removeAll(keepingCapacity: true)
-            buffer.append(contentsOf: stored)
-            return nil
-        }
-        if frame.dictionary == 0 {
+        if frame.flags.contains(.compressed) {
             return Compression.decompress(stored, originalLength: frame.originalLength, into: &buffer)
                 ? nil : .malformed
         }
-        guard let dictionary = dictionaries[frame.dictionary] else { return .missingDictionary(frame.dictionary) }
-        return dictionary.decompress(stored, originalLength: frame.originalLength, into: &buffer) ? nil : .malformed
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: stored)
+        return nil
     }
 
     /// The payload of a decoded frame that names no dictionary (control frames never do), decompressed

@@ -132,9 +132,19 @@ import Testing
             let bytes = (0..<Int(1 + random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             let length = Int(1 + random.next() % 512)
             // LZ4 never reads or writes outside the buffers: the result is nil or exactly `length` bytes.
-            if let out = bytes.withUnsafeBytes({ dictionary.decompress($0, originalLength: length) }) {
-                #expect(out.count == length)
+            let out = bytes.withUnsafeBytes { dictionary.decompress($0, originalLength: length) }
+            if let out { #expect(out.count == length) }
+            // Into a buffer, the same verdict, and the same bytes when it succeeds.
+            var buffer = [UInt8](repeating: 7, count: Int(random.next() % 600))
+            let succeeded = bytes.withUnsafeBytes { dictionary.decompress($0, originalLength: length, into: &buffer) }
+            #expect(succeeded == (out != nil))
+            if let out { #expect(buffer == out) }
+            let plainOut = bytes.withUnsafeBytes { Compression.decompress($0, originalLength: length) }
+            let plainSucceeded = bytes.withUnsafeBytes {
+                Compression.decompress($0, originalLength: length, into: &buffer)
             }
+            #expect(plainSucceeded == (plainOut != nil))
+            if let plainOut { #expect(buffer == plainOut) }
         }
     }
 
@@ -198,8 +208,10 @@ import Testing
     @Test func readsIntoAReusedPayloadBufferGiveTheSameRecords() throws {
         let directory = TemporaryStore("dictionary-payload-buffer", unverifiedBecause: "its dictionary is deleted")
         let store = try directory.open(options: Self.options)
-        var written = try Self.fill(store, count: 6_000, seed: 21)
+        // Before the dictionary exists: random payloads (stored as they are) and repetitive ones (LZ4
+        // without a dictionary).
         var random = SplitMix64(seed: 22)
+        var written: [ObjectID: [UInt8]] = [:]
         var batch = WriteBatch()
         for length in [0, 1, 7, 5_000, 70_000] {
             let id = store.newID()
@@ -207,9 +219,19 @@ import Testing
             batch.put(id, typeTag: 2, payload: payload)
             written[id] = payload
         }
+        for length in [4_000, 70_000] {
+            let id = store.newID()
+            let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 % 17) }
+            batch.put(id, typeTag: 2, payload: payload)
+            written[id] = payload
+        }
         try store.write(batch)
+        written.merge(try Self.fill(store, count: 6_000, seed: 21)) { $1 }
         let snapshot = try store.snapshot()
-        #expect(try snapshot.spaceByDictionary().count == 2, "records with and without the dictionary")
+        let space = try snapshot.spaceByDictionary()
+        #expect(space.count == 2, "records with and without the dictionary")
+        let plain = try #require(space[0])
+        #expect(plain.frameBytes < plain.payloadBytes, "the repetitive payloads are stored compressed")
         var buffer: [UInt8] = []
         var kept: [(ObjectID, [UInt8])] = []
         for (index, id) in written.keys.shuffled(using: &random).enumerated() {

@@ -282,10 +282,12 @@ public final class ObjectContext {
     }
 
     /// Loads `ids` (and their eager references) in one load session, giving `body` each id, in order, with
-    /// its object (nil when it is not live) as soon as the object is complete: at once, or when the
-    /// session ends for objects loaded while a reference cycle waits for its wrapper fields. No array of
-    /// the objects is built (a query keeps only those it wants). An error thrown by `body` ends the load
-    /// as a failed load does: the objects it loaded are forgotten.
+    /// its object (nil when it is not live) as soon as it is loaded, with its wrapper fields filled in. No
+    /// array of the objects is built (a query keeps only those it wants).
+    ///
+    /// `body` runs between two loads, with no load in progress: a load it starts (a lazy reference that a
+    /// predicate reads) is a load session of its own, as it would be after this one. An error thrown by
+    /// `body` ends the load there and is rethrown; what was loaded until then stays in the context.
     func load(
         _ ids: [ObjectID], each body: (ObjectID, (any PersistentObject)?) throws(ObjectStoreError) -> Void
     ) throws(ObjectStoreError) {
@@ -295,15 +297,18 @@ public final class ObjectContext {
         }
         let view = try readView()
         let session = LoadSession(self, view: view)
-        confined.state.activeLoad = session
-        cache.state.suspendPurge = true
-        defer {
-            confined.state.activeLoad = nil
-            cache.state.suspendPurge = false
-        }
+        var failure: ObjectStoreError?
         do {
-            // Objects decoded while wrapper fields wait for the end of the session (a reference cycle).
-            var waiting: [(ObjectID, (any PersistentObject)?)] = []
+            func begin() {
+                confined.state.activeLoad = session
+                cache.state.suspendPurge = true
+            }
+            func end() {
+                confined.state.activeLoad = nil
+                cache.state.suspendPurge = false
+            }
+            begin()
+            defer { end() }
             // The records of the next ids are asked for ahead (scattered ids each wait on memory otherwise).
             let ahead = 16
             view.prefetch(ids.prefix(ahead))
@@ -312,19 +317,24 @@ public final class ObjectContext {
                     view.prefetch(ids[(position + ahead)..<min(ids.count, position + 2 * ahead)])
                 }
                 let object = try session.load(id, in: self)
-                if waiting.isEmpty && session.state.fixups.isEmpty {
+                // Every object of this load is decoded now: the wrapper fields that waited for one (a
+                // reference cycle) can be filled in.
+                if !session.state.fixups.isEmpty { try session.finish() }
+                end()
+                do {
                     try body(id, object)
-                } else {
-                    waiting.append((id, object))
+                } catch {
+                    failure = error
                 }
+                begin()
+                if failure != nil { break }
             }
-            try session.finish()
             instances.publish(session.state.loadedSlots, liveSlots: cache.state.slots.count)
-            for (id, object) in waiting { try body(id, object) }
         } catch {
             // Objects of a failed load may have reference fields that were never filled in: forget them.
             for loaded in session.state.loadedIDs { cache.remove(loaded) }
             throw error
         }
+        if let failure { throw failure }
     }
 }

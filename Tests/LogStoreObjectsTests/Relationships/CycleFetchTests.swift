@@ -38,6 +38,35 @@ import Testing
         }
     }
 
+    /// A predicate that loads through a lazy reference (a shelf, whose books close a cycle back to it)
+    /// loads in a session of its own: the shelf's books get their wrapper fields, and the answer is right.
+    @Test func aPredicateThatLoadsThroughALazyReferenceGetsWholeObjects() throws {
+        let directory = TemporaryStore("cycle-fetch-lazy")
+        try withObjects(directory, types: relationshipTypes + [ShelfLabel.self]) { objects in
+            let context = objects.makeContext()
+            for (shelfName, count) in [("hall", 3), ("attic", 2), ("cellar", 1)] {
+                let shelf = Shelf(name: shelfName)
+                shelf.books = (0..<count).map { Book(title: "\(shelfName) \($0)") }
+                try context.insert(shelf)
+                try context.insert(ShelfLabel(text: "label of \(shelfName)", shelf: shelf))
+            }
+            try context.save()
+
+            let fresh = objects.makeContext()
+            let labels = try fresh.fetch(
+                FetchDescriptor<ShelfLabel>(
+                    predicate: #Predicate { $0.shelfName != "attic" }, sortBy: [SortDescriptor(\.text)]))
+            #expect(labels.map(\.text) == ["label of cellar", "label of hall"])
+            for label in labels {
+                let shelf = try label.shelf.get()
+                #expect(shelf.books.allSatisfy { $0.shelf === shelf }, "\(shelf.name)'s books name their shelf")
+            }
+            // Loaded by the predicate, the attic's shelf is whole too.
+            let attic = try #require(try fresh.objects(of: Shelf.self).first { $0.name == "attic" })
+            #expect(attic.books.count == 2 && attic.books.allSatisfy { $0.shelf === attic })
+        }
+    }
+
     @Test func everyObjectOfATypeComesWithItsCycleFilledIn() throws {
         try withShelves("cycle-fetch-all") { objects in
             let books = try objects.makeContext().objects(of: Book.self)
@@ -51,5 +80,18 @@ import Testing
             #expect(shelves.map(\.name) == ["attic", "hall"])
             #expect(shelves.allSatisfy { shelf in shelf.books.allSatisfy { $0.shelf === shelf } })
         }
+    }
+}
+
+/// A label naming a shelf lazily: a predicate on ``shelfName`` loads the shelf while the query runs.
+final class ShelfLabel: PersistentObject {
+    static let typeName = "rel.ShelfLabel"
+    var text: String
+    var shelf: LazyRef<Shelf>
+    /// The shelf's name, loading the shelf (nil when it cannot be loaded).
+    var shelfName: String? { (try? shelf.get())?.name }
+    init(text: String, shelf: Shelf) {
+        self.text = text
+        self.shelf = LazyRef(shelf)
     }
 }
