@@ -23,10 +23,14 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 swift build -c release --product Comparison
-output=results
+output=(--output results)
 for argument in "$@"; do
-    if [ "$argument" = "--quick" ]; then output=results/quick; fi
+    if [ "$argument" = "--quick" ]; then output=(--output results/quick); fi
+done
+# An --output of the caller's wins (the program takes the first it is given).
+for argument in "$@"; do
+    if [ "$argument" = "--output" ]; then output=(); fi
 done
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [ -n "$(git status --porcelain -- .. 2>/dev/null)" ]; then commit="$commit+changes"; fi
-.build/release/Comparison --output "$output" --commit "$commit" "$@"
+.build/release/Comparison "${output[@]}" --commit "$commit" "$@"
