@@ -228,7 +228,7 @@ import Testing
         try store.write(batch)
         written.merge(try Self.fill(store, count: 6_000, seed: 21)) { $1 }
         let snapshot = try store.snapshot()
-        let space = try snapshot.spaceByDictionary()
+        let space = snapshot.spaceByDictionary()
         #expect(space.count == 2, "records with and without the dictionary")
         let plain = try #require(space[0])
         #expect(plain.frameBytes < plain.payloadBytes, "the repetitive payloads are stored compressed")
