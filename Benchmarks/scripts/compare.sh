@@ -6,6 +6,7 @@
 #
 #   Benchmarks/scripts/compare.sh              # the published run (~16 minutes on 2 cores)
 #   Benchmarks/scripts/compare.sh --quick      # a small run, to try it (~10 s)
+#   Benchmarks/scripts/compare.sh --only-queries --runs 3 --output results/queries   # the task rows alone
 #
 # Any argument is passed on to the program (see Sources/Comparison/main.swift for the options).
 set -euo pipefail
