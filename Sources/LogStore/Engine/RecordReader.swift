@@ -44,8 +44,7 @@ enum RecordReader {
         let frame = try frame(id, entry, in: file)
         let bytes = file.bytes(count: Int(entry.offset) + Int(entry.length))
         if let problem = FrameDecoder.payload(of: frame, in: bytes, dictionaries: dictionaries, into: &payload) {
-            let code: LogStoreError.Code = problem == .malformed ? .corruptFrame : .missingDictionary
-            throw LogStoreError(code, "object \(id): \(problem.reason)", file: file.path, offset: UInt64(entry.offset))
+            throw payloadError(problem, id, entry, in: file)
         }
         let record = Record(
             id: id, typeTag: frame.typeTag, references: FrameDecoder.references(of: frame, in: bytes),
@@ -68,6 +67,14 @@ enum RecordReader {
         return try body(frame.typeTag, UnsafeRawBufferPointer(start: start, count: frame.storedLength))
     }
 
+    /// The error for a payload of `id`'s frame that cannot be read, naming file and offset.
+    private static func payloadError(
+        _ problem: FrameDecoder.PayloadProblem, _ id: ObjectID, _ entry: IndexEntry, in file: SegmentFile
+    ) -> LogStoreError {
+        let code: LogStoreError.Code = problem == .malformed ? .corruptFrame : .missingDictionary
+        return LogStoreError(code, "object \(id): \(problem.reason)", file: file.path, offset: UInt64(entry.offset))
+    }
+
     /// The payload of a checked frame, decompressed.
     /// - throws: ``LogStoreError`` `corruptFrame` when it does not decompress, `missingDictionary` when it
     ///   names a dictionary the store does not have; both naming file and offset.
@@ -77,10 +84,7 @@ enum RecordReader {
     ) throws(LogStoreError) -> [UInt8] {
         switch FrameDecoder.payload(of: frame, in: bytes, dictionaries: dictionaries) {
         case .success(let payload): return payload
-        case .failure(let problem):
-            let code: LogStoreError.Code = problem == .malformed ? .corruptFrame : .missingDictionary
-            throw LogStoreError(
-                code, "object \(id): \(problem.reason)", file: file.path, offset: UInt64(entry.offset))
+        case .failure(let problem): throw payloadError(problem, id, entry, in: file)
         }
     }
 
