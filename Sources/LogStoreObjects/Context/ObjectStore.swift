@@ -53,7 +53,8 @@ public final class ObjectStore: Sendable {
         self.catalog = try KeyCatalog(loadingFrom: store)
         self.relationships = try RelationshipTable(registry: registry)
         self.indexes = try ObjectIndexes(
-            registry: registry, relationships: relationships, store: store, catalog: catalog)
+            registry: registry, relationships: relationships, store: store, catalog: catalog,
+            inBackground: tuning.appliesIndexesInBackground, backlogLimit: tuning.indexBacklogLimit)
         try IndexCatalog.record(indexes.types, registered: Set(registry.types.map(\.name)), in: store)
     }
 
@@ -81,6 +82,9 @@ public final class ObjectStore: Sendable {
     /// How many objects queries by a protocol type loaded to find out whether their class conforms (at
     /// most one per class and protocol: the answer is kept).
     @_spi(Testing) public var conformanceProbes: Int { conformances.probes }
+
+    /// What the indexes' applier has still to do (0 once it has applied every batch committed so far).
+    @_spi(Testing) public var indexBacklog: Int { indexes.backlog }
 
     /// How many index builds read an index file instead of every record of their class.
     @_spi(Testing) public var indexFilesRead: Int { indexes.filesRead }

@@ -14,6 +14,17 @@ public struct ObjectStoreTuning: Sendable, Equatable {
     /// or rules out a mistake in a hand-written `encodeFields(to:)`.
     public var usesFieldCoding: Bool = true
 
+    /// Whether index upkeep that the next commit does not need (inserting ordered entries; everything for a
+    /// class without a unique index) runs on a background queue (default on), or on the committing thread
+    /// before the save returns. Queries see the same answers either way; off suits a single-core machine or
+    /// compares the two.
+    public var appliesIndexesInBackground: Bool = true
+
+    /// How many index changes of one class may wait for the background queue before a commit applies them
+    /// itself (default 131,072, about 8 MB), so that saves faster than the queue cannot make the backlog
+    /// grow without bound.
+    public var indexBacklogLimit: Int = 1 << 17
+
     /// The default settings.
     public init() {}
 

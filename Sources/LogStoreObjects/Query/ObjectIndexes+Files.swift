@@ -84,11 +84,14 @@ extension ObjectIndexes {
         maintenance.withLock { _ in
             for type in types {
                 let number = type.number
-                let taken = state.withLock { state -> (data: TypeIndexData, sequence: UInt64)? in
-                    guard state.types[number].data != nil, state.types[number].recordFrom != nil else { return nil }
+                let taken = whenApplierDone(number) { state -> (data: TypeIndexData, sequence: UInt64)? in
+                    guard state.types[number].data != nil, state.types[number].recordFrom != nil else {
+                        return nil
+                    }
                     if published <= state.lastAccepted {
                         apply(through: published, to: &state.types[number], type, nil)
                     }
+                    state.types[number].data?.flushEntries()
                     let typeState = state.types[number]
                     guard typeState.changedSinceFile, typeState.sequence <= published, let data = typeState.data
                     else { return nil }

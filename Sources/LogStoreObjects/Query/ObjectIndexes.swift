@@ -9,18 +9,22 @@ import Synchronization
 /// How an index stays exact:
 /// - The engine calls ``accepted(_:_:)`` for every batch it accepts, in sequence order, under its commit
 ///   lock. For each type whose index is built (or being built) it queues the batch's puts, deletes and
-///   frees of that type (a *delta*); nothing is decoded there.
-/// - A batch whose puts' keys the unique check read (below) is applied at once, under the same lock,
-///   while those keys are at hand.
-/// - A query at snapshot `T` first applies the queued deltas up to `T` (reading each put's keys from its
-///   payload). When the hooks did not see every batch up to `T` (another process wrote: a follower), it
-///   compares every object's version at `T` with the one it indexed and reads the changed records (a
-///   *catch-up scan*); building an index is the same scan from nothing.
+///   frees of that type (a *delta*, with the keys the unique check read, below). A type with a unique
+///   index has the delta applied at once to its keys and unique tables (the next commit's check needs
+///   them); its ordered entries change through a log (``TypeIndexData/entryLog``).
+/// - The *applier*, on a queue of its own, then applies the entry logs, and the queued deltas of the other
+///   types, off the committing thread (``ObjectIndexes+Applier``).
+/// - A query at snapshot `T` waits for the applier to put back what it has of its type, then applies the
+///   queued deltas up to `T` and the entry log itself (reading each put's keys from its payload). When the
+///   hooks did not see every batch up to `T` (another process wrote: a follower), it compares every
+///   object's version at `T` with the one it indexed and reads the changed records (a *catch-up scan*);
+///   building an index is the same scan from nothing.
 /// - A query at a snapshot older than the index reads the index as it is and adds the objects that
 ///   batches after its snapshot changed (kept for the last 65,536 changed objects), testing each as of its
 ///   snapshot; older still, it scans the type.
 /// - ``validate(_:)`` runs under the same commit lock before a batch is accepted: it applies every queued
-///   delta and refuses a batch that would give two objects one key of a unique index.
+///   delta left and refuses a batch that would give two objects one key of a unique index. It reads only
+///   keys and unique tables, which the applier never takes for a type with a unique index.
 ///
 /// Locks: `maintenance` (one scan at a time, held while reading the store), then `state` (never held
 /// while calling the store: the hooks take it under the engine's commit lock).
@@ -32,9 +36,11 @@ final class ObjectIndexes: Sendable {
     /// For each tag of ``typesByTag``, the number of the most specific of its types (the fewest tags).
     private let mostSpecificByTag: [UInt32: Int]
     let store: Store
-    private let catalog: KeyCatalog
+    let catalog: KeyCatalog
     let state: ConditionLock<State>
     let maintenance: ConditionLock<Bool>
+    /// Where the applier runs (see ``scheduleApplier(_:)``).
+    let applierQueue = DispatchQueue(label: "logstore.index-applier")
 
     /// How many changed objects the history keeps for queries at older snapshots.
     static let historyLimit = 65_536
@@ -60,6 +66,59 @@ final class ObjectIndexes: Sendable {
         var historyFloor: UInt64 = 0
         /// Whether the data changed since it was read from or written to the type's ``IndexFile``.
         var changedSinceFile = true
+        /// Whether the applier has the data out (``data`` nil meanwhile), or only its ordered entries (the
+        /// rest of ``data`` stays: the unique check and equality lookups go on): whoever needs what it has
+        /// waits for it to be put back.
+        var applying = false
+
+        /// Threads waiting for the applier to put this type's data back: while there are any, the applier
+        /// takes nothing more of the type (they apply what is left themselves), so that commits coming one
+        /// after another cannot keep a query waiting.
+        var waiting = 0
+
+        /// How many changes wait for the applier: entry changes logged, and puts and removals queued.
+        var backlog: Int {
+            pending.reduce(data?.entryLog.count ?? 0) { $0 + $1.puts.count + $1.removed.count }
+        }
+
+        /// Whether the indexes are built (the data here, or out with the applier).
+        var isBuilt: Bool { data != nil || applying }
+
+        /// Whether the applier has the whole data out.
+        var applierHasData: Bool { applying && data == nil }
+
+        /// Takes the queued deltas up to `target` out of the queue, oldest first.
+        mutating func takeDeltas(through target: UInt64) -> [Delta] {
+            var count = 0
+            while count < pending.count && pending[count].sequence <= target { count += 1 }
+            if count == pending.count {
+                let all = pending
+                pending = []
+                return all
+            }
+            let taken = Array(pending[..<count])
+            pending.removeFirst(count)
+            return taken
+        }
+
+        /// Puts back `data` with `applied` (each applied delta's changed objects) applied, exact through
+        /// `target`, and notes them in the history.
+        mutating func finishApplying(
+            _ data: TypeIndexData, _ applied: [(sequence: UInt64, ids: [ObjectID])], through target: UInt64
+        ) {
+            for entry in applied {
+                history.append(entry)
+                historyCount += entry.ids.count
+                if !entry.ids.isEmpty { changedSinceFile = true }
+            }
+            if target > sequence { sequence = target }
+            while historyCount > ObjectIndexes.historyLimit, let first = history.first {
+                history.removeFirst()
+                historyCount -= first.ids.count
+                historyFloor = first.sequence
+            }
+            self.data = data
+        }
 
         /// What the unique index `index` says of `key` at sequence `target`. Changes nothing: `mutating` so
         /// that a call on an element of the state's array reads it in place (a call on a copy retains each
@@ -92,11 +151,25 @@ final class ObjectIndexes: Sendable {
         /// How many operations the batch ``validatedKeys`` belong to has (a second check that `accepted`
         /// takes them for that batch).
         var validatedCount = 0
+        /// Whether a run of the applier is queued or running (it clears this when it finds nothing to do).
+        var applierScheduled = false
+        /// Deltas the commit hooks applied, left for the applier to free (their records and keys are many
+        /// small allocations, whose freeing would lengthen the commit).
+        var appliedDeltas: [[Delta]] = []
     }
 
-    init(registry: TypeRegistry, relationships: RelationshipTable, store: Store, catalog: KeyCatalog)
-        throws(ObjectStoreError)
-    {
+    /// Whether the applier runs (``ObjectStoreTuning/appliesIndexesInBackground``); without it each commit
+    /// applies its batch whole.
+    let inBackground: Bool
+    /// How many changes of one type may wait for the applier (``ObjectStoreTuning/indexBacklogLimit``).
+    let backlogLimit: Int
+
+    init(
+        registry: TypeRegistry, relationships: RelationshipTable, store: Store, catalog: KeyCatalog,
+        inBackground: Bool = true, backlogLimit: Int = 1 << 17
+    ) throws(ObjectStoreError) {
+        self.inBackground = inBackground
+        self.backlogLimit = max(backlogLimit, 0)
         let all = try IndexedType.all(in: registry, relationships: relationships)
         types = all
         var byTag: [UInt32: [Int]] = [:]
@@ -137,56 +210,79 @@ final class ObjectIndexes: Sendable {
     // MARK: Hooks (under the engine's commit lock)
 
     private func accepted(_ operations: [WriteBatch.Operation], _ batch: CommittedBatch) {
-        state.withLock { state in
+        let overloaded = state.withLock { state -> [Int] in
             state.lastAccepted = batch.sequence
             let validated = state.validatedCount == operations.count ? state.validatedKeys : [:]
             state.validatedKeys = [:]
-            guard state.types.contains(where: { $0.recordFrom != nil }) else { return }
-            // Changed in place (`deltas[number]!`): a copy taken out and stored back would copy the whole
-            // list on every append.
-            var deltas: [Int: Delta] = [:]
+            guard state.types.contains(where: { $0.recordFrom != nil }) else { return [] }
+            var overloaded: [Int] = []
+            // Per type, changed in place (`deltas[number]?`): a copy taken out and stored back would copy the
+            // whole list on every append.
+            var deltas = [Delta?](repeating: nil, count: state.types.count)
             func records(_ number: Int) -> Bool {
                 guard let from = state.types[number].recordFrom, batch.sequence >= from else { return false }
                 if deltas[number] == nil { deltas[number] = Delta(sequence: batch.sequence, puts: [], removed: []) }
                 return true
             }
+            // The types of the last put's tag, and the others (puts of one class come together).
+            var lastTag: UInt32?
+            var ofTag: [Int] = []
+            var others: [Int] = []
             for operation in operations {
                 guard case .put(let record) = operation else { continue }
-                for number in numbers(forTag: record.typeTag) where records(number) {
-                    deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].puts.append(record)
+                if record.typeTag != lastTag {
+                    lastTag = record.typeTag
+                    ofTag = numbers(forTag: record.typeTag)
+                    others = types.indices.filter { !types[$0].tags.contains(record.typeTag) }
                 }
-                // An id that changed type leaves the index of the type it had. While a scan holds a type's
-                // data, any id may be in it: the removal is queued (removing an id the index lacks changes
-                // nothing).
-                for number in state.types.indices
-                where !types[number].tags.contains(record.typeTag)
-                    && (state.types[number].data == nil || state.types[number].data?.version(of: record.id) != nil)
+                for number in ofTag where records(number) { deltas[number]?.puts.append(record) }
+                // An id that changed type leaves the index of the type it had. While a scan or the applier
+                // holds a type's data, any id may be in it: the removal is queued (removing an id the index
+                // lacks changes nothing).
+                for number in others
+                where (state.types[number].data == nil || state.types[number].data?.version(of: record.id) != nil)
                     && records(number)
                 {
-                    deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].removed.append(
-                        record.id)
+                    deltas[number]?.removed.append(record.id)
                 }
             }
             for change in Array(batch.deleted) + Array(batch.freed) {
                 for number in numbers(forTag: change.typeTag) where records(number) {
-                    deltas[number, default: Delta(sequence: batch.sequence, puts: [], removed: [])].removed.append(
-                        change.id)
+                    deltas[number]?.removed.append(change.id)
                 }
             }
-            for (number, change) in deltas {
-                var change = change
+            for number in deltas.indices {
+                guard var change = deltas[number] else { continue }
+                deltas[number] = nil
                 // Only keys read from this batch's own puts (each put of the type has its keys there).
-                var keyed = false
                 if let keys = validated[number], change.puts.allSatisfy({ keys.contains($0.id) }) {
                     change.keys = keys
-                    keyed = true
                 }
                 state.types[number].pending.append(change)
-                // With its keys read (the unique check just hashed them, so their table entries are in the
-                // processor's caches), the batch is applied now rather than before the next check.
-                if keyed, state.types[number].data != nil {
+                guard state.types[number].isBuilt else { continue }
+                guard inBackground else {
+                    // Everything now, on the committing thread.
                     apply(through: batch.sequence, to: &state.types[number], types[number], nil)
+                    state.types[number].data?.flushEntries()
+                    continue
                 }
+                // The keys and unique tables of a type with a unique index change now (the next unique check
+                // needs them), its ordered entries on the applier; the other types' deltas wait whole for
+                // the applier.
+                if types[number].hasUnique, state.types[number].data != nil {
+                    let applied = apply(through: batch.sequence, to: &state.types[number], types[number], nil)
+                    state.appliedDeltas.append(applied)
+                }
+                if state.types[number].backlog > backlogLimit { overloaded.append(number) }
+                scheduleApplier(&state)
+            }
+            return overloaded
+        }
+        // More waits for the applier than it may: this commit applies it (after the applier's current run).
+        for number in overloaded {
+            whenApplierDone(number) { state in
+                apply(through: state.lastAccepted, to: &state.types[number], types[number], nil)
+                state.types[number].data?.flushEntries()
             }
         }
     }
@@ -202,30 +298,57 @@ final class ObjectIndexes: Sendable {
         // are only ever used for puts of such a type, which this batch has none of.
         guard !unique.isEmpty else { return }
         let keys = catalog.snapshot()
-        try state.withLock { state throws in
-            state.validatedKeys = [:]
-            state.validatedCount = operations.count
-            for number in unique.sorted() {
-                let type = types[number]
-                guard state.types[number].data != nil, state.types[number].recordFrom != nil else {
-                    throw IndexNotReady(type: number)
+        let numbers = unique.sorted()
+        // Once the applier does not have the whole data of any type checked (it never takes the data of a
+        // type with a unique index: a guard, should that change; the check needs them exact through
+        // the last accepted batch).
+        let outcome = state.waitUntil { state -> Result<Void, any Error>? in
+            guard !numbers.contains(where: { state.types[$0].applierHasData }) else { return nil }
+            do {
+                state.validatedKeys = [:]
+                state.validatedCount = operations.count
+                for number in numbers {
+                    let type = types[number]
+                    guard state.types[number].data != nil, state.types[number].recordFrom != nil else {
+                        throw IndexNotReady(type: number)
+                    }
+                    apply(through: state.lastAccepted, to: &state.types[number], type, keys)
+                    guard let data = state.types[number].data else { throw IndexNotReady(type: number) }
+                    state.validatedKeys[number] = try UniqueCheck(type: type, data: data, keys: keys).check(operations)
                 }
-                apply(through: state.lastAccepted, to: &state.types[number], type, keys)
-                guard let data = state.types[number].data else { throw IndexNotReady(type: number) }
-                state.validatedKeys[number] = try UniqueCheck(type: type, data: data, keys: keys).check(operations)
+                return .success(())
+            } catch {
+                return .failure(error)
             }
         }
+        try outcome.get()
     }
 
     // MARK: Applying deltas
 
-    /// Applies the queued deltas up to `sequence` (under the state lock). `keys` is the catalog to read
-    /// put payloads with (taken when first needed if nil: puts whose keys the unique check read need none).
+    /// Applies the queued deltas up to `sequence` (under the state lock, the type's data not with the
+    /// applier). `keys` is the catalog to read put payloads with (taken when first needed if nil: puts whose
+    /// keys the unique check read need none).
+    /// Returns the deltas it took from the queue (those the index already held included).
+    @discardableResult
     func apply(
         through sequence: UInt64, to typeState: inout TypeState, _ type: IndexedType, _ keys: KeyCatalog.Snapshot?
-    ) {
-        guard var data = typeState.data else { return }
+    ) -> [Delta] {
+        guard var data = typeState.data else { return [] }
         typeState.data = nil
+        let deltas = typeState.takeDeltas(through: sequence)
+        let applied = Self.applyDeltas(deltas, after: typeState.sequence, to: &data, type, keys: keys, catalog: catalog)
+        typeState.finishApplying(data, applied, through: sequence)
+        return deltas
+    }
+
+    /// Applies `deltas` (in sequence order) to `data`, skipping those at or before `after` (already in it);
+    /// returns the objects each applied delta changed, for the history. Touches no shared state: the
+    /// applier calls it without holding the state lock.
+    static func applyDeltas(
+        _ deltas: [Delta], after applied: UInt64, to data: inout TypeIndexData, _ type: IndexedType,
+        keys: KeyCatalog.Snapshot?, catalog: KeyCatalog
+    ) -> [(sequence: UInt64, ids: [ObjectID])] {
         var reader: IndexKeyReader?
         func readKeys(_ record: Record) -> [[CompoundKey]] {
             if reader == nil {
@@ -234,12 +357,24 @@ final class ObjectIndexes: Sendable {
             }
             return reader?.keys(payload: record.payload, references: record.references) ?? []
         }
-        var applied = 0
-        for delta in typeState.pending {
-            guard delta.sequence <= sequence else { break }
-            applied += 1
-            guard delta.sequence > typeState.sequence else { continue }
+        var history: [(sequence: UInt64, ids: [ObjectID])] = []
+        history.reserveCapacity(deltas.count)
+        let unique = type.definitions.indices.filter { type.definitions[$0].isUnique }
+        for delta in deltas where delta.sequence > applied {
+            // The unique tables' buckets of the keys the unique check read, all at once (each put claims
+            // its keys there).
+            if !unique.isEmpty, delta.keys.count > 0 {
+                for index in unique {
+                    var hashes: [UInt64] = []
+                    hashes.reserveCapacity(delta.puts.count)
+                    for record in delta.puts {
+                        for key in delta.keys[record.id]?[index] ?? [] { hashes.append(UniqueHolders.hash(key)) }
+                    }
+                    data.touchUnique(hashes, in: index)
+                }
+            }
             var changed: [ObjectID] = []
+            changed.reserveCapacity(delta.puts.count + delta.removed.count)
             for record in delta.puts {
                 data.set(record.id, version: delta.sequence, keys: delta.keys[record.id] ?? readKeys(record))
                 changed.append(record.id)
@@ -248,18 +383,9 @@ final class ObjectIndexes: Sendable {
                 // A removal queued for an id the indexes do not hold changes nothing and is not history.
                 if data.remove(id) { changed.append(id) }
             }
-            typeState.history.append((delta.sequence, changed))
-            typeState.historyCount += changed.count
-            if !changed.isEmpty { typeState.changedSinceFile = true }
+            history.append((delta.sequence, changed))
         }
-        typeState.pending.removeFirst(applied)
-        if sequence > typeState.sequence { typeState.sequence = sequence }
-        while typeState.historyCount > Self.historyLimit, let first = typeState.history.first {
-            typeState.history.removeFirst()
-            typeState.historyCount -= first.ids.count
-            typeState.historyFloor = first.sequence
-        }
-        typeState.data = data
+        return history
     }
 
     // MARK: Reading
@@ -276,16 +402,32 @@ final class ObjectIndexes: Sendable {
     /// - throws: ``ObjectStoreError`` `store` when reading the store fails.
     func view(of type: IndexedType, at snapshot: Snapshot) throws(ObjectStoreError) -> View? {
         let target = snapshot.sequence
-        if case .ready(let view) = state.withLock({ readyView(type, target, &$0) }) { return view }
+        if case .ready(let view) = readiness(type, target) { return view }
         return try maintenance.withLock { _ throws(ObjectStoreError) -> View? in
-            switch state.withLock({ readyView(type, target, &$0) }) {
+            switch readiness(type, target) {
             case .ready(let view): return view
             case .tooOld: return nil
             case .needsScan:
                 try scan(type, at: snapshot)
-                if case .ready(let view) = state.withLock({ readyView(type, target, &$0) }) { return view }
+                if case .ready(let view) = readiness(type, target) { return view }
                 return nil
             }
+        }
+    }
+
+    /// ``readyView(_:_:_:)`` once the applier does not have the type's data.
+    private func readiness(_ type: IndexedType, _ target: UInt64) -> Readiness {
+        whenApplierDone(type.number) { state in readyView(type, target, &state) }
+    }
+
+    /// Runs `body` under the state lock once the applier has none of type `number`'s data (waiting for it to
+    /// put back what it has, and keeping it from taking the type again meanwhile).
+    func whenApplierDone<Result>(_ number: Int, _ body: (inout State) -> Result) -> Result {
+        state.withLock { $0.types[number].waiting += 1 }
+        return state.waitUntil { state -> Result? in
+            guard !state.types[number].applying else { return nil }
+            state.types[number].waiting -= 1
+            return .some(body(&state))
         }
     }
 
@@ -340,7 +482,7 @@ final class ObjectIndexes: Sendable {
     /// Builds the indexes of `type` if they are not, so that saves can check its unique indexes.
     func prepare(_ type: IndexedType) throws(ObjectStoreError) {
         try maintenance.withLock { _ throws(ObjectStoreError) in
-            guard state.withLock({ $0.types[type.number].data == nil }) else { return }
+            guard !state.withLock({ $0.types[type.number].isBuilt }) else { return }
             let snapshot: Snapshot
             do throws(LogStoreError) {
                 snapshot = try store.snapshot()
@@ -351,7 +493,8 @@ final class ObjectIndexes: Sendable {
         }
     }
 
-    /// The view when no scan is needed (under the state lock).
+    /// The view when no scan is needed (under the state lock, the applier not having any of the type's
+    /// data).
     private func readyView(_ type: IndexedType, _ target: UInt64, _ state: inout State) -> Readiness {
         let number = type.number
         guard state.types[number].data != nil, state.types[number].recordFrom != nil else { return .needsScan }
@@ -360,6 +503,8 @@ final class ObjectIndexes: Sendable {
             guard target <= state.lastAccepted else { return .needsScan }
             apply(through: target, to: &state.types[number], type, catalog.snapshot())
         }
+        // The entries the applier has not reached yet (a query reads them in order).
+        state.types[number].data?.flushEntries()
         let typeState = state.types[number]
         guard let data = typeState.data else { return .needsScan }
         if target == typeState.sequence { return .ready(View(data: data, changedSince: [])) }
@@ -376,7 +521,7 @@ final class ObjectIndexes: Sendable {
     /// (from nothing when they are not built), reading the records that differ. Under `maintenance`.
     private func scan(_ type: IndexedType, at snapshot: Snapshot) throws(ObjectStoreError) {
         let number = type.number
-        var taken = state.withLock { state -> TypeIndexData? in
+        var taken = whenApplierDone(number) { state -> TypeIndexData? in
             if state.types[number].recordFrom == nil { state.types[number].recordFrom = state.lastAccepted + 1 }
             let data = state.types[number].data
             state.types[number].data = nil
@@ -434,6 +579,7 @@ final class ObjectIndexes: Sendable {
                 changed = true
             }
         }
+        data.flushEntries()
         taken = nil
         state.withLock { state in
             var typeState = state.types[number]
@@ -447,6 +593,8 @@ final class ObjectIndexes: Sendable {
             state.types[number] = typeState
             state.scans += 1
             if fromFile { state.filesRead += 1 }
+            // Batches committed while the scan read (the applier skipped the type meanwhile).
+            if !state.types[number].pending.isEmpty { scheduleApplier(&state) }
         }
     }
 }

@@ -6,6 +6,12 @@ import Synchronization
 /// index's ordered entries, and each object's keys and version (to remove its old keys, and to tell a
 /// changed record when catching up with a snapshot).
 ///
+/// The ordered entries change only through a log (``entryLog``): ``set(_:version:keys:)`` and ``remove(_:)``
+/// note which entries to insert and remove, and ``flushEntries()`` (or the applier, on entries taken with
+/// ``takeEntries()``) applies them in order. Everything else (versions, keys, the unique tables) changes at
+/// once, so the unique check and equality lookups never need the entries; queries read the entries after a
+/// flush.
+///
 /// An object's keys are kept per index, without an allocation for the usual case of one key per index:
 /// ``singleKeys`` holds the key of each object that has exactly one in that index, ``multipleKeys`` the
 /// keys of each that has several (elements of an array field); an object with none (an empty array) is in
@@ -19,7 +25,10 @@ struct TypeIndexData: Sendable {
         var keys: [[CompoundKey]]
     }
 
+    /// Per index, its entries in order, without the changes still in ``entryLog``.
     private(set) var entries: [SortedEntries]
+    /// Entry changes not yet in ``entries``, oldest first.
+    private(set) var entryLog: [EntryChange] = []
     /// Per object, the version of the record its keys were read from.
     private(set) var versions = PagedIDMap<UInt64>()
     /// Per index, the key of each object that holds exactly one.
@@ -36,9 +45,17 @@ struct TypeIndexData: Sendable {
     /// Per unique index (nil for the others), the object holding each key that uniqueness applies to:
     /// equality lookups and the unique check hash the key instead of searching the ordered entries.
     private(set) var holders: [UniqueHolders?]
-    /// Per index, the keys of a unique index that several objects hold (stored before the index existed):
-    /// their holders are read from the ordered entries.
-    private(set) var sharedKeys: [Set<CompoundKey>]
+    /// Per unique index, the keys several objects hold (stored before the index existed, or for a moment
+    /// within one batch that moves a key from one object to another), with every holder in increasing
+    /// order of id; the hash table holds one of them.
+    private(set) var sharedHolders: [[CompoundKey: [ObjectID]]]
+
+    /// One change of the ordered entries: `entry` inserted in or removed from index `index`.
+    struct EntryChange: Sendable {
+        var index: Int
+        var isInsert: Bool
+        var entry: IndexEntryKey
+    }
 
     /// Empty indexes, `unique` telling, per index, whether it is unique.
     private init(unique: [Bool]) {
@@ -49,7 +66,7 @@ struct TypeIndexData: Sendable {
         absent = Array(repeating: [], count: indexCount)
         holdsNaN = Array(repeating: [], count: indexCount)
         holders = unique.map { $0 ? UniqueHolders() : nil }
-        sharedKeys = Array(repeating: [], count: indexCount)
+        sharedHolders = Array(repeating: [:], count: indexCount)
     }
 
     /// The indexes of `objects` (each id once, with its version and keys), built with one sort per index;
@@ -94,7 +111,7 @@ struct TypeIndexData: Sendable {
             absent[index] = part.objects.absent
             holdsNaN[index] = part.objects.holdsNaN
             holders[index] = part.holders?.holders
-            sharedKeys[index] = part.holders?.sharedKeys ?? []
+            sharedHolders[index] = part.holders?.sharedHolders ?? [:]
         }
     }
 
@@ -122,20 +139,22 @@ struct TypeIndexData: Sendable {
             }
         }
 
-        /// A unique index's hash table, and the keys several objects hold.
+        /// A unique index's hash table, and the keys several objects hold with all their holders.
         struct Holders: Sendable {
             var holders = UniqueHolders()
-            var sharedKeys: Set<CompoundKey> = []
+            var sharedHolders: [CompoundKey: [ObjectID]] = [:]
 
-            /// From the entries in order, where the entries of one key are together: the table holds the
-            /// first object of each key.
+            /// From the entries in order, where the entries of one key are together (in increasing order of
+            /// id): the table holds the first object of each key.
             init(_ list: [IndexEntryKey]) {
                 holders.reserveCapacity(list.count)
                 var last: IndexEntryKey?
                 for entry in list where !entry.key.isExemptFromUniqueness {
                     defer { last = entry }
                     if let last, last.key == entry.key {
-                        if last.id != entry.id { sharedKeys.insert(entry.key) }
+                        if last.id != entry.id {
+                            sharedHolders[entry.key, default: [last.id]].append(entry.id)
+                        }
                         continue
                     }
                     holders.insert(entry.id, key: entry.key, hash: UniqueHolders.hash(entry.key))
@@ -226,7 +245,9 @@ struct TypeIndexData: Sendable {
                 if !holdsNaN[index].isEmpty { holdsNaN[index].remove(id) }
                 for key in oldKeys { removeEntry(key, id, index) }
             }
-            for key in newKeys { entries[index].insert(IndexEntryKey(key: key, id: id)) }
+            for key in newKeys {
+                entryLog.append(EntryChange(index: index, isInsert: true, entry: IndexEntryKey(key: key, id: id)))
+            }
             record(newKeys, of: id, in: index)
         }
     }
@@ -244,7 +265,7 @@ struct TypeIndexData: Sendable {
     @discardableResult
     mutating func remove(_ id: ObjectID) -> Bool {
         guard versions.removeValue(forKey: id) != nil else { return false }
-        for index in entries.indices {
+        for index in singleKeys.indices {
             for key in takeKeys(of: id, in: index) { removeEntry(key, id, index) }
             if !absent[index].isEmpty { absent[index].remove(id) }
             if !holdsNaN[index].isEmpty { holdsNaN[index].remove(id) }
@@ -255,40 +276,52 @@ struct TypeIndexData: Sendable {
     /// The ids of every object the indexes hold.
     var objectIDs: [ObjectID] { versions.ids }
 
+    /// Notes that `id` no longer holds `key` in index `index`: the entry's removal is logged, and a unique
+    /// index's tables forget it.
     private mutating func removeEntry(_ key: CompoundKey, _ id: ObjectID, _ index: Int) {
-        entries[index].remove(IndexEntryKey(key: key, id: id))
+        entryLog.append(EntryChange(index: index, isInsert: false, entry: IndexEntryKey(key: key, id: id)))
         guard holders[index] != nil, !key.isExemptFromUniqueness else { return }
         let hash = UniqueHolders.hash(key)
-        holders[index]?.remove(id, key: key, hash: hash)
-        // (`isEmpty` first: `contains` hashes the key even in an empty set.)
-        if !sharedKeys[index].isEmpty && sharedKeys[index].contains(key) {
-            let remaining = sortedIDs(withKey: key, in: index)
-            if remaining.count <= 1 {
-                sharedKeys[index].remove(key)
-                // The table held `id` or the one remaining holder.
-                if let holder = remaining.first, tableHolder(of: key, in: index, hash: hash) == nil {
-                    holders[index]?.insert(holder, key: key, hash: hash)
-                }
+        // (`isEmpty` first: a lookup hashes the key even in an empty dictionary.)
+        if !sharedHolders[index].isEmpty, var list = sharedHolders[index][key] {
+            list.removeAll { $0 == id }
+            if list.count > 1 {
+                sharedHolders[index][key] = list
+            } else {
+                sharedHolders[index][key] = nil
             }
+            // The table holds one of the remaining holders.
+            if let holder = tableHolder(of: key, in: index, hash: hash), holder == id {
+                holders[index]?.remove(id, key: key, hash: hash)
+                if let next = list.first { holders[index]?.insert(next, key: key, hash: hash) }
+            }
+            return
         }
+        holders[index]?.remove(id, key: key, hash: hash)
     }
 
     /// Notes that `id` holds `key` in the unique index `index`.
     private mutating func claim(_ key: CompoundKey, by id: ObjectID, in index: Int) {
         guard !key.isExemptFromUniqueness else { return }
         let hash = UniqueHolders.hash(key)
-        switch tableHolder(of: key, in: index, hash: hash) {
-        case nil: holders[index]?.insert(id, key: key, hash: hash)
-        case id: break
-        default: sharedKeys[index].insert(key)
+        switch holders[index]?.holderOrInsert(id, key: key, hash: hash) {
+        case nil, id: break
+        case let other?:
+            var list = sharedHolders[index][key] ?? [other]
+            if let position = list.firstIndex(where: { $0 >= id }) {
+                if list[position] != id { list.insert(id, at: position) }
+            } else {
+                list.append(id)
+            }
+            sharedHolders[index][key] = list
         }
     }
 
-    /// The ids holding `key` in index `index`.
+    /// The ids holding `key` in index `index` (for an index that is not unique, or a key uniqueness does not
+    /// apply to, from the ordered entries: call on data whose ``entryLog`` is empty).
     func ids(withKey key: CompoundKey, in index: Int) -> [ObjectID] {
-        if holders[index] != nil, !key.isExemptFromUniqueness,
-            sharedKeys[index].isEmpty || !sharedKeys[index].contains(key)
-        {
+        if holders[index] != nil, !key.isExemptFromUniqueness {
+            if !sharedHolders[index].isEmpty, let list = sharedHolders[index][key] { return list }
             return tableHolder(of: key, in: index).map { [$0] } ?? []
         }
         return sortedIDs(withKey: key, in: index)
@@ -297,10 +330,66 @@ struct TypeIndexData: Sendable {
     /// The one id holding `key` in the unique index `index` (nil when none does); not answered (`exact`
     /// false) when the index is not unique, uniqueness does not apply to the key, or several objects hold it.
     func holder(of key: CompoundKey, in index: Int) -> (id: ObjectID?, exact: Bool) {
-        guard !key.isExemptFromUniqueness, sharedKeys[index].isEmpty || !sharedKeys[index].contains(key),
-            holders[index] != nil
+        guard !key.isExemptFromUniqueness, holders[index] != nil,
+            sharedHolders[index].isEmpty || sharedHolders[index][key] == nil
         else { return (nil, false) }
         return (tableHolder(of: key, in: index), true)
+    }
+
+    /// The holder of `key` whose ``UniqueHolders/hash(_:)`` is `hash`, as ``holder(of:in:)`` says it.
+    func holder(of key: CompoundKey, in index: Int, hash: UInt64) -> (id: ObjectID?, exact: Bool) {
+        guard !key.isExemptFromUniqueness, holders[index] != nil,
+            sharedHolders[index].isEmpty || sharedHolders[index][key] == nil
+        else { return (nil, false) }
+        return (tableHolder(of: key, in: index, hash: hash), true)
+    }
+
+    /// Brings the buckets of the unique index `index`'s table that keys with `hashes` start at into the
+    /// processor's caches, all at once (see ``UniqueHolders/touch(_:)``).
+    func touchUnique(_ hashes: [UInt64], in index: Int) { holders[index]?.touch(hashes) }
+
+    /// Whether index `index` is unique.
+    func isUnique(_ index: Int) -> Bool { holders[index] != nil }
+
+    /// Whether the unique index `index` has keys several objects hold.
+    func hasSharedKeys(in index: Int) -> Bool { !sharedHolders[index].isEmpty }
+
+    // MARK: The entry log
+
+    /// Applies ``entryLog`` to the entries.
+    mutating func flushEntries() {
+        guard !entryLog.isEmpty else { return }
+        let log = entryLog
+        entryLog = []
+        Self.apply(log, to: &entries)
+    }
+
+    /// Applies `log` (in order) to `entries`.
+    static func apply(_ log: [EntryChange], to entries: inout [SortedEntries]) {
+        for change in log {
+            if change.isInsert {
+                entries[change.index].insert(change.entry)
+            } else {
+                entries[change.index].remove(change.entry)
+            }
+        }
+    }
+
+    /// Takes the entries and the log out (for the applier, which applies the log to them without a lock);
+    /// ``restoreEntries(_:)`` puts them back. Meanwhile the entries are empty and changes are logged as
+    /// usual.
+    mutating func takeEntries() -> (entries: [SortedEntries], log: [EntryChange]) {
+        var taken: [SortedEntries] = []
+        var log: [EntryChange] = []
+        swap(&taken, &entries)
+        swap(&log, &entryLog)
+        return (taken, log)
+    }
+
+    /// Puts back the entries ``takeEntries()`` took, with its log applied (the changes logged since stay
+    /// in the log).
+    mutating func restoreEntries(_ restored: [SortedEntries]) {
+        entries = restored
     }
 
     /// The ids holding `key` in index `index`, from the ordered entries.

@@ -24,8 +24,9 @@ struct UniqueCheck {
             return ids.contains(id)
         }
         let unique = type.definitions.indices.filter { type.definitions[$0].isUnique }
-        // Per unique index (in the order of `unique`), the object of the batch claiming each key.
-        var claimed = unique.map { _ in [CompoundKey: ObjectID](minimumCapacity: puts.count) }
+        // Per unique index (in the order of `unique`), the keys the batch claims, each with its hash and the
+        // object claiming it.
+        var claims = unique.map { _ in [(key: CompoundKey, hash: UInt64, id: ObjectID)]() }
         var read = IDTable<[[CompoundKey]]>(minimumCapacity: puts.count)
         // The last put of an id is the one that stays.
         for record in puts.reversed() where !read.contains(record.id) {
@@ -33,16 +34,35 @@ struct UniqueCheck {
             read[record.id] = keys
             for (position, index) in unique.enumerated() {
                 for key in keys[index] where !key.isExemptFromUniqueness {
-                    if let other = claimed[position].updateValue(record.id, forKey: key), other != record.id {
-                        throw violation(record.id, other, index, key)
-                    }
+                    claims[position].append((key, UniqueHolders.hash(key), record.id))
                 }
             }
         }
+        // Two objects of the batch claiming one key: found among the claims of equal hashes, in order of hash
+        // (one object claiming a key twice, as an array field may, is no conflict).
+        for (position, index) in unique.enumerated() where claims[position].count > 1 {
+            let order = claims[position].indices.sorted { claims[position][$0].hash < claims[position][$1].hash }
+            var start = 0
+            while start < order.count {
+                var end = start + 1
+                let hash = claims[position][order[start]].hash
+                while end < order.count && claims[position][order[end]].hash == hash { end += 1 }
+                for first in start..<end {
+                    for second in (first + 1)..<end {
+                        let a = claims[position][order[first]]
+                        let b = claims[position][order[second]]
+                        if a.key == b.key && a.id != b.id { throw violation(a.id, b.id, index, a.key) }
+                    }
+                }
+                start = end
+            }
+        }
         for (position, index) in unique.enumerated() {
-            for (key, id) in claimed[position] {
-                // Through the index's hash table, or its ordered entries for a key held twice already.
-                let found = data.holder(of: key, in: index)
+            // The index's buckets for every key at once, then each lookup finds its bucket at hand.
+            data.touchUnique(claims[position].map(\.hash), in: index)
+            for (key, hash, id) in claims[position] {
+                // Through the index's hash table, or its list of holders for a key held twice already.
+                let found = data.holder(of: key, in: index, hash: hash)
                 if found.exact {
                     if let holder = found.id, holder != id, !leaving(holder) { throw violation(id, holder, index, key) }
                     continue

@@ -1,4 +1,5 @@
 import LogStore
+import Synchronization
 
 /// A unique index's hash table: which object holds each key. Each bucket keeps the key's hash beside the
 /// key and the object, so a lookup reads one bucket (one cache miss, where a `Dictionary` reads its keys
@@ -49,6 +50,22 @@ struct UniqueHolders: Sendable {
         }
     }
 
+    /// Reads the first bucket of each of `hashes`, one after another without waiting for any: a large table's
+    /// buckets are far apart in memory, and the lookups that follow then find them in the processor's
+    /// caches instead of waiting for each in turn.
+    func touch(_ hashes: [UInt64]) {
+        let combined = buckets.withUnsafeBufferPointer { buckets -> UInt64 in
+            guard !buckets.isEmpty else { return 0 }
+            var combined: UInt64 = 0
+            for hash in hashes { combined ^= buckets[bucket(hash)].hash }
+            return combined
+        }
+        Self.touched.store(combined, ordering: .relaxed)
+    }
+
+    /// Where ``touch(_:)`` leaves what it read, so that the reads are made.
+    private static let touched = Atomic<UInt64>(0)
+
     /// Notes that `id` holds `key` (whose hash is `hash`; no object in the table holds it).
     mutating func insert(_ id: ObjectID, key: CompoundKey, hash: UInt64) {
         if 4 * (count + 1) > 3 * buckets.count { resize(buckets: Self.buckets(for: count + 1)) }
@@ -57,6 +74,21 @@ struct UniqueHolders: Sendable {
         while buckets[index].hash != 0 { index = (index + 1) & mask }
         buckets[index] = Bucket(hash: hash, id: id, key: key)
         count += 1
+    }
+
+    /// The object holding `key` (whose hash is `hash`) if one does; else notes that `id` holds it and
+    /// returns nil (one search where ``holder(of:hash:)`` and ``insert(_:key:hash:)`` make two).
+    mutating func holderOrInsert(_ id: ObjectID, key: CompoundKey, hash: UInt64) -> ObjectID? {
+        if 4 * (count + 1) > 3 * buckets.count { resize(buckets: Self.buckets(for: count + 1)) }
+        let mask = buckets.count - 1
+        var index = bucket(hash)
+        while buckets[index].hash != 0 {
+            if buckets[index].hash == hash, buckets[index].key == key { return buckets[index].id }
+            index = (index + 1) & mask
+        }
+        buckets[index] = Bucket(hash: hash, id: id, key: key)
+        count += 1
+        return nil
     }
 
     /// Forgets that `id` holds `key` (whose hash is `hash`), if the table says it does.

@@ -23,11 +23,19 @@ import Testing
     static let statuses = ["open", "done", "waiting"]
     static let titles = ["alpha", "alpine", "beta", "bet", "gamma", "Ångström", "A\u{30A}ngstrom", "delta"]
 
-    @Test(arguments: ["steps"]) func queriesAnswerAsABruteForceModel(_ label: String) throws {
+    /// "steps" with the defaults, "synchronous" with every index change made by the committing thread,
+    /// "backlogged" with a backlog limit of one change (each commit waits for the background queue and
+    /// applies the rest itself).
+    @Test(arguments: ["steps", "synchronous", "backlogged"]) func queriesAnswerAsABruteForceModel(
+        _ label: String
+    ) throws {
+        var tuning = ObjectStoreTuning()
+        if label == "synchronous" { tuning.appliesIndexesInBackground = false }
+        if label == "backlogged" { tuning.indexBacklogLimit = 1 }
         let seed = testSeed("QueryModelTests.\(label)", default: UInt64.random(in: 1...1 << 40))
         var random = SplitMix64(seed: seed)
         let directory = TemporaryStore("query-model")
-        var objects = try openObjects(directory, types: queryTypes)
+        var objects = try openObjects(directory, types: queryTypes, tuning: tuning)
         var model: [ObjectID: Fields] = [:]
         var labelIDs: [ObjectID] = []
         let setup = objects.makeContext()
@@ -100,7 +108,7 @@ import Testing
                 model[id] = nil
             } else if choice < 93 {
                 try objects.close()
-                objects = try openObjects(directory, types: queryTypes)
+                objects = try openObjects(directory, types: queryTypes, tuning: tuning)
                 old = nil
             } else if choice < 96 {
                 _ = try objects.store.compact()

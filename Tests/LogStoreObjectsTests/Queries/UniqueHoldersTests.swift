@@ -5,8 +5,9 @@ import Testing
 
 @testable import LogStoreObjects
 
-/// A unique index's table of holders: random inserts, removals and lookups against a model, with hashes
-/// from a tiny set (long probe runs, one hash for several keys) and from all 64 bits.
+/// A unique index's table of holders: random inserts (plain, and through `holderOrInsert`), removals and
+/// lookups against a model, with hashes from a tiny set (long probe runs, one hash for several keys) and
+/// from all 64 bits.
 @Suite struct UniqueHoldersTests {
     /// Keys are numbered strings; each is stored under a hash made from its number modulo `hashRange` (the
     /// table is given hashes, so equal hashes of different keys are easy to make). The seed is printed;
@@ -25,10 +26,15 @@ import Testing
         for step in 0..<20_000 {
             let number = Int(random.next() % 2_000)
             let id = ObjectID(1 + random.next() % 500)
-            switch random.next() % 3 {
+            switch random.next() % 4 {
             case 0 where model[number] == nil:
                 table.insert(id, key: key(number), hash: hash(number))
                 model[number] = id
+            case 3:
+                // The holder when there is one (nothing inserted), else the object inserted.
+                let found = table.holderOrInsert(id, key: key(number), hash: hash(number))
+                #expect(found == model[number], "step \(step), seed \(seed)")
+                if model[number] == nil { model[number] = id }
             case 1:
                 // A removal names the holder; naming another object removes nothing.
                 let named = random.next() % 4 == 0 ? id : (model[number] ?? id)

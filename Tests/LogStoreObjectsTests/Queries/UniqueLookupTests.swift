@@ -127,7 +127,7 @@ final class UncheckedTicket: PersistentObject {
         }
     }
 
-    @Test func keysSeveralObjectsHeldBeforeTheIndexAreAnsweredFromTheOrderedEntries() throws {
+    @Test func keysSeveralObjectsHeldBeforeTheIndexAreAnsweredFromTheirListOfHolders() throws {
         let directory = TemporaryStore("unique-lookup-shared")
         var ids: [ObjectID] = []
         try withObjects(directory, types: [UncheckedTicket.self, Label.self]) { objects in
