@@ -359,20 +359,7 @@ final class ObjectIndexes: Sendable {
         }
         var history: [(sequence: UInt64, ids: [ObjectID])] = []
         history.reserveCapacity(deltas.count)
-        let unique = type.definitions.indices.filter { type.definitions[$0].isUnique }
         for delta in deltas where delta.sequence > applied {
-            // The unique tables' buckets of the keys the unique check read, all at once (each put claims
-            // its keys there).
-            if !unique.isEmpty, delta.keys.count > 0 {
-                for index in unique {
-                    var hashes: [UInt64] = []
-                    hashes.reserveCapacity(delta.puts.count)
-                    for record in delta.puts {
-                        for key in delta.keys[record.id]?[index] ?? [] { hashes.append(UniqueHolders.hash(key)) }
-                    }
-                    data.touchUnique(hashes, in: index)
-                }
-            }
             var changed: [ObjectID] = []
             changed.reserveCapacity(delta.puts.count + delta.removed.count)
             for record in delta.puts {

@@ -344,13 +344,6 @@ struct TypeIndexData: Sendable {
         return (tableHolder(of: key, in: index, hash: hash), true)
     }
 
-    /// Brings the buckets of the unique index `index`'s table that keys with `hashes` start at into the
-    /// processor's caches, all at once (see ``UniqueHolders/touch(_:)``).
-    func touchUnique(_ hashes: [UInt64], in index: Int) { holders[index]?.touch(hashes) }
-
-    /// Whether index `index` is unique.
-    func isUnique(_ index: Int) -> Bool { holders[index] != nil }
-
     /// Whether the unique index `index` has keys several objects hold.
     func hasSharedKeys(in index: Int) -> Bool { !sharedHolders[index].isEmpty }
 

@@ -58,8 +58,6 @@ struct UniqueCheck {
             }
         }
         for (position, index) in unique.enumerated() {
-            // The index's buckets for every key at once, then each lookup finds its bucket at hand.
-            data.touchUnique(claims[position].map(\.hash), in: index)
             for (key, hash, id) in claims[position] {
                 // Through the index's hash table, or its list of holders for a key held twice already.
                 let found = data.holder(of: key, in: index, hash: hash)

@@ -1,5 +1,4 @@
 import LogStore
-import Synchronization
 
 /// A unique index's hash table: which object holds each key. Each bucket keeps the key's hash beside the
 /// key and the object, so a lookup reads one bucket (one cache miss, where a `Dictionary` reads its keys
@@ -49,22 +48,6 @@ struct UniqueHolders: Sendable {
             return nil
         }
     }
-
-    /// Reads the first bucket of each of `hashes`, one after another without waiting for any: a large table's
-    /// buckets are far apart in memory, and the lookups that follow then find them in the processor's
-    /// caches instead of waiting for each in turn.
-    func touch(_ hashes: [UInt64]) {
-        let combined = buckets.withUnsafeBufferPointer { buckets -> UInt64 in
-            guard !buckets.isEmpty else { return 0 }
-            var combined: UInt64 = 0
-            for hash in hashes { combined ^= buckets[bucket(hash)].hash }
-            return combined
-        }
-        Self.touched.store(combined, ordering: .relaxed)
-    }
-
-    /// Where ``touch(_:)`` leaves what it read, so that the reads are made.
-    private static let touched = Atomic<UInt64>(0)
 
     /// Notes that `id` holds `key` (whose hash is `hash`; no object in the table holds it).
     mutating func insert(_ id: ObjectID, key: CompoundKey, hash: UInt64) {

@@ -1,6 +1,7 @@
 import Foundation
 import LogStore
 import LogStoreExamples
+import TestSupport
 import Testing
 
 @testable import LogStoreObjects
@@ -11,9 +12,7 @@ import Testing
 /// too). The seed is printed; set `LOGSTORE_SEED` to replay one.
 @Suite struct TypeIndexDataLogTests {
     @Test func setsAndRemovalsWithTheEntriesTakenOutAgreeWithAModel() {
-        let seed =
-            ProcessInfo.processInfo.environment["LOGSTORE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...1 << 40)
-        print("TypeIndexDataLogTests seed \(seed) (replay with LOGSTORE_SEED=\(seed))")
+        let seed = testSeed("TypeIndexDataLogTests", default: UInt64.random(in: 1...1 << 40))
         var random = SplitMix64(seed: seed)
         var data = TypeIndexData(unique: [false, true], building: [])
         var model: [ObjectID: [[CompoundKey]]] = [:]
