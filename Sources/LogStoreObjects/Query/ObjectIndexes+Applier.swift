@@ -33,13 +33,11 @@ extension ObjectIndexes {
         var garbage: [[Delta]] = []
     }
 
-    /// How much the applier has still to do: queued deltas and logged entry changes over every type, and one
-    /// for each type it has out now (0 once it has caught up).
+    /// How much the applier has still to do: every type's ``TypeState/backlog``, and one for each type it
+    /// has out now (0 once it has caught up).
     var backlog: Int {
         state.withLock { state in
-            state.types.reduce(0) { sum, type in
-                sum + type.pending.count + (type.data?.entryLog.count ?? 0) + (type.applying ? 1 : 0)
-            }
+            state.types.reduce(0) { sum, type in sum + type.backlog + (type.applying ? 1 : 0) }
         }
     }
 
@@ -112,7 +110,7 @@ extension ObjectIndexes {
                 return ApplyJob(number: number, entries: taken.entries, log: taken.log, garbage: garbage)
             }
             state.applierScheduled = false
-            // (The garbage is freed on leaving, outside the lock.)
+            // (A job of garbage alone, for the run to free outside the lock.)
             return garbage.isEmpty ? nil : ApplyJob(number: -1, garbage: garbage)
         }
     }

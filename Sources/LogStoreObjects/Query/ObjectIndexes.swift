@@ -166,7 +166,7 @@ final class ObjectIndexes: Sendable {
 
     init(
         registry: TypeRegistry, relationships: RelationshipTable, store: Store, catalog: KeyCatalog,
-        inBackground: Bool = true, backlogLimit: Int = 1 << 17
+        inBackground: Bool, backlogLimit: Int
     ) throws(ObjectStoreError) {
         self.inBackground = inBackground
         self.backlogLimit = max(backlogLimit, 0)

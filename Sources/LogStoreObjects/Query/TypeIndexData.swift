@@ -329,23 +329,13 @@ struct TypeIndexData: Sendable {
 
     /// The one id holding `key` in the unique index `index` (nil when none does); not answered (`exact`
     /// false) when the index is not unique, uniqueness does not apply to the key, or several objects hold it.
-    func holder(of key: CompoundKey, in index: Int) -> (id: ObjectID?, exact: Bool) {
-        guard !key.isExemptFromUniqueness, holders[index] != nil,
-            sharedHolders[index].isEmpty || sharedHolders[index][key] == nil
-        else { return (nil, false) }
-        return (tableHolder(of: key, in: index), true)
-    }
-
-    /// The holder of `key` whose ``UniqueHolders/hash(_:)`` is `hash`, as ``holder(of:in:)`` says it.
-    func holder(of key: CompoundKey, in index: Int, hash: UInt64) -> (id: ObjectID?, exact: Bool) {
+    /// `hash` is the key's ``UniqueHolders/hash(_:)`` when the caller has it.
+    func holder(of key: CompoundKey, in index: Int, hash: UInt64? = nil) -> (id: ObjectID?, exact: Bool) {
         guard !key.isExemptFromUniqueness, holders[index] != nil,
             sharedHolders[index].isEmpty || sharedHolders[index][key] == nil
         else { return (nil, false) }
         return (tableHolder(of: key, in: index, hash: hash), true)
     }
-
-    /// Whether the unique index `index` has keys several objects hold.
-    func hasSharedKeys(in index: Int) -> Bool { !sharedHolders[index].isEmpty }
 
     // MARK: The entry log
 
