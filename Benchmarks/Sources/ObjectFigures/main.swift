@@ -1,6 +1,6 @@
 // Figures for the object layer (issue 4): the drawing model scaled up, saved and loaded through
 // LogStoreObjects, and the same model stored as GRDB Codable records. Run:
-//   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3] [--skip-codable] [--skip-grdb] [--skip-random]
+//   cd Benchmarks && swift run -c release ObjectFigures [--pages 1000] [--runs 3] [--skip-codable] [--skip-grdb] [--skip-random] [--keep DIR]
 import BenchmarkSupport
 import Foundation
 import GRDB
@@ -16,6 +16,9 @@ func option(_ name: String, _ fallback: Int) -> Int {
 }
 let pages = option("--pages", 1_000)
 let runs = option("--runs", 3)
+let skipsRandom = arguments.contains("--skip-random")
+/// Where to copy the first run's store (for `logstore-tool stats`); it must not exist.
+let keptStore = arguments.firstIndex(of: "--keep").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 let randomLoads = 10_000
 
 func seconds(since start: UInt64) -> Double { Double(nanoseconds() - start) / 1e9 }
@@ -76,6 +79,7 @@ func measureObjects(usesFieldCoding: Bool) -> ObjectFigures {
             precondition(report.written == drawing.objectCount, "saved \(report.written) of \(drawing.objectCount)")
             try objects.close()
             figures.diskBytes = directorySize(path).logical
+            if run == 0, let keep = keptStore { try FileManager.default.copyItem(atPath: path, toPath: keep) }
 
             // Cold: a fresh object store (open included in the second figure) and a fresh context.
             let memoryBefore = residentAnonymousBytes()
@@ -104,13 +108,15 @@ func measureObjects(usesFieldCoding: Bool) -> ObjectFigures {
             let randomContext = reopened.makeContext()
             var held: [any PersistentObject] = []
             held.reserveCapacity(randomLoads)
-            let randomStart = nanoseconds()
-            for id in arguments.contains("--skip-random") ? [] : sample {
-                if let object = try randomContext.object(id: id, as: (any PersistentObject).self) {
-                    held.append(object)
+            if !skipsRandom {
+                let randomStart = nanoseconds()
+                for id in sample {
+                    if let object = try randomContext.object(id: id, as: (any PersistentObject).self) {
+                        held.append(object)
+                    }
                 }
+                figures.randomTimes.append(seconds(since: randomStart))
             }
-            figures.randomTimes.append(seconds(since: randomStart))
 
             let countStart = nanoseconds()
             var counts: [Int] = []
@@ -129,7 +135,9 @@ func measureObjects(usesFieldCoding: Bool) -> ObjectFigures {
 
 func report(_ figures: ObjectFigures, _ title: String, floors: Bool) {
     let count = figures.objectCount
-    print("\n\(title) (\(count) objects, \(figures.diskBytes / 1_000_000) MB on disk)")
+    print(
+        "\n\(title) (\(count) objects, \(String(format: "%.2f", Double(figures.diskBytes) / 1e6)) MB on disk, "
+            + "\(String(format: "%.1f", Double(figures.diskBytes) / Double(count))) B/object)")
     line(
         "save the whole graph (one save, fsync .always)", rate(count, median(figures.saveTimes)),
         floors ? "floor ≥ 400,000/s" : "")
@@ -143,7 +151,9 @@ func report(_ figures: ObjectFigures, _ title: String, floors: Bool) {
             "  memory of the loaded graph (RssAnon delta)",
             String(format: "%.0f B/object", Double(figures.loadMemory) / Double(count)))
     }
-    line("load 10,000 random objects by id (fresh context)", rate(randomLoads, median(figures.randomTimes)))
+    if !figures.randomTimes.isEmpty {
+        line("load 10,000 random objects by id (fresh context)", rate(randomLoads, median(figures.randomTimes)))
+    }
     line("count per type (5 types)", String(format: "%.1f µs", median(figures.countTimes) * 1e6))
 }
 
@@ -201,7 +211,8 @@ for _ in 0..<runs {
     }
 }
 print(
-    "\nGRDB \(GRDB.Database.sqliteLibVersionNumber) Codable records, same model (\(grdbObjects) objects, \(grdbDisk / 1_000_000) MB on disk)"
+    "\nGRDB \(GRDB.Database.sqliteLibVersionNumber) Codable records, same model (\(grdbObjects) objects, \(String(format: "%.2f", Double(grdbDisk) / 1e6)) MB on disk, "
+        + "\(String(format: "%.1f", Double(grdbDisk) / Double(grdbObjects))) B/object)"
 )
 line("save the whole graph (one transaction)", rate(grdbObjects, median(grdbSave)))
 line("full load, rebuilding the graph", rate(grdbObjects, median(grdbLoad)))

@@ -145,7 +145,7 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         guard let version = record.payload.first else {
             throw ObjectStoreError(.corruptPayload, "empty payload", typeName: type.name, objectID: record.id)
         }
-        if version != ObjectFormat.versionWithLazy { return record.references.count }
+        if !ObjectFormat.hasEagerCount(version: version) { return record.references.count }
         var reader = ByteReader(record.payload, objectID: record.id, typeName: type.name)
         reader.offset = 1
         return min(try reader.readCount(), record.references.count)

@@ -109,9 +109,9 @@ struct ByteReader {
         switch tag {
         case .end: throw corrupt("container end where a value was expected")
         case .null, .falseValue, .trueValue: return
-        case .signed, .unsigned, .reference, .lazyReference: _ = try readVarint()
+        case .signed, .unsigned, .reference, .lazyReference, .integralDouble: _ = try readVarint()
         case .double: _ = try readBytes(8)
-        case .float: _ = try readBytes(4)
+        case .float, .singleDouble: _ = try readBytes(4)
         case .uuid: _ = try readBytes(16)
         case .string, .bytes: _ = try readBytes(try readCount())
         case .keyed:

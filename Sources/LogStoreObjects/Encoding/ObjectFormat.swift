@@ -1,7 +1,7 @@
 /// The constants of the object payload format; `Documentation/Objects.md` describes it.
 ///
 /// ```
-/// payload   := version(u8) [eagerCount(varint), when version = 2] value
+/// payload   := version(u8) [eagerCount(varint), when version = 2 or 4] value
 /// value     := tag(u8) body
 /// keyed     := 0x0A (fieldNumber(varint ≥ 1) value)* 0x00
 /// unkeyed   := 0x0B value* 0x00
@@ -12,6 +12,24 @@ enum ObjectFormat {
     static let versionAllEager: UInt8 = 1
     /// Payload version: a varint follows with the number of eager references; the rest are lazy.
     static let versionWithLazy: UInt8 = 2
+    /// Payload version: as ``versionAllEager``, and values may use the tags of compact numbers
+    /// (``Tag/integralDouble``, ``Tag/singleDouble``).
+    static let versionAllEagerCompactNumbers: UInt8 = 3
+    /// Payload version: as ``versionWithLazy``, and values may use the tags of compact numbers.
+    static let versionWithLazyCompactNumbers: UInt8 = 4
+
+    /// Whether `version` is a payload version this reader knows.
+    static func isKnown(version: UInt8) -> Bool { (1...4).contains(version) }
+
+    /// Whether a payload of `version` has the eager reference count after its version byte.
+    static func hasEagerCount(version: UInt8) -> Bool {
+        version == versionWithLazy || version == versionWithLazyCompactNumbers
+    }
+
+    /// The version of a payload with lazy references or not, and with compact numbers or not.
+    static func version(hasLazy: Bool, hasCompactNumbers: Bool) -> UInt8 {
+        (hasLazy ? versionWithLazy : versionAllEager) + (hasCompactNumbers ? 2 : 0)
+    }
     /// Field numbers are below this (a sanity bound for corrupt records).
     static let maximumFieldNumber = 1 << 24
     /// Containers nest at most this deep (a bound against stack exhaustion on corrupt or hostile data).
@@ -51,5 +69,11 @@ enum ObjectFormat {
         case lazyReference = 0x0E
         /// A `UUID`: 16 bytes.
         case uuid = 0x0F
+        /// A `Double` (or `Float`) whose value is an integer: zigzag varint (payload versions 3 and 4).
+        /// Only a `Double` or `Float` reads it: an integer field does not take a stored `Double`.
+        case integralDouble = 0x10
+        /// A `Double` that a `Float` holds exactly: 4 bytes, IEEE 754 single, little-endian (payload versions
+        /// 3 and 4).
+        case singleDouble = 0x11
     }
 }

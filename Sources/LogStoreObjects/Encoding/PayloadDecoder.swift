@@ -58,9 +58,9 @@ final class PayloadDecoder: ContextConfined<PayloadDecoderState> {
     private func readHeader() throws(ObjectStoreError) {
         let version = try state.reader.readByte()
         switch version {
-        case ObjectFormat.versionAllEager:
+        case ObjectFormat.versionAllEager, ObjectFormat.versionAllEagerCompactNumbers:
             state.eagerCount = state.references.count
-        case ObjectFormat.versionWithLazy:
+        case ObjectFormat.versionWithLazy, ObjectFormat.versionWithLazyCompactNumbers:
             let count = try state.reader.readCount()
             guard count <= state.references.count else {
                 throw state.reader.corrupt("eager reference count \(count)")
@@ -197,15 +197,18 @@ final class PayloadDecoder: ContextConfined<PayloadDecoderState> {
         let found = try tag(at: offset)
         switch found {
         case .double: return Double(bitPattern: try state.reader.readFixed64())
-        case .float: return Double(Float(bitPattern: try state.reader.readFixed32()))
+        case .integralDouble: return Double(try state.reader.readSigned())
+        case .singleDouble, .float: return Double(Float(bitPattern: try state.reader.readFixed32()))
         case .signed: return Double(try state.reader.readSigned())
         case .unsigned: return Double(try state.reader.readVarint())
         default: throw mismatch(found, expected: "Double", path: path())
         }
     }
 
+    /// A stored `Float` is read as it is (through a `Double`, a signalling NaN would come back quiet).
     func decodeFloat(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) -> Float {
-        Float(try decodeDouble(at: offset, path: path()))
+        if try tag(at: offset) == .float { return Float(bitPattern: try state.reader.readFixed32()) }
+        return Float(try decodeDouble(at: offset, path: path()))
     }
 
     func decodeString(at offset: Int, path: @autoclosure () -> [any CodingKey]) throws(ObjectStoreError) -> String {

@@ -41,6 +41,7 @@ final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
         state.openFrames.removeAll(keepingCapacity: true)
         state.openFrames.append(0)
         state.floor = 0
+        state.hasCompactNumbers = false
         if state.hasDeferredError { state.deferredError = nil }
         state.writer.write(ObjectFormat.versionAllEager)
         if let coder = registered.fieldCoder {
@@ -76,10 +77,13 @@ final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
             }
         }
         var references = state.eagerReferences
+        if state.hasCompactNumbers {
+            state.writer.bytes[0] = ObjectFormat.version(hasLazy: false, hasCompactNumbers: true)
+        }
         if !state.lazyReferences.isEmpty {
             var header = ByteWriter(capacity: 4)
             header.writeVarint(UInt64(state.eagerReferences.count))
-            state.writer.bytes[0] = ObjectFormat.versionWithLazy
+            state.writer.bytes[0] = ObjectFormat.version(hasLazy: true, hasCompactNumbers: state.hasCompactNumbers)
             state.writer.bytes.insert(contentsOf: header.bytes, at: 1)
             var seen = Set(state.eagerReferences)
             for id in state.lazyReferences where seen.insert(id).inserted { references.append(id) }
@@ -331,13 +335,34 @@ final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
         state.writer.write(.unsigned)
         state.writer.writeVarint(value)
     }
+    /// Writes `value` in the fewest bytes that give it back bit for bit: an integer of magnitude below 2⁴⁸
+    /// (not -0) as a zigzag varint, a value a `Float` holds exactly in 4 bytes, any other (NaN included)
+    /// in 8.
     func writeDouble(_ value: Double) {
-        state.writer.write(.double)
-        state.writer.writeFixed64(value.bitPattern)
+        if value.magnitude < 0x1p48, let integer = Int64(exactly: value), integer != 0 || value.sign == .plus {
+            state.hasCompactNumbers = true
+            state.writer.write(.integralDouble)
+            state.writer.writeSigned(integer)
+        } else if let single = Float(exactly: value) {
+            state.hasCompactNumbers = true
+            state.writer.write(.singleDouble)
+            state.writer.writeFixed32(single.bitPattern)
+        } else {
+            state.writer.write(.double)
+            state.writer.writeFixed64(value.bitPattern)
+        }
     }
+    /// Writes `value`: an integer of magnitude below 2²⁰ (not -0) as a zigzag varint (at most 3 bytes), any
+    /// other in 4 bytes.
     func writeFloat(_ value: Float) {
-        state.writer.write(.float)
-        state.writer.writeFixed32(value.bitPattern)
+        if value.magnitude < 0x1p20, let integer = Int64(exactly: value), integer != 0 || value.sign == .plus {
+            state.hasCompactNumbers = true
+            state.writer.write(.integralDouble)
+            state.writer.writeSigned(integer)
+        } else {
+            state.writer.write(.float)
+            state.writer.writeFixed32(value.bitPattern)
+        }
     }
     func writeString(_ value: String) {
         state.writer.write(.string)
@@ -452,6 +477,8 @@ final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
 /// The working state of a ``PayloadEncoder``, kept without dynamic exclusivity checks (see ``ContextConfined``).
 struct PayloadEncoderState {
     var writer = ByteWriter(capacity: 256)
+    /// Whether the payload holds a compact number (it then has payload version 3 or 4).
+    var hasCompactNumbers = false
     var eagerReferences: [ObjectID] = []
     var eagerIndex = IDTable<Int>()
     var lazyReferences: [ObjectID] = []

@@ -57,8 +57,8 @@ private struct ValuePrinter {
     mutating func render() throws(ObjectStoreError) -> String {
         let version = try reader.readByte()
         switch version {
-        case ObjectFormat.versionAllEager: break
-        case ObjectFormat.versionWithLazy: _ = try reader.readCount()
+        case ObjectFormat.versionAllEager, ObjectFormat.versionAllEagerCompactNumbers: break
+        case ObjectFormat.versionWithLazy, ObjectFormat.versionWithLazyCompactNumbers: _ = try reader.readCount()
         default: throw reader.corrupt("not an object payload")
         }
         let text = try value(depth: 0)
@@ -79,6 +79,8 @@ private struct ValuePrinter {
         case .unsigned: return String(try reader.readVarint())
         case .double: return String(Double(bitPattern: try reader.readFixed64()))
         case .float: return String(Float(bitPattern: try reader.readFixed32()))
+        case .integralDouble: return String(Double(try reader.readSigned()))
+        case .singleDouble: return String(Double(Float(bitPattern: try reader.readFixed32())))
         case .string: return quoted(try reader.readString())
         case .bytes:
             let count = try reader.readCount()

@@ -93,9 +93,9 @@ struct IndexKeyReader {
     ) throws(ObjectStoreError) {
         var reader = ByteReader(payload, objectID: nil, typeName: nil)
         let version = try reader.readByte()
-        if version == ObjectFormat.versionWithLazy {
+        if ObjectFormat.hasEagerCount(version: version) {
             _ = try reader.readVarint()
-        } else if version != ObjectFormat.versionAllEager {
+        } else if !ObjectFormat.isKnown(version: version) {
             throw reader.corrupt("unknown payload version \(version)")
         }
         guard try reader.readByte() == ObjectFormat.Tag.keyed.rawValue else { return }
@@ -139,7 +139,8 @@ struct IndexKeyReader {
         case .signed: return .int(try reader.readSigned())
         case .unsigned: return try reader.readVarint().indexValue
         case .double: return .double(Double(bitPattern: try reader.readFixed64()))
-        case .float: return .double(Double(Float(bitPattern: try reader.readFixed32())))
+        case .float, .singleDouble: return .double(Double(Float(bitPattern: try reader.readFixed32())))
+        case .integralDouble: return .int(try reader.readSigned())
         case .string:
             let bytes = try reader.readBytes(try reader.readCount())
             if bytes.allSatisfy({ $0 < 0x80 }) { return .string(String(decoding: bytes, as: UTF8.self)) }

@@ -85,8 +85,8 @@ enum SubclassEncodingCheck {
         var reader = ByteReader(payload, objectID: nil, typeName: nil)
         do {
             switch try reader.readByte() {
-            case ObjectFormat.versionAllEager: break
-            case ObjectFormat.versionWithLazy: _ = try reader.readCount()
+            case ObjectFormat.versionAllEager, ObjectFormat.versionAllEagerCompactNumbers: break
+            case ObjectFormat.versionWithLazy, ObjectFormat.versionWithLazyCompactNumbers: _ = try reader.readCount()
             default: return nil
             }
             guard try reader.readByte() == ObjectFormat.Tag.keyed.rawValue else { return nil }
