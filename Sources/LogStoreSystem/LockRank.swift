@@ -44,6 +44,9 @@ package enum LockRank: Int, Sendable {
     /// A leaf: the change log of committed batches (`ChangeLog`), taken by the commit leader after it
     /// published a group and by observers reading it.
     case changeLog
+    /// A leaf: one stripe of `PlainReadViews`, the view a thread's plain reads go through (taken under the
+    /// index lock by the writer, and alone by readers).
+    case plainReadView
     /// A store open read-only: the follower's state, held for a whole refresh (its own level beside the
     /// compaction lock, which such a store never takes).
     case follower
@@ -62,7 +65,7 @@ package enum LockRank: Int, Sendable {
             case .follower: LockRank.compaction.rawValue
             case .followerPoller: LockRank.prefill.rawValue
             case .pageCacheFiller, .compactorHandle, .compactorError, .directoryLock, .hintPrefetch, .segmentRelease,
-                .faultInjector, .changeLog:
+                .faultInjector, .changeLog, .plainReadView:
                 LockRank.prefill.rawValue + 1
             }
         }
@@ -85,6 +88,7 @@ package enum LockRank: Int, Sendable {
             case .segmentRelease: "the compacted segments' release lock (Store.release, a leaf)"
             case .faultInjector: "a fault injector's lock (FaultInjector, a leaf)"
             case .changeLog: "the change log's lock (ChangeLog.state, a leaf)"
+            case .plainReadView: "a plain read view's lock (PlainReadViews, a leaf)"
             case .follower: "the follower's lock (Follower.state)"
             case .followerPoller: "the follower's polling lock (Follower.poller)"
             }

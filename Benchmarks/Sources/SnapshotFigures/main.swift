@@ -70,6 +70,56 @@ func report(_ title: String) throws {
 print("\(objectCount) objects of ~200 B, 1,000,000 random gets per pass, 1 reading thread, \(rounds) rounds")
 try report("Idle store")
 
+/// Gets per second of `threads` threads each making one pass over `ids` (plain gets, or through one snapshot
+/// per thread), the total over the wall time.
+func getsOnThreads(_ threads: Int, snapshot: Bool) -> Double {
+    let start = nanoseconds()
+    onThreads(threads) { worker in
+        var bytes = 0
+        let offset = worker * ids.count / threads
+        do {
+            if snapshot {
+                let view = try store.snapshot()
+                for index in 0..<ids.count {
+                    bytes &+= try view.get(ids[(offset + index) % ids.count])?.payload.count ?? 0
+                }
+            } else {
+                for index in 0..<ids.count {
+                    bytes &+= try store.get(ids[(offset + index) % ids.count])?.payload.count ?? 0
+                }
+            }
+        } catch {
+            fatalError("get failed: \(error)")
+        }
+        precondition(bytes > 0)
+    }
+    return Double(threads * ids.count) * 1e9 / Double(nanoseconds() - start)
+}
+
+// Plain gets and snapshot gets on 1 and 2 threads: how reads scale with threads.
+do {
+    var rates: [String: [Double]] = [:]
+    _ = getsOnThreads(2, snapshot: false)  // warm-up
+    for _ in 0..<rounds {
+        for snapshot in [false, true] {
+            for threads in [1, 2] {
+                rates["\(snapshot ? "snapshot" : "plain") \(threads)", default: []].append(
+                    getsOnThreads(threads, snapshot: snapshot))
+            }
+        }
+    }
+    print("## Gets on 1 and 2 threads (each thread a pass over the 1,000,000 ids; total gets/s, median)")
+    for kind in ["plain", "snapshot"] {
+        let one = median(rates["\(kind) 1"] ?? [])
+        let two = median(rates["\(kind) 2"] ?? [])
+        let scaling = zip(rates["\(kind) 2"] ?? [], rates["\(kind) 1"] ?? []).map { $0 / $1 }
+        print(
+            "\(kind) gets: 1 thread \(String(format: "%.0f K", one / 1e3)), 2 threads "
+                + "\(String(format: "%.0f K", two / 1e3)), 2 ÷ 1 median \(String(format: "%.2f", median(scaling)))"
+                + "  (\(scaling.map { String(format: "%.2f", $0) }.joined(separator: ", ")))")
+    }
+}
+
 // A writer overwrites random objects in batches of 1,000 while the reader reads.
 let stop = Atomic<Bool>(false)
 let written = Atomic<Int>(0)

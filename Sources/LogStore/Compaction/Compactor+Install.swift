@@ -28,7 +28,10 @@ extension Compactor {
             let moves = output.moves
             while start < moves.count {
                 let end = min(start + CompactionEdit.movesPerHold, moves.count)
-                state.withLock { $0.apply(CompactionEdit(moved: moves[start..<end])) }
+                state.withLock { state in
+                    pipeline.readViews.release()
+                    state.apply(CompactionEdit(moved: moves[start..<end]))
+                }
                 start = end
             }
         }
@@ -56,9 +59,13 @@ extension Compactor {
     private func removeSegments(_ files: [SegmentFile]) throws(LogStoreError) {
         let infos = state.withLock { state in
             let infos = files.map { state.segments[$0.number] }
+            // No plain read's view made before (which may hold the removed segments) is kept from now on;
+            // those kept are let go after the lock, so that no segment is unmapped under it.
+            pipeline.readViews.advance()
             state.apply(CompactionEdit(removed: files.map(\.number)))
             return infos
         }
+        pipeline.readViews.release()
         var deleted = 0
         /// The segments not deleted go back into the table as they were, but with their live records
         /// counted as dead (the index points at the copies): the next pass deletes them. Until then they

@@ -10,8 +10,13 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`, or `corruptFrame` (naming file and offset) when
     ///   the bytes on disk no longer match their checksum.
     public func get(_ id: ObjectID) throws(LogStoreError) -> Record? {
-        guard let (entry, file, dictionaries) = try locate(id) else { return nil }
-        return try RecordReader.record(id, entry, in: file, dictionaries: dictionaries).record
+        switch try locate(id) {
+        case .missing: return nil
+        case .inView(let cached, let entry, let file):
+            return try RecordReader.record(id, entry, in: file, dictionaries: cached.view.dictionaries).record
+        case .underLock(let entry, let file, let dictionaries):
+            return try RecordReader.record(id, entry, in: file, dictionaries: dictionaries).record
+        }
     }
 
     /// Calls `body` with the stored bytes of `id`'s payload, without copying them when they are stored
@@ -22,21 +27,30 @@ extension Store {
     public func withPayload<Result>(
         of id: ObjectID, _ body: (_ typeTag: UInt32, UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result? {
-        guard let (entry, file, dictionaries) = try locate(id) else { return nil }
-        return try RecordReader.withPayload(of: id, entry, in: file, dictionaries: dictionaries, body)
+        switch try locate(id) {
+        case .missing: return nil
+        case .inView(let cached, let entry, let file):
+            return try RecordReader.withPayload(of: id, entry, in: file, dictionaries: cached.view.dictionaries, body)
+        case .underLock(let entry, let file, let dictionaries):
+            return try RecordReader.withPayload(of: id, entry, in: file, dictionaries: dictionaries, body)
+        }
     }
 
     /// The type tag and references of `id`, without reading its payload; nil when it is not live.
     /// - throws: what ``get(_:)`` throws.
     public func header(of id: ObjectID) throws(LogStoreError) -> (typeTag: UInt32, references: [ObjectID])? {
-        guard let (entry, file, _) = try locate(id) else { return nil }
-        return try RecordReader.header(of: id, entry, in: file)
+        switch try locate(id) {
+        case .missing: return nil
+        case .inView(_, let entry, let file), .underLock(let entry, let file, _):
+            return try RecordReader.header(of: id, entry, in: file)
+        }
     }
 
     /// Whether `id` names a live object.
     /// - throws: ``LogStoreError`` with code `closed`.
     public func contains(_ id: ObjectID) throws(LogStoreError) -> Bool {
-        try readState { $0.durableEntry(id.rawValue) != nil }
+        if case .missing = try locate(id) { return false }
+        return true
     }
 
     /// The object the root `name` points at, or nil when there is no such root.
@@ -75,6 +89,10 @@ extension Store {
         try readState { $0.typeCounts }
     }
 
+    /// How many views of plain reads the store holds (one per stripe of threads at most; none right
+    /// after a change of the index).
+    @_spi(Testing) public var plainReadViewsHeld: Int { readViews.heldCount }
+
     // MARK: - Internals
 
     func readState<Result>(_ body: (borrowing IndexState) -> Result) throws(LogStoreError) -> Result {
@@ -83,24 +101,42 @@ extension Store {
         return result
     }
 
-    /// The index entry of `id` and the segment holding it, or nil when it is not live.
-    func locate(_ id: ObjectID) throws(LogStoreError) -> (IndexEntry, SegmentFile, CompressionDictionaries)? {
-        enum Found {
-            case closed
-            case missing
-            case found(IndexEntry, SegmentFile, CompressionDictionaries)
+    /// Where a plain read found an object.
+    enum PlainLocation {
+        /// Not live.
+        case missing
+        /// In the calling thread's view (which holds the segment and the dictionaries).
+        case inView(PlainReadViews.Cached, IndexEntry, SegmentFile)
+        /// Under the index lock (the thread reads without a view for now, ``PlainReadViews``).
+        case underLock(IndexEntry, SegmentFile, CompressionDictionaries)
+    }
+
+    /// Finds `id` for a plain read, which sees every batch published before it began: through the calling
+    /// thread's view (``PlainReadViews``) or, while the thread's views do not last, under the index lock.
+    /// - throws: ``LogStoreError`` with code `closed`.
+    func locate(_ id: ObjectID) throws(LogStoreError) -> PlainLocation {
+        let cached = try readViews.view { () throws(LogStoreError) -> PlainReadViews.Cached in
+            let made = state.withLock { state -> PlainReadViews.Cached? in
+                guard state.isOpen else { return nil }
+                return PlainReadViews.Cached(view: state.durableView(), generation: readViews.currentGeneration)
+            }
+            guard let made else { throw LogStoreError(.closed, "the store is closed", file: directory) }
+            return made
         }
-        let found = state.withLock { state -> Found in
-            guard state.isOpen else { return .closed }
+        if let cached {
+            guard let entry = cached.view.entry(id.rawValue), let file = cached.view.segments[entry.segment] else {
+                return .missing
+            }
+            return .inView(cached, entry, file)
+        }
+        let found = state.withLock { state -> PlainLocation? in
+            guard state.isOpen else { return nil }
             guard let entry = state.durableEntry(id.rawValue), let file = state.segments.file(entry.segment) else {
                 return .missing
             }
-            return .found(entry, file, state.dictionaries)
+            return .underLock(entry, file, state.dictionaries)
         }
-        switch found {
-        case .closed: throw LogStoreError(.closed, "the store is closed", file: directory)
-        case .missing: return nil
-        case .found(let entry, let file, let dictionaries): return (entry, file, dictionaries)
-        }
+        guard let found else { throw LogStoreError(.closed, "the store is closed", file: directory) }
+        return found
     }
 }

@@ -33,6 +33,8 @@ public final class Store: Sendable {
     let state: ConditionLock<IndexState>
     /// The next id ``newID()`` hands out.
     let nextID: ConditionLock<UInt64>
+    /// The views plain reads go through (``get(_:)`` and the other reads by id without a snapshot).
+    let readViews = PlainReadViews()
     /// The write path: queue, group commit, interval sync, prefill, sealing and creating segments.
     let pipeline: CommitPipeline
     /// Compaction passes (run under ``compactionLock``).
@@ -162,7 +164,7 @@ public final class Store: Sendable {
         let index = ConditionLock(state, rank: .index)
         self.state = index
         self.pipeline = CommitPipeline(
-            directory: directory, options: options, io: io, index: index, nextID: nextID,
+            directory: directory, options: options, io: io, index: index, readViews: readViews, nextID: nextID,
             manifest: ManifestWriter(
                 directory: directory, io: io, index: index, nextID: nextID,
                 recordedDictionaryID: loaded.manifest?.dictionaries?.map(\.id).max() ?? 0),
@@ -197,7 +199,11 @@ public final class Store: Sendable {
         compactionLock.withLock { closing in closing = true }
         defer {
             pipeline.changes.finish()
-            state.withLock { $0.close() }
+            state.withLock { state in
+                readViews.advance()
+                state.close()
+            }
+            readViews.release()
             pipeline.releaseActiveSegment()
             lock.withLock { $0 = nil }
         }

@@ -18,13 +18,17 @@ extension CommitPipeline {
         var tracker = ReferenceTracker(chunks: newObjects == nil ? queue.pending + queue.flushingChunks : [])
         if newObjects == nil {
             try index.withLock { state throws(LogStoreError) in
+                readViews.release()
                 try tracker.apply(operations, collecting: garbage, to: &state)
             }
         }
         let collected = tracker.collected
 
         guard queue.nextSequence <= LogFormat.maxSequence else {
-            index.withLock { tracker.undoAccepted(&$0) }
+            index.withLock { state in
+                readViews.release()
+                tracker.undoAccepted(&state)
+            }
             throw LogStoreError(
                 .exhausted, "the store has used every sequence number (the largest is \(LogFormat.maxSequence))",
                 file: directory)
@@ -39,7 +43,10 @@ extension CommitPipeline {
         for operation in operations { bound += frameBound(operation) }
         bound += collected.count * emptyFrameBound
         guard bound <= LogStoreLimits.maxSegmentSize - LogFormat.segmentHeaderSize else {
-            index.withLock { tracker.undoAccepted(&$0) }
+            index.withLock { state in
+                readViews.release()
+                tracker.undoAccepted(&state)
+            }
             throw LogStoreError(.invalidArgument, "a batch of about \(bound) bytes is over the 2 GiB batch limit")
         }
         if queue.dictionarySampler != nil { sampleForDictionary(operations, into: &queue) }
@@ -144,7 +151,10 @@ extension CommitPipeline {
             // Checked above under the state lock; nothing can have made an object dead since, because
             // only `enqueue` (under the queue lock, held throughout) removes entries from the logical
             // index: publishing and compaction only change entries' flags and locations.
-            index.withLock { newObjects.apply(operations, puts, to: &$0) }
+            index.withLock { state in
+                readViews.release()
+                newObjects.apply(operations, puts, to: &state)
+            }
             if queue.observer != nil { queue.observer?.accepted(touching: newObjects.touched(operations)) }
             queue.hooks?.accepted(operations, batch)
             return batch
@@ -153,6 +163,7 @@ extension CommitPipeline {
 
         // The placeholders of the batch's puts get their real locations (the last put of an id wins).
         index.withLock { state in
+            readViews.release()
             for (id, entry) in puts.reversed() {
                 guard let current = state.index.entry(id), current.segment == 0 else { continue }
                 var real = entry

@@ -162,6 +162,7 @@ extension CommitPipeline {
         var wake: ChangeLog.Wake?
         if failure == nil {
             index.withLock { state in
+                readViews.publishChange()
                 for edit in work.edits { state.apply(edit) }
                 state.finishReplay()
             }

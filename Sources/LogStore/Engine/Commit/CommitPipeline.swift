@@ -16,6 +16,8 @@ final class CommitPipeline: Sendable {
     let io: SystemIO
     /// The index the pipeline validates against and publishes to (the store's readers share it).
     let index: ConditionLock<IndexState>
+    /// The views of plain reads: told in every hold of the index lock that changes the index.
+    let readViews: PlainReadViews
     /// The next id ``Store/newID()`` hands out.
     let nextID: ConditionLock<UInt64>
     let manifest: ManifestWriter
@@ -33,12 +35,14 @@ final class CommitPipeline: Sendable {
 
     init(
         directory: String, options: StoreOptions, io: SystemIO, index: ConditionLock<IndexState>,
-        nextID: ConditionLock<UInt64>, manifest: ManifestWriter, loaded: StoreLoader.Loaded
+        readViews: PlainReadViews, nextID: ConditionLock<UInt64>, manifest: ManifestWriter,
+        loaded: StoreLoader.Loaded
     ) {
         self.directory = directory
         self.options = options
         self.io = io
         self.index = index
+        self.readViews = readViews
         self.nextID = nextID
         self.manifest = manifest
         self.compressionMinimumSize = options.effectiveCompressionMinimum

@@ -25,10 +25,12 @@ extension Follower {
         // either before both or after both (``Store/changes(after:)`` reads under it).
         let swapped = store.state.withLock { state -> (IndexState, ChangeLog.Wake)? in
             guard state.isOpen else { return nil }
+            store.readViews.advance()
             swap(&state, &fresh)
             return (fresh, store.pipeline.changes.reloaded(at: loaded.maxSequence))
         }
         guard let (_, wake) = swapped else { throw LogStoreError(.closed, "the store is closed", file: directory) }
+        store.readViews.release()
         wake.resume()
         let firstFreeID = max(loaded.reservedIDs, loaded.highestID + 1, 1)
         store.nextID.withLock { $0 = max($0, firstFreeID) }

@@ -149,6 +149,7 @@ final class Follower: Sendable {
     private func apply(_ read: ReadBatches, to store: Store) throws(LogStoreError) -> [CommittedBatch] {
         let applied = store.state.withLock { state -> [CommittedBatch]? in
             guard state.isOpen else { return nil }
+            store.readViews.publishChange()
             for file in read.files { state.segments.register(file) }
             for dictionary in read.dictionaries { state.dictionaries.add(dictionary) }
             var committed: [CommittedBatch] = []
