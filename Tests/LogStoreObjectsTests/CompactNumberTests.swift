@@ -82,6 +82,19 @@ final class LazyMeasure: PersistentObject {
     }
 }
 
+/// A `Double` under a unique index.
+final class Level: PersistentObject {
+    static let typeName = "test.Level"
+    static let indexes: [IndexDefinition] = [.unique(\Level.value, field: "value")]
+    var value: Double
+    var label: String
+
+    init(_ value: Double, _ label: String) {
+        self.value = value
+        self.label = label
+    }
+}
+
 final class Numbers: PersistentObject {
     static let typeName = "test.Numbers"
     var values: [Number]
@@ -89,20 +102,24 @@ final class Numbers: PersistentObject {
 }
 
 @Suite struct CompactNumberTests {
-    let types: [any PersistentObject.Type] = [Measures.self, FieldMeasures.self, Numbers.self, LazyMeasure.self]
+    let types: [any PersistentObject.Type] = [
+        Measures.self, FieldMeasures.self, Numbers.self, LazyMeasure.self, Level.self,
+    ]
 
     /// Doubles at every edge of the encodings: integers below and at 2⁴⁸, -0, values a Float holds and
     /// does not, infinities, NaNs with payload bits, subnormals.
     static let edgeDoubles: [Double] = [
         0, -0.0, 1, -1, 127, -4, 5.5, 0.5, 0.1, 1.0 / 3, 0x1p48 - 1, -(0x1p48 - 1), 0x1p48, -0x1p48, 0x1p53,
         0x1p53 + 2, 1e300, -1e-300, .infinity, -.infinity, .nan, Double(nan: 0x1234, signaling: false),
-        -Double.nan, .leastNonzeroMagnitude, .greatestFiniteMagnitude, Double(Float.greatestFiniteMagnitude),
+        -Double.nan, Double(nan: 0x55, signaling: true), .leastNonzeroMagnitude, 1e9, 0x1p30, 0x1p27 - 1,
+        0x1p27, 0x1p47 + 1, .greatestFiniteMagnitude, Double(Float.greatestFiniteMagnitude),
         Double(Float.leastNonzeroMagnitude), 1e20, 3.0e-5,
     ]
 
     static let edgeFloats: [Float] = [
         0, -0.0, 3, -3, 0x1p20 - 1, 0x1p20, -0x1p20, 0.1, 1e20, .infinity, -.infinity, .nan,
-        Float(nan: 0x12, signaling: false), .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+        Float(nan: 0x12, signaling: false), Float(nan: 0x12, signaling: true), .leastNonzeroMagnitude,
+        .greatestFiniteMagnitude,
     ]
 
     /// Every edge value, and random ones (printed seed), comes back bit for bit through `Codable` and
@@ -164,6 +181,11 @@ final class Numbers: PersistentObject {
             #expect(single.count == integral.count + 3)
             #expect(full.count == 1 + 1 + 1 + 9 + 1 + 5 + 1)
             #expect(!full.contains(ObjectFormat.Tag.integralDouble.rawValue))
+            // A large integer a Float holds exactly takes the Float's 4 bytes (its varint would take 5 or
+            // more); one it does not hold, its varint.
+            #expect(try payload(1e9, 0).count == integral.count + 3)
+            #expect(try payload(0x1p30 + 1, 0).count == integral.count + 4)
+            #expect(try payload(0x1p27 - 1, 0).count == integral.count + 3)
         }
     }
 
@@ -229,6 +251,80 @@ final class Numbers: PersistentObject {
         }
     }
 
+    /// An integral `Double` whose varint says 2⁴⁸ or more was not written by any writer: the read is refused
+    /// as damage, not rounded.
+    @Test func anOutOfRangeIntegralDoubleIsDamage() throws {
+        let directory = TemporaryStore("compact-numbers-range")
+        try withObjects(directory, types: types) { objects in
+            let context = objects.makeContext()
+            let id = try context.insert(FieldMeasures(double: 3, single: 0.5))
+            try context.save()
+            let record = try #require(try objects.store.get(id))
+            // 03 0A <double field> 10 06 <single field> 11 <4 bytes> 00: the 3 becomes 2⁵⁰.
+            var payload = record.payload
+            #expect(payload[3] == ObjectFormat.Tag.integralDouble.rawValue && payload[4] == 6)
+            var writer = ByteWriter(capacity: 10)
+            writer.writeSigned(1 << 50)
+            payload.replaceSubrange(4..<5, with: writer.bytes)
+            let forged = try objects.store.put(typeTag: record.typeTag, payload: payload)
+            #expect(throws: ObjectStoreError.self) {
+                try objects.makeContext().object(id: forged, as: FieldMeasures.self)
+            }
+        }
+    }
+
+    /// A unique index over records of both encodings (a full-width `Double` of a store written before
+    /// compact numbers, and compact ones): equal values are one key, ranges take both, and a save that
+    /// repeats an old record's value is refused.
+    @Test func indexKeysOfBothEncodingsAgree() throws {
+        let directory = TemporaryStore("compact-numbers-index")
+        try withObjects(directory, types: types) { objects in
+            let context = objects.makeContext()
+            let template = try context.insert(Level(0.1, "template"))
+            try context.save()
+            let record = try #require(try objects.store.get(template))
+            // Version 1, every Double in 8 bytes, as before compact numbers: copies holding 1, 2 and 3.
+            var old: [ObjectID] = []
+            for value in [1.0, 2.0, 3.0] {
+                var payload = record.payload
+                let at = try #require(payload.firstIndex(of: ObjectFormat.Tag.double.rawValue))
+                withUnsafeBytes(of: value.bitPattern.littleEndian) {
+                    payload.replaceSubrange(at + 1..<at + 9, with: $0)
+                }
+                old.append(try objects.store.put(typeTag: record.typeTag, payload: payload))
+            }
+            let new = objects.makeContext()
+            for value in [4.0, 5.0] { try new.insert(Level(value, "new \(value)")) }
+            try new.save()
+            let reader = objects.makeContext()
+            #expect(try reader.fetchUniqueID(Level.self, where: \.value, equals: 2.0) == old[1])
+            let low = 1.5
+            let high = 4.5
+            let range = try reader.fetch(
+                FetchDescriptor<Level>(
+                    predicate: #Predicate { $0.value >= low && $0.value <= high }, sortBy: [SortDescriptor(\.value)]))
+            #expect(range.map(\.value) == [2, 3, 4])
+            let clash = objects.makeContext()
+            try clash.insert(Level(3, "again"))
+            #expect(throws: ObjectStoreError.self) { try clash.save() }
+        }
+    }
+
+    /// A field changed from `Double` to `Float` reads a stored compact `Double` (the value a Float holds).
+    @Test func aFloatFieldReadsAStoredSingleDouble() throws {
+        let directory = TemporaryStore("compact-numbers-float")
+        let id = try withObjects(directory, types: [StoredAsDouble.self]) { objects in
+            let context = objects.makeContext()
+            let id = try context.insert(StoredAsDouble(value: 2.5))
+            try context.save()
+            return id
+        }
+        try withObjects(directory, types: [ReadAsFloat.self]) { objects in
+            let loaded = try objects.makeContext().object(id: id, as: ReadAsFloat.self)
+            #expect(loaded?.value == 2.5)
+        }
+    }
+
     /// A stored `Double` with an integral value is not an integer to a decoder that tries `Int` first: the
     /// value comes back as the case it was saved as.
     @Test func anIntegralDoubleIsNotReadAsAnInteger() throws {
@@ -279,6 +375,13 @@ final class StoredAsDouble: PersistentObject {
     static let typeName = "test.ChangedNumber"
     var value: Double
     init(value: Double) { self.value = value }
+}
+
+/// The same stored type, its field changed to `Float`.
+final class ReadAsFloat: PersistentObject {
+    static let typeName = "test.ChangedNumber"
+    var value: Float
+    init(value: Float) { self.value = value }
 }
 
 /// The same stored type, its field changed to `Int`.

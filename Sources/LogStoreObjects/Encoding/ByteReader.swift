@@ -101,6 +101,13 @@ struct ByteReader {
         return string
     }
 
+    /// The integer of an integral `Double` (tag `0x10`): its magnitude is below 2⁴⁸, as the writer writes it.
+    mutating func readIntegralDouble() throws(ObjectStoreError) -> Int64 {
+        let value = try readSigned()
+        guard value.magnitude < 1 << 48 else { throw corrupt("integral Double \(value) out of range") }
+        return value
+    }
+
     /// Moves past one encoded value (of any kind, nested containers included).
     mutating func skipValue(depth: Int = 0) throws(ObjectStoreError) {
         guard depth < ObjectFormat.maximumDepth else { throw corrupt("containers nest too deeply") }

@@ -197,7 +197,7 @@ final class PayloadDecoder: ContextConfined<PayloadDecoderState> {
         let found = try tag(at: offset)
         switch found {
         case .double: return Double(bitPattern: try state.reader.readFixed64())
-        case .integralDouble: return Double(try state.reader.readSigned())
+        case .integralDouble: return Double(try state.reader.readIntegralDouble())
         case .singleDouble, .float: return Double(Float(bitPattern: try state.reader.readFixed32()))
         case .signed: return Double(try state.reader.readSigned())
         case .unsigned: return Double(try state.reader.readVarint())

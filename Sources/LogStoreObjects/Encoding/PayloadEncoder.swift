@@ -335,11 +335,13 @@ final class PayloadEncoder: ContextConfined<PayloadEncoderState> {
         state.writer.write(.unsigned)
         state.writer.writeVarint(value)
     }
-    /// Writes `value` in the fewest bytes that give it back bit for bit: an integer of magnitude below 2⁴⁸
-    /// (not -0) as a zigzag varint, a value a `Float` holds exactly in 4 bytes, any other (NaN included)
-    /// in 8.
+    /// Writes `value` in the fewest bytes that give it back bit for bit: an integer of magnitude below 2²⁷
+    /// (not -0) as a zigzag varint (at most 4 bytes), a value a `Float` holds exactly in 4 bytes, another
+    /// integer of magnitude below 2⁴⁸ as a zigzag varint (5 to 7 bytes), any other (NaN included) in 8.
     func writeDouble(_ value: Double) {
-        if value.magnitude < 0x1p48, let integer = Int64(exactly: value), integer != 0 || value.sign == .plus {
+        if value.magnitude < 0x1p48, let integer = Int64(exactly: value), integer != 0 || value.sign == .plus,
+            integer.magnitude < 1 << 27 || Float(exactly: value) == nil
+        {
             state.hasCompactNumbers = true
             state.writer.write(.integralDouble)
             state.writer.writeSigned(integer)

@@ -79,7 +79,7 @@ private struct ValuePrinter {
         case .unsigned: return String(try reader.readVarint())
         case .double: return String(Double(bitPattern: try reader.readFixed64()))
         case .float: return String(Float(bitPattern: try reader.readFixed32()))
-        case .integralDouble: return String(Double(try reader.readSigned()))
+        case .integralDouble: return String(Double(try reader.readIntegralDouble()))
         case .singleDouble: return String(Double(Float(bitPattern: try reader.readFixed32())))
         case .string: return quoted(try reader.readString())
         case .bytes:

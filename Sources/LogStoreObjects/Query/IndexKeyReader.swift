@@ -140,7 +140,7 @@ struct IndexKeyReader {
         case .unsigned: return try reader.readVarint().indexValue
         case .double: return .double(Double(bitPattern: try reader.readFixed64()))
         case .float, .singleDouble: return .double(Double(Float(bitPattern: try reader.readFixed32())))
-        case .integralDouble: return .int(try reader.readSigned())
+        case .integralDouble: return .int(try reader.readIntegralDouble())
         case .string:
             let bytes = try reader.readBytes(try reader.readCount())
             if bytes.allSatisfy({ $0 < 0x80 }) { return .string(String(decoding: bytes, as: UTF8.self)) }
