@@ -116,12 +116,7 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `closed`.
     func locate(_ id: ObjectID) throws(LogStoreError) -> PlainLocation {
         let cached = try readViews.view { () throws(LogStoreError) -> PlainReadViews.Cached in
-            let made = state.withLock { state -> PlainReadViews.Cached? in
-                guard state.isOpen else { return nil }
-                return PlainReadViews.Cached(view: state.durableView(), generation: readViews.currentGeneration)
-            }
-            guard let made else { throw LogStoreError(.closed, "the store is closed", file: directory) }
-            return made
+            try readState { PlainReadViews.Cached(view: $0.durableView(), generation: readViews.currentGeneration) }
         }
         if let cached {
             guard let entry = cached.view.entry(id.rawValue), let file = cached.view.segments[entry.segment] else {
@@ -129,14 +124,11 @@ extension Store {
             }
             return .inView(cached, entry, file)
         }
-        let found = state.withLock { state -> PlainLocation? in
-            guard state.isOpen else { return nil }
+        return try readState { state -> PlainLocation in
             guard let entry = state.durableEntry(id.rawValue), let file = state.segments.file(entry.segment) else {
                 return .missing
             }
             return .underLock(entry, file, state.dictionaries)
         }
-        guard let found else { throw LogStoreError(.closed, "the store is closed", file: directory) }
-        return found
     }
 }
