@@ -49,6 +49,12 @@ extension FloorCheck {
         ratio("graphLoad", over: sqlite, atLeast: 2, "Object graph: open + cold load ≥ 2× GRDB")
         ratio("graphSave", over: sqlite, atLeast: 3, "Object graph: save ≥ 3× GRDB")
         ratio("graphBytes", over: sqlite, atMost: 0.7, "Object graph: bytes on disk ≤ 0.7× GRDB")
+        if let bytes = median("smallTaskBytes", ours), let payload = median("smallTaskPayload", ours), payload > 0 {
+            checks.append(
+                FloorCheck(
+                    description: "Small tasks with tags: bytes on disk ≤ 0.9× their payload",
+                    measured: String(format: "%.2f×", bytes / payload), met: bytes <= 0.9 * payload))
+        }
         if let reopen = median("reopen1M", ours) {
             checks.append(
                 FloorCheck(

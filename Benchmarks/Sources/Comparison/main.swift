@@ -5,10 +5,11 @@
 //
 //   swift run -c release Comparison [--runs 3] [--objects 200000] [--lengths 100-220] [--gets 1000000]
 //       [--reopen-objects 1000000] [--pages 500] [--tables 1000] [--values 100] [--path-reads 200000]
-//       [--tasks 1000000] [--task-queries 7] [--task-lookups 100000] [--only-queries]
+//       [--small-tasks 100000] [--tasks 1000000] [--task-queries 7] [--task-lookups 100000] [--only-queries]
 //       [--output results] [--directory /tmp] [--commit SHA] [--quick]
 //
-// `--only-queries` runs the indexed-query rows alone (tasks; `--tasks 0` leaves them out).
+// `--only-queries` runs the indexed-query rows alone (tasks; `--tasks 0` leaves them out), `--only-objects`
+// the object graph and the small tasks alone.
 
 import BenchmarkSupport
 import Foundation
@@ -43,9 +44,13 @@ let pathWorkload = PathTableWorkload(
     tableCount: number("--tables", quick ? 100 : 1_000), valuesPerTable: number("--values", 100))
 let pathReads = number("--path-reads", quick ? 20_000 : 200_000)
 let taskCount = number("--tasks", quick ? 20_000 : 1_000_000)
+let smallTaskCount = number("--small-tasks", quick ? 10_000 : 100_000)
 let taskQueries = max(1, number("--task-queries", 7))
 let taskLookups = number("--task-lookups", quick ? 10_000 : 100_000)
 let onlyQueries = arguments.contains("--only-queries")
+/// `--only-objects`: the object graph and the small tasks alone.
+let onlyObjects = arguments.contains("--only-objects")
+let keyValueRows = !onlyQueries && !onlyObjects
 let outputDirectory = option("--output") ?? "results"
 let workRoot = option("--directory") ?? "/tmp"
 let commit = option("--commit") ?? ProcessInfo.processInfo.environment["LOGSTORE_COMMIT"] ?? "unknown"
@@ -117,6 +122,10 @@ let definitions: [(String, String, FigureUnit, Bool)] = [
     ("graphSave", "Object graph: save", .perSecond, true),
     ("graphLoad", "Object graph: open + cold load", .perSecond, true),
     ("graphBytes", "Object graph: bytes on disk", .bytes, false),
+    ("smallTaskSave", "Small tasks with tags: saves of 1,000", .perSecond, true),
+    ("smallTaskLoad", "Small tasks with tags: open + cold load", .perSecond, true),
+    ("smallTaskBytes", "Small tasks with tags: bytes on disk", .bytes, false),
+    ("smallTaskPayload", "Small tasks with tags: object payloads (LogStore, before compression)", .bytes, false),
     ("pathSets", "Path tables: sets (transactions of 1,000)", .perSecond, true),
     ("pathReads", "Path tables: random reads by path", .perSecond, true),
     ("pathBytes", "Path tables: bytes on disk", .bytes, false),
@@ -155,7 +164,7 @@ do {
     payloadBytes = data.payloadBytes
 
     // Warm-up: every key-value workload once on a tenth of the data, not recorded.
-    if !onlyQueries {
+    if keyValueRows {
         var warmParameters = parameters
         warmParameters.objects = max(parameters.objects / 10, 2_000)
         warmParameters.gets = max(parameters.gets / 10, 10_000)
@@ -174,7 +183,7 @@ do {
 
     // The key-value workloads, each repetition in a rotated order of stores.
     let workloads = KeyValueWorkloads(parameters: parameters, data: data)
-    for repetition in 0..<runs where !onlyQueries {
+    for repetition in 0..<runs where keyValueRows {
         for offset in 0..<peers.count {
             let peer = peers[(repetition + offset) % peers.count]
             progress("key-value workloads, repetition \(repetition + 1) of \(runs): \(peer.rawValue)")
@@ -183,7 +192,7 @@ do {
     }
 
     // Reopen of a larger store.
-    if reopenObjects > 0 && !onlyQueries {
+    if reopenObjects > 0 && keyValueRows {
         for peer in peers {
             progress("reopen of \(grouped(reopenObjects)) records: \(peer.rawValue)")
             let opens: [Double]
@@ -209,8 +218,24 @@ do {
         }
     }
 
+    // Small records: tasks with tags, LogStoreObjects against SQLite tables.
+    if smallTaskCount > 0 && !onlyQueries {
+        let small = SmallTaskWorkload(count: smallTaskCount)
+        for repetition in 0..<runs {
+            progress("small tasks (\(grouped(smallTaskCount))), repetition \(repetition + 1) of \(runs)")
+            let order: [PeerKind] = repetition % 2 == 0 ? [.logStore, .sqlite] : [.sqlite, .logStore]
+            for peer in order {
+                if peer == .logStore {
+                    record(try withScratch { try small.runLogStore(directory: $0.child("small")) }, for: .logStore)
+                } else {
+                    record(try withScratch { try small.runGRDB(directory: $0.child("small-grdb")) }, for: .sqlite)
+                }
+            }
+        }
+    }
+
     // Path tables: the ODB against SQLite.
-    if pathWorkload.tableCount > 0 && !onlyQueries {
+    if pathWorkload.tableCount > 0 && keyValueRows {
         let paths = PathTableComparison(workload: pathWorkload, reads: pathReads)
         for repetition in 0..<runs {
             progress("path tables (\(grouped(pathWorkload.total)) values), repetition \(repetition + 1) of \(runs)")
@@ -220,7 +245,7 @@ do {
     }
 
     // Indexed queries: LogStoreObjects against SQLite with CREATE INDEX, the stores in alternating order.
-    if taskCount > 0 {
+    if taskCount > 0 && !onlyObjects {
         progress("generating \(grouped(taskCount)) tasks")
         let tasks = TaskQueryWorkload(count: taskCount, queries: taskQueries, lookups: taskLookups)
         let warmTasks = TaskQueryWorkload(count: max(taskCount / 20, 1_000), queries: 2, lookups: 1_000)
@@ -259,6 +284,11 @@ let commitsText =
     "\(grouped(parameters.singleCommits)) on one thread, \(parameters.commitsPerWriter) on each of \(parameters.writers) "
     + "threads; each replaces one record in a transaction of its own"
 let graphText = "\(pages) pages × 10 layers × 20 shapes, one save; load = open + fresh context + whole graph"
+let smallTaskText =
+    "\(grouped(smallTaskCount)) tasks (a title of 8–30 bytes, done, priority) carrying 0–3 of "
+    + "\(SmallTaskValues.tagCount) shared tags, saved in saves of 1,000; load = open + fresh context + every task "
+    + "and its tags; LogStore: `@Persistent` classes; SQLite: `task`, `tag` and a `taskTag` join table, WAL, "
+    + "`synchronous = FULL`"
 let pathText =
     "\(grouped(pathWorkload.tableCount)) tables × \(pathWorkload.valuesPerTable) values, \(grouped(pathReads)) random reads"
 let tasksText =
@@ -271,8 +301,12 @@ var describedParameters: [String: String] = [
     "Records": recordsText, "Repetitions": repetitionsText, "Gets": getsText, "Commits": commitsText,
     "Object graph": graphText, "Path tables": pathText,
 ]
+if smallTaskCount > 0 { describedParameters["Small tasks"] = smallTaskText }
 if taskCount > 0 { describedParameters["Tasks"] = tasksText }
 if onlyQueries { describedParameters = describedParameters.filter { $0.key == "Tasks" } }
+if onlyObjects {
+    describedParameters = describedParameters.filter { ["Object graph", "Small tasks"].contains($0.key) }
+}
 let report = ComparisonReport(
     machine: MachineInfo.current(workDirectory: workRoot, commit: commit),
     command: "scripts/compare.sh " + arguments.dropFirst().joined(separator: " "),
