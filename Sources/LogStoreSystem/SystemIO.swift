@@ -21,7 +21,7 @@ package struct SystemIO: Sendable {
         FileSizeLimitSignal.ignore()
     }
 
-    fileprivate func injected(
+    func injected(
         _ operation: FaultInjector.Operation, _ call: String, _ path: String?,
         observed: () -> FaultInjector.Call? = { nil }
     ) throws(SystemError) -> FaultInjector.Fault? {

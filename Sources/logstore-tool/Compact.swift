@@ -182,15 +182,17 @@ private struct CompactSummary: Encodable {
 /// another 10% is done.
 final class ProgressDisplay {
     private let fd: Int32
+    private let label: String
     private let isTerminal: Bool
     private let enabled: Bool
     private var lastShown = -1
     private var drawn = false
     private var lastDraw = ContinuousClock.now
 
-    /// Shows progress on `fd`; when `onlyOnTerminal`, shows nothing unless `fd` is a terminal.
-    init(fd: Int32, onlyOnTerminal: Bool = false) {
+    /// Shows progress on `fd`, named `label`; when `onlyOnTerminal`, shows nothing unless `fd` is a terminal.
+    init(fd: Int32, label: String = "compacting", onlyOnTerminal: Bool = false) {
         self.fd = fd
+        self.label = label
         isTerminal = isatty(fd) == 1
         enabled = isTerminal || !onlyOnTerminal
     }
@@ -211,14 +213,14 @@ final class ProgressDisplay {
             let width = 30
             let filled = percent * width / 100
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            let text = "\rcompacting [\(bar)] \(percent)% (\(formatBytes(done)) of \(formatBytes(total)))\u{1B}[K"
+            let text = "\r\(label) [\(bar)] \(percent)% (\(formatBytes(done)) of \(formatBytes(total)))\u{1B}[K"
             try? Console.writeAll(Array(text.utf8), to: fd)
         } else {
             let step = percent / 10 * 10
             guard step > lastShown else { return }
             lastShown = step
             try? Console.writeAll(
-                Array("compacting: \(percent)% (\(formatBytes(done)) of \(formatBytes(total)))\n".utf8), to: fd)
+                Array("\(label): \(percent)% (\(formatBytes(done)) of \(formatBytes(total)))\n".utf8), to: fd)
         }
     }
 

@@ -18,6 +18,8 @@ struct LogStoreTool: ParsableCommand {
             Stats.self,
             Verify.self,
             Compact.self,
+            Backup.self,
+            Restore.self,
             Get.self,
             Export.self,
             Import.self,

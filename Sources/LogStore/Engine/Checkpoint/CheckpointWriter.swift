@@ -1,0 +1,196 @@
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What a checkpoint copies, taken in one hold of the index lock: the segments and their sizes as of the
+/// newest published commit, the dictionaries their frames name, and that commit's sequence number.
+struct CheckpointSource {
+    struct Segment {
+        /// The open file: it stays readable (and copyable) when compaction deletes the segment meanwhile.
+        let file: SegmentFile
+        /// Bytes that belong to the captured state: the whole segment when sealed, up to the last
+        /// published commit for the segment being written.
+        let size: UInt64
+        /// Whether it is the store's append segment (the newest writer segment): it may still grow, so it
+        /// is always copied, never linked.
+        let isAppend: Bool
+    }
+
+    var segments: [Segment]
+    var dictionaries: [CompressionDictionary]
+    var sequence: UInt64
+    var reservedIDs: UInt64
+
+    /// The manifest of the copy: its segments, its dictionaries, and a clean-close record naming the
+    /// append segment's exact size, so that opening the copy treats any other size of it as damage.
+    var manifest: SegmentManifest {
+        let append = segments.last { $0.isAppend }
+        return SegmentManifest(
+            segments: segments.map(\.file.number), reservedIDs: reservedIDs,
+            cleanClose: SegmentManifest.CleanClose(
+                appendSegment: append?.file.number ?? 0, appendSize: append?.size ?? 0),
+            dictionaries: dictionaries.isEmpty
+                ? nil
+                : dictionaries.map {
+                    SegmentManifest.DictionaryRecord(
+                        id: $0.id, contentLength: UInt32($0.content.count), contentChecksum: $0.contentChecksum)
+                })
+    }
+}
+
+/// Writes the files of a checkpoint into a new staging directory: sealed segments and their hints as hard
+/// links where the file system allows (else copies), the append segment copied up to the captured commit,
+/// the dictionaries, the identity file and a manifest; every file and the directory synced.
+struct CheckpointWriter {
+    let io: SystemIO
+    /// The store's directory (hints and the identity file are taken from there).
+    let storeDirectory: String
+    /// The new directory the files go into (created here).
+    let staging: String
+    /// A backup this one replaces: its sealed segments that the store still has are linked from there.
+    /// `appendSegment` is the segment that backup copied while it was being written (never reused).
+    let previous: (directory: String, appendSegment: UInt32)?
+    /// Whether sealed segments and hints may be hard links to the store's files (else they are copied).
+    let linksToStore: Bool
+    let progress: ((CheckpointProgress) -> Void)?
+
+    func write(_ source: CheckpointSource, destination: String) throws(LogStoreError) -> CheckpointReport {
+        var report = CheckpointReport(
+            destination: destination, sequence: source.sequence, segments: source.segments.count,
+            linkedSegments: 0, copiedSegments: 0, keptSegments: 0, bytesLinked: 0, bytesCopied: 0)
+        let total = source.segments.reduce(UInt64(0)) { $0 + $1.size }
+        var done: UInt64 = 0
+        func advance(_ bytes: Int) {
+            done += UInt64(bytes)
+            progress?(CheckpointProgress(bytesDone: done, bytesTotal: total))
+        }
+        do {
+            try io.makeDirectory(staging)
+        } catch {
+            throw LogStoreError(.ioError, "cannot create the checkpoint directory", file: staging, underlying: error)
+        }
+        try copyIdentity()
+        for segment in source.segments {
+            let name = LogFormat.segmentFileName(segment.file.number)
+            let target = staging + "/" + name
+            switch try place(segment, at: target, advance: advance) {
+            case .kept:
+                report.keptSegments += 1
+                report.bytesLinked += segment.size
+            case .linked:
+                report.linkedSegments += 1
+                report.bytesLinked += segment.size
+            case .copied:
+                report.copiedSegments += 1
+                report.bytesCopied += segment.size
+            }
+            if !segment.isAppend { placeHint(of: segment.file.number) }
+        }
+        for dictionary in source.dictionaries {
+            let path = staging + "/" + DictionaryFile.fileName(dictionary.id)
+            try writeNew(
+                path, DictionaryFile.encode(id: dictionary.id, content: Array(dictionary.content)), "dictionary")
+        }
+        try writeNew(staging + "/" + SegmentManifest.fileName, source.manifest.encoded(), "segment manifest")
+        do {
+            try io.syncDirectory(staging)
+        } catch {
+            throw LogStoreError(.ioError, "cannot sync the checkpoint directory", file: staging, underlying: error)
+        }
+        return report
+    }
+
+    private enum Placement { case kept, linked, copied }
+
+    /// Puts one segment at `target`: kept from the previous backup, linked to the store's file, or copied.
+    private func place(_ segment: CheckpointSource.Segment, at target: String, advance: (Int) -> Void)
+        throws(LogStoreError) -> Placement
+    {
+        let file = segment.file
+        if !segment.isAppend {
+            if let previous, file.number != previous.appendSegment {
+                let old = previous.directory + "/" + LogFormat.segmentFileName(file.number)
+                if fileSize(old) == segment.size, (try? io.link(old, to: target)) != nil {
+                    advance(Int(clamping: segment.size))
+                    return .kept
+                }
+            }
+            // A sealed segment never changes; its file is exactly the segment. Synced first: under a
+            // policy that does not sync every commit, its last bytes may still be only in the page cache.
+            if linksToStore, (try? io.size(file.fd, path: file.path)) == segment.size {
+                do {
+                    try io.syncData(file.fd, path: file.path)
+                } catch {
+                    throw LogStoreError(
+                        .ioError, "cannot sync a segment before linking it", file: file.path, underlying: error)
+                }
+                if (try? io.link(file.path, to: target)) != nil {
+                    advance(Int(clamping: segment.size))
+                    return .linked
+                }
+            }
+        }
+        // The append segment, a segment compaction deleted since the state was taken (its open file still
+        // holds it), or another file system: the bytes are copied.
+        do {
+            try io.copyPrefix(of: file.fd, count: segment.size, source: file.path, to: target, progress: advance)
+        } catch {
+            throw LogStoreError.writeFailed(
+                "copy the segment", file: target, bytes: Int(clamping: segment.size), underlying: error)
+        }
+        return .copied
+    }
+
+    /// Links (or copies) the hint of a sealed segment when the store (or the previous backup) has one. A
+    /// missing hint only makes the copy's first open scan that segment, so failures are ignored.
+    private func placeHint(of number: UInt32) {
+        let name = HintFile.fileName(number)
+        let target = staging + "/" + name
+        for directory in [storeDirectory, previous?.directory].compactMap({ $0 }) {
+            let path = directory + "/" + name
+            if linksToStore || directory != storeDirectory, (try? io.link(path, to: target)) != nil { return }
+            guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { continue }
+            defer { io.close(fd) }
+            if let size = try? io.size(fd, path: path),
+                (try? io.copyPrefix(of: fd, count: size, source: path, to: target, progress: { _ in })) != nil
+            {
+                return
+            }
+            try? io.unlink(target)
+        }
+    }
+
+    /// Copies the store's identity file (`STORE`), when it has one.
+    private func copyIdentity() throws(LogStoreError) {
+        let path = storeDirectory + "/" + StoreIdentity.fileName
+        guard io.exists(path) else { return }
+        let bytes: [UInt8]
+        do {
+            let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+            defer { io.close(fd) }
+            bytes = try io.read(fd, count: Int(try io.size(fd, path: path)), at: 0, path: path)
+        } catch {
+            throw LogStoreError(.ioError, "cannot read the store's identity file", file: path, underlying: error)
+        }
+        try writeNew(staging + "/" + StoreIdentity.fileName, bytes, "identity file")
+    }
+
+    private func writeNew(_ path: String, _ bytes: [UInt8], _ what: String) throws(LogStoreError) {
+        do {
+            try io.writeNewFile(path, bytes)
+        } catch {
+            throw LogStoreError.writeFailed("write the \(what)", file: path, bytes: bytes.count, underlying: error)
+        }
+    }
+
+    private func fileSize(_ path: String) -> UInt64? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return UInt64(info.st_size)
+    }
+}
