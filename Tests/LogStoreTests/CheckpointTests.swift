@@ -126,6 +126,29 @@ import Testing
         #expect(try Self.committedBatches(at: directory.path, shared: shared) == 119)
     }
 
+    @Test func aCheckpointSealsALargeTailAndLinksEverySegment() throws {
+        let directory = TemporaryStore("checkpoint-seal")
+        var options = testOptions(segmentSize: 8 << 20)
+        options.compaction.background = false
+        let store = try directory.open(options: options)
+        let shared = (0..<Self.sharedCount).map { _ in store.newID() }
+        // About 6 KiB a batch: 300 batches make a segment being written of well over 1 MiB.
+        for number in 0..<300 { try Self.writeBatch(number, shared: shared, to: store) }
+        let before = try store.statistics().segments.count
+        let report = try store.checkpoint(to: directory.path + "/copy")
+        #expect(report.copiedSegments == 0 && report.bytesCopied == 0, "\(report)")
+        #expect(report.linkedSegments == before)
+        // The next batch goes to a new segment; the copy, which links the sealed one, stays as it was.
+        for number in 300..<320 { try Self.writeBatch(number, shared: shared, to: store) }
+        #expect(try store.statistics().segments.count == before + 1)
+        #expect(try Self.committedBatches(at: directory.path + "/copy", shared: shared) == 299)
+        // A small tail is copied, not sealed.
+        let small = try store.checkpoint(to: directory.path + "/copy-2")
+        #expect(small.copiedSegments == 1 && small.linkedSegments == before, "\(small)")
+        #expect(try store.statistics().segments.count == before + 1)
+        #expect(try Self.committedBatches(at: directory.path + "/copy-2", shared: shared) == 319)
+    }
+
     @Test func aCheckpointOfAStoreOpenReadOnlyBesideAWriter() throws {
         let directory = TemporaryStore("checkpoint-reader")
         let (store, shared) = try Self.seededStore(directory, background: false)

@@ -112,6 +112,9 @@ struct SegmentTable: Sendable {
 
     /// Bytes of segment `number` that compaction could reclaim (0 when there is no such segment).
     func garbageBytes(of number: UInt32) -> UInt64 { infos[number]?.garbageBytes ?? 0 }
+
+    /// Bytes written to segment `number` (0 when there is none).
+    func size(of number: UInt32) -> UInt64 { infos[number]?.size ?? 0 }
 }
 
 /// The named changes of the counters: what the commit leader, replay, compaction and the hint checks do to

@@ -16,9 +16,12 @@ struct CheckpointSource {
         /// Bytes that belong to the captured state: the whole segment when sealed, up to the last
         /// published commit for the segment being written.
         let size: UInt64
-        /// Whether it is the store's append segment (the newest writer segment): it may still grow, so it
-        /// is always copied, never linked.
+        /// Whether it is the store's append segment (the newest writer segment), which the copy's manifest
+        /// names in its clean-close record.
         let isAppend: Bool
+        /// Whether a writer may still append to it (the segment being written, or the newest writer
+        /// segment of a store open read-only): it is copied, never linked.
+        let mayGrow: Bool
     }
 
     var segments: [Segment]
@@ -89,7 +92,7 @@ struct CheckpointWriter {
                 report.copiedSegments += 1
                 report.bytesCopied += segment.size
             }
-            if !segment.isAppend { placeHint(of: segment.file.number) }
+            if !segment.mayGrow { placeHint(of: segment.file.number) }
         }
         for dictionary in source.dictionaries {
             let path = staging + "/" + DictionaryFile.fileName(dictionary.id)
@@ -112,7 +115,7 @@ struct CheckpointWriter {
         throws(LogStoreError) -> Placement
     {
         let file = segment.file
-        if !segment.isAppend {
+        if !segment.mayGrow {
             if let previous, file.number != previous.appendSegment {
                 let old = previous.directory + "/" + LogFormat.segmentFileName(file.number)
                 if fileSize(old) == segment.size, (try? io.link(old, to: target)) != nil {
@@ -135,7 +138,7 @@ struct CheckpointWriter {
                 }
             }
         }
-        // The append segment, a segment compaction deleted since the state was taken (its open file still
+        // The segment being written, a segment compaction deleted since the state was taken (its open file still
         // holds it), or another file system: the bytes are copied.
         do {
             try io.copyPrefix(of: file.fd, count: segment.size, source: file.path, to: target, progress: advance)

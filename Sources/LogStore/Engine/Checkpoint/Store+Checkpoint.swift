@@ -10,12 +10,18 @@
 /// Consistent copies of a live store: checkpoints (a new directory) and backups (a directory kept up to
 /// date). See `Documentation/Reliability.md`, "Checkpoints and backups".
 extension Store {
+    /// A segment being written that holds at least this many bytes is sealed by a checkpoint, so that it is
+    /// linked rather than copied.
+    static let checkpointSealThreshold: UInt64 = 1 << 20
+
     /// Writes a copy of the store as of its newest commit into `destination`, a directory that must not
     /// exist yet (or be empty), while writers go on.
     ///
     /// Sealed segments never change, so on the same file system they are hard links to the store's files
-    /// (no data copied); the segment being written is copied up to the commit. Writers are held up only for
-    /// one hold of the index lock, as by a read; the copy opens as a store (and passes `verify`) with
+    /// (no data copied). The segment being written is sealed first when it holds 1 MiB or more (as a
+    /// commit would be written, and the next batch starts a new segment), so that it is linked too;
+    /// a smaller one is copied up to the commit, as is the newest segment of a store open read-only. Writers
+    /// are held up no longer than by a commit; the copy opens as a store (and passes `verify`) with
     /// exactly the commits up to ``CheckpointReport/sequence``.
     ///
     /// The copy is made in `DESTINATION.checkpoint-partial` and renamed to `destination` once every file
@@ -89,12 +95,33 @@ extension Store {
 
     /// The state to copy, in one hold of the index lock.
     private func checkpointSource() throws(LogStoreError) -> CheckpointSource {
+        if !options.readOnly {
+            // A segment being written must be copied; a sealed one is linked. So a tail worth copying is
+            // sealed first (as a commit would, holding writers up as long), and the next batch starts a
+            // new segment.
+            try checkWritable()
+            try compaction.sealActiveSegment { number in
+                state.withLock { $0.segments.size(of: number) } >= Self.checkpointSealThreshold
+            }
+        }
         var source = try readState { state in
             let infos = state.segments.all.sorted { $0.file.number < $1.file.number }
             let append = infos.last { !SegmentStatistics.isOutput($0.file) }?.file.number
             return CheckpointSource(
-                segments: infos.map { .init(file: $0.file, size: $0.size, isAppend: $0.file.number == append) },
+                segments: infos.map {
+                    .init(file: $0.file, size: $0.size, isAppend: $0.file.number == append, mayGrow: false)
+                },
                 dictionaries: state.dictionaries.all, sequence: state.publishedSequence, reservedIDs: 0)
+        }
+        // The newest writer segment may still grow when this store's writer is writing it (asked after the
+        // state was taken: a writer moves to a new segment only after sealing the old one), and always in a
+        // store open read-only (its writer is another process).
+        let active = options.readOnly ? nil : pipeline.activeSegment?.number
+        for index in source.segments.indices where source.segments[index].isAppend {
+            let segment = source.segments[index]
+            if options.readOnly || active == segment.file.number {
+                source.segments[index] = .init(file: segment.file, size: segment.size, isAppend: true, mayGrow: true)
+            }
         }
         // Ids below the store's reservation may be in use by writers that are not in the copy yet; the
         // copy reserves them too, so that it never hands one out again.
