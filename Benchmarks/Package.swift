@@ -102,6 +102,16 @@ let package = Package(
             ],
             path: "Sources/FollowerFigures"
         ),
+        // Checkpoints on one file system, backups and restores to another against a plain copy.
+        .executableTarget(
+            name: "BackupFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreExamples", package: "LogStore"),
+            ],
+            path: "Sources/BackupFigures"
+        ),
         // Gets through a snapshot against plain gets, idle and beside a writer.
         .executableTarget(
             name: "SnapshotFigures",

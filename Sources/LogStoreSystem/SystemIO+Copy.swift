@@ -25,6 +25,20 @@ extension SystemIO {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 4096)
         defer { buffer.deallocate() }
         var offset: UInt64 = 0
+        // In the kernel first (`copy_file_range(2)`: no copy through this process's memory, and a
+        // reflink where the file system has them); by reads and writes where it is not available.
+        while offset < count,
+            let copied = try copyInKernel(from: fd, to: target, at: offset, count: count - offset, path: path)
+        {
+            guard copied > 0 else {
+                throw SystemError(
+                    call: "copy_file_range", errno: EIO, path: source,
+                    reason: "the file ended at \(offset) bytes, before the \(count) to copy")
+            }
+            startWriteback(target, offset: offset, length: copied)
+            offset += UInt64(copied)
+            progress(copied)
+        }
         while offset < count {
             let want = Int(min(UInt64(chunkSize), count - offset))
             let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
@@ -35,10 +49,66 @@ extension SystemIO {
                     reason: "the file ended at \(offset + UInt64(got)) bytes, before the \(count) to copy")
             }
             try writeAll(target, UnsafeRawBufferPointer(chunk), at: offset, path: path)
+            // The disk starts on each chunk while the next is read, so the final sync waits for little.
+            startWriteback(target, offset: offset, length: want)
             offset += UInt64(want)
             progress(want)
         }
         try syncData(target, path: path)
+    }
+
+    /// One `copy_file_range(2)` of up to 8 MiB from `source` to `target`, both at `offset`: the bytes
+    /// copied (0 at the source's end), or nil when the call is not available for these files (then nothing
+    /// was copied).
+    private func copyInKernel(from source: Int32, to target: Int32, at offset: UInt64, count: UInt64, path: String)
+        throws(SystemError) -> Int?
+    {
+        #if os(Linux)
+            guard let copyFileRange = Self.copyFileRange else { return nil }
+            // A crash armed for a write ends the process before the copy (a torn copy is one the reader
+            // never trusts: the file is synced and renamed only once complete).
+            if case .crash? = try injected(.write, "copy_file_range", path) { _exit(137) }
+            var sourceOffset = Int64(offset)
+            var targetOffset = Int64(offset)
+            while true {
+                let copied = copyFileRange(source, &sourceOffset, target, &targetOffset, Int(min(count, 8 << 20)), 0)
+                if copied >= 0 { return copied }
+                switch errno {
+                case EINTR: continue
+                case ENOSYS, EXDEV, EINVAL, EOPNOTSUPP, EBADF: return nil
+                default: throw SystemError(call: "copy_file_range", errno: errno, path: path)
+                }
+            }
+        #else
+            return nil
+        #endif
+    }
+
+    #if os(Linux)
+        /// glibc's `copy_file_range`, which the Glibc module does not export (it needs `_GNU_SOURCE`), looked
+        /// up once by name; nil when the C library has none. The cast is safe because the type is the
+        /// function's C prototype, `ssize_t copy_file_range(int, off64_t *, int, off64_t *, size_t,
+        /// unsigned int)`.
+        private static let copyFileRange:
+            (
+                @convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32)
+                    -> Int
+            )? = {
+                guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range") else {
+                    return nil
+                }
+                return unsafeBitCast(
+                    symbol,
+                    to: (@convention(c) (
+                        Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
+                    ) -> Int).self)
+            }()
+    #endif
+
+    /// `mkdir(2)` of a new directory: one that exists already is an error (`EEXIST`).
+    package func makeNewDirectory(_ path: String) throws(SystemError) {
+        _ = try injected(.open, "mkdir", path)
+        if mkdir(path, 0o755) != 0 { throw SystemError(call: "mkdir", errno: errno, path: path) }
     }
 
     /// Removes the directory at `path` and the files in it (not subdirectories: it fails on one).

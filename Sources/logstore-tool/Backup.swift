@@ -21,10 +21,12 @@ struct Backup: ParsableCommand {
             system are hard links to the store's files unless --copy is given; the segment being written is \
             copied up to the commit.
 
-            The new backup is made beside DEST (DEST.checkpoint-partial) and takes DEST's place only once \
+            The new backup is made beside DEST (DEST.backup-partial) and takes DEST's place only once \
             complete and synced: after a crash or an interruption, DEST is a complete backup (the old or the \
-            new one), or it is missing while DEST.checkpoint-partial and DEST.backup-previous are both \
-            complete; running the command again finishes the swap first. Ctrl-C ends the command at once,             which is such an interruption. DEST opens as a store.
+            new one), or it is missing while the old one waits in DEST.backup-previous; running the command \
+            again finishes the swap first (or puts the old one back when the new one is incomplete). Ctrl-C \
+            ends the command at once, which is such an interruption. DEST opens as a store. One backup at a \
+            time runs into a given folder (another gets "locked").
             """
     )
 
@@ -125,6 +127,7 @@ private func finish(_ report: CheckpointReport, started: ContinuousClock.Instant
             "segments: \(report.segments) (\(report.keptSegments) kept, \(report.linkedSegments) linked, "
                 + "\(report.copiedSegments) copied)")
         print("bytes: \(formatBytes(report.bytesCopied)) copied, \(formatBytes(report.bytesLinked)) linked or kept")
+        for note in report.notes { print("note: \(note)") }
         if let problems {
             print(problems.isEmpty ? "verify: no problems" : "verify: \(plural(problems.count, "problem"))")
             for problem in problems { print("  \(problem)") }
@@ -149,6 +152,7 @@ private struct BackupSummary: Encodable {
     var seconds: Double
     /// Present when `--verify` was given.
     var verifyProblems: [String]?
+    var notes: [String]
 
     init(report: CheckpointReport, seconds: Double, verifyProblems: [String]?) {
         destination = report.destination
@@ -161,5 +165,6 @@ private struct BackupSummary: Encodable {
         bytesLinked = report.bytesLinked
         self.seconds = seconds
         self.verifyProblems = verifyProblems
+        notes = report.notes
     }
 }

@@ -95,7 +95,7 @@ import Testing
     /// What a crash may leave, and that the next run completes it.
     func checkAfterCrash(store: String, backup: String, restore: Bool, pristine: Pristine, point: String) throws {
         let fileManager = FileManager.default
-        let partial = backup + ".checkpoint-partial"
+        let partial = backup + (restore ? ".checkpoint-partial" : ".backup-partial")
         let previous = backup + ".backup-previous"
         if fileManager.fileExists(atPath: backup) {
             let batches = try CheckpointTests.committedBatches(at: backup, shared: pristine.shared)

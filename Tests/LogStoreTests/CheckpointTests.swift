@@ -18,13 +18,13 @@ import Testing
 
     /// Writes batch `number`: the shared objects `shared` all say `number`, and one new object says
     /// `new number`; the root "newest" names the new one.
-    static func writeBatch(_ number: Int, shared: [ObjectID], to store: Store) throws {
+    static func writeBatch(_ number: Int, shared: [ObjectID], to store: Store, salt: UInt64 = 0) throws {
         var batch = WriteBatch()
         for id in shared {
             batch.put(
                 Record(
                     id: id, typeTag: 1,
-                    payload: Array("batch \(number);".utf8) + payloadBytes(300, seed: UInt64(number))))
+                    payload: Array("batch \(number);".utf8) + payloadBytes(300, seed: UInt64(number) &+ salt)))
         }
         let new = store.newID()
         batch.put(Record(id: new, typeTag: 2, payload: Array("new \(number)".utf8)))
@@ -58,7 +58,9 @@ import Testing
         var options = testOptions(segmentSize: 1 << 16)
         options.compaction.background = background
         options.compaction.minimumInterval = .milliseconds(5)
-        let store = try directory.open(options: options)
+        let store = try directory.closesAtTeardown(Store.open(at: directory.path + "/store", options: options)) {
+            try $0.close()
+        }
         let shared = (0..<sharedCount).map { _ in store.newID() }
         try writeBatch(0, shared: shared, to: store)
         return (store, shared)
@@ -123,14 +125,16 @@ import Testing
         try copy.close()
         #expect(try Self.committedBatches(at: destination, shared: shared) == 69)
         try store.close()
-        #expect(try Self.committedBatches(at: directory.path, shared: shared) == 119)
+        #expect(try Self.committedBatches(at: directory.path + "/store", shared: shared) == 119)
     }
 
     @Test func aCheckpointSealsALargeTailAndLinksEverySegment() throws {
         let directory = TemporaryStore("checkpoint-seal")
         var options = testOptions(segmentSize: 8 << 20)
         options.compaction.background = false
-        let store = try directory.open(options: options)
+        let store = try directory.closesAtTeardown(Store.open(at: directory.path + "/store", options: options)) {
+            try $0.close()
+        }
         let shared = (0..<Self.sharedCount).map { _ in store.newID() }
         // About 6 KiB a batch: 300 batches make a segment being written of well over 1 MiB.
         for number in 0..<300 { try Self.writeBatch(number, shared: shared, to: store) }
@@ -153,7 +157,7 @@ import Testing
         let directory = TemporaryStore("checkpoint-reader")
         let (store, shared) = try Self.seededStore(directory, background: false)
         for number in 1..<40 { try Self.writeBatch(number, shared: shared, to: store) }
-        let reader = try Store.open(at: directory.path, options: StoreOptions(readOnly: true))
+        let reader = try Store.open(at: directory.path + "/store", options: StoreOptions(readOnly: true))
         for number in 40..<50 { try Self.writeBatch(number, shared: shared, to: store) }
         try store.compact()
         // The reader still has the segments compaction deleted open: it copies those.
@@ -193,7 +197,9 @@ import Testing
         let faults = FaultInjector()
         var options = testOptions(segmentSize: 1 << 16, faults: faults)
         options.compaction.background = false
-        let store = try directory.open(options: options)
+        let store = try directory.closesAtTeardown(Store.open(at: directory.path + "/store", options: options)) {
+            try $0.close()
+        }
         let shared = (0..<Self.sharedCount).map { _ in store.newID() }
         for number in 0..<30 { try Self.writeBatch(number, shared: shared, to: store) }
         let destination = directory.path + "/copy"
@@ -225,7 +231,7 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: destination)
         #expect(names.filter { $0.hasSuffix(".seg") }.count == third.segments)
         #expect(!FileManager.default.fileExists(atPath: destination + ".backup-previous"))
-        #expect(!FileManager.default.fileExists(atPath: destination + ".checkpoint-partial"))
+        #expect(!FileManager.default.fileExists(atPath: destination + ".backup-partial"))
         #expect(try Store.verify(at: destination).problems.isEmpty)
     }
 
@@ -234,18 +240,20 @@ import Testing
         let faults = FaultInjector()
         var options = testOptions(segmentSize: 1 << 16, faults: faults)
         options.compaction.background = false
-        let store = try directory.open(options: options)
+        let store = try directory.closesAtTeardown(Store.open(at: directory.path + "/store", options: options)) {
+            try $0.close()
+        }
         let shared = (0..<Self.sharedCount).map { _ in store.newID() }
         for number in 0..<30 { try Self.writeBatch(number, shared: shared, to: store) }
         let destination = directory.path + "/backup"
         try store.backup(to: destination)
         for number in 30..<40 { try Self.writeBatch(number, shared: shared, to: store) }
         // The old backup is moved aside, then renaming the new one fails: the destination is missing.
-        faults.inject(.rename, .error(EIO), pathSuffix: ".checkpoint-partial")
+        faults.inject(.rename, .error(EIO), pathSuffix: ".backup-partial")
         #expect(throws: LogStoreError.self) { try store.backup(to: destination) }
         #expect(!FileManager.default.fileExists(atPath: destination))
         #expect(try Self.committedBatches(at: destination + ".backup-previous", shared: shared) == 29)
-        #expect(try Self.committedBatches(at: destination + ".checkpoint-partial", shared: shared) == 39)
+        #expect(try Self.committedBatches(at: destination + ".backup-partial", shared: shared) == 39)
         for number in 40..<45 { try Self.writeBatch(number, shared: shared, to: store) }
         // The next backup puts the complete new one in place first, then brings it up to date.
         let report = try store.backup(to: destination)

@@ -43,7 +43,7 @@ import Testing
         // Restoring over something is refused, and changes nothing.
         let again = try ToolRunner.run(["restore", backup, directory.path + "/store"])
         #expect(again.status != 0)
-        #expect(again.stderr.contains("not an empty directory"), "\(again.stderr)")
+        #expect(again.stderr.contains("not an empty folder"), "\(again.stderr)")
         #expect(try CheckpointTests.committedBatches(at: directory.path + "/store", shared: shared) == 59)
     }
 }

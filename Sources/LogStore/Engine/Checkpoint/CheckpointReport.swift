@@ -17,6 +17,9 @@ public struct CheckpointReport: Sendable, Equatable {
     public var bytesLinked: UInt64
     /// Bytes of segments copied.
     public var bytesCopied: UInt64
+    /// What the copy noticed without it being a failure (e.g. a replaced backup's folder that could not
+    /// be removed because it holds other files).
+    public var notes: [String]
 }
 
 /// How far a checkpoint or backup is: bytes of segments done out of the bytes of every segment in the copy

@@ -21,7 +21,9 @@ struct CheckpointSource {
         let isAppend: Bool
         /// Whether a writer may still append to it (the segment being written, or the newest writer
         /// segment of a store open read-only): it is copied, never linked.
-        let mayGrow: Bool
+        var mayGrow: Bool
+        /// Whether the store has a hint for it that it does not distrust (compaction found none wrong).
+        let hintUsable: Bool
     }
 
     var segments: [Segment]
@@ -65,7 +67,7 @@ struct CheckpointWriter {
     func write(_ source: CheckpointSource, destination: String) throws(LogStoreError) -> CheckpointReport {
         var report = CheckpointReport(
             destination: destination, sequence: source.sequence, segments: source.segments.count,
-            linkedSegments: 0, copiedSegments: 0, keptSegments: 0, bytesLinked: 0, bytesCopied: 0)
+            linkedSegments: 0, copiedSegments: 0, keptSegments: 0, bytesLinked: 0, bytesCopied: 0, notes: [])
         let total = source.segments.reduce(UInt64(0)) { $0 + $1.size }
         var done: UInt64 = 0
         func advance(_ bytes: Int) {
@@ -73,9 +75,9 @@ struct CheckpointWriter {
             progress?(CheckpointProgress(bytesDone: done, bytesTotal: total))
         }
         do {
-            try io.makeDirectory(staging)
+            try io.makeNewDirectory(staging)
         } catch {
-            throw LogStoreError(.ioError, "cannot create the checkpoint directory", file: staging, underlying: error)
+            throw LogStoreError(.ioError, "cannot create the checkpoint folder", file: staging, underlying: error)
         }
         try copyIdentity()
         for segment in source.segments {
@@ -92,7 +94,7 @@ struct CheckpointWriter {
                 report.copiedSegments += 1
                 report.bytesCopied += segment.size
             }
-            if !segment.mayGrow { placeHint(of: segment.file.number) }
+            if !segment.mayGrow && segment.hintUsable { placeHint(of: segment.file.number) }
         }
         for dictionary in source.dictionaries {
             let path = staging + "/" + DictionaryFile.fileName(dictionary.id)
@@ -118,20 +120,15 @@ struct CheckpointWriter {
         if !segment.mayGrow {
             if let previous, file.number != previous.appendSegment {
                 let old = previous.directory + "/" + LogFormat.segmentFileName(file.number)
-                if fileSize(old) == segment.size, (try? io.link(old, to: target)) != nil {
+                if isSameSegment(old, as: segment), (try? io.link(old, to: target)) != nil {
                     advance(Int(clamping: segment.size))
                     return .kept
                 }
             }
-            // A sealed segment never changes; its file is exactly the segment. Synced first: under a
-            // policy that does not sync every commit, its last bytes may still be only in the page cache.
+            // A sealed segment never changes, and is durable already: the writer syncs a segment when it
+            // seals it (and creates the next one only then), compaction syncs its outputs before
+            // installing them. Linked when its file is exactly the segment.
             if linksToStore, (try? io.size(file.fd, path: file.path)) == segment.size {
-                do {
-                    try io.syncData(file.fd, path: file.path)
-                } catch {
-                    throw LogStoreError(
-                        .ioError, "cannot sync a segment before linking it", file: file.path, underlying: error)
-                }
                 if (try? io.link(file.path, to: target)) != nil {
                     advance(Int(clamping: segment.size))
                     return .linked
@@ -191,9 +188,27 @@ struct CheckpointWriter {
         }
     }
 
-    private func fileSize(_ path: String) -> UInt64? {
+    /// Whether the previous backup's file `path` is `segment` of the store: the same file (unless links to
+    /// the store are off: then it must be copied), or one of the same size whose header (segment number,
+    /// creation time, base sequence) and last 4 KiB (the last batch's frames and checksum, the seal) are the
+    /// segment's. A copy of the store that went on writing (a restore, a checkpoint opened for writing)
+    /// starts its own segments under numbers the store may also use; they differ there.
+    private func isSameSegment(_ path: String, as segment: CheckpointSource.Segment) -> Bool {
+        guard let old = CheckpointDestination.status(path, following: false), old.isRegular, old.size == segment.size
+        else { return false }
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return UInt64(info.st_size)
+        guard fstat(segment.file.fd, &info) == 0 else { return false }
+        if old.device == UInt64(info.st_dev) && old.inode == UInt64(info.st_ino) { return linksToStore }
+        guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return false }
+        defer { io.close(fd) }
+        let header = LogFormat.segmentHeaderSize
+        let tailStart = segment.size > 4_096 ? segment.size - 4_096 : 0
+        for (offset, count) in [(UInt64(0), header), (tailStart, Int(segment.size - tailStart))] {
+            guard let theirs = try? io.read(fd, count: count, at: offset, path: path),
+                let ours = try? io.read(segment.file.fd, count: count, at: offset, path: segment.file.path),
+                theirs.count == count, theirs == ours
+            else { return false }
+        }
+        return true
     }
 }

@@ -1,0 +1,182 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a checkpoint or backup must never do: report a commit other than the one it copied, keep a segment
+/// that is not the store's, share a file with the store when told not to, write into or around the store,
+/// run twice into one place, or lose the old backup when the new one is incomplete.
+@Suite struct CheckpointSafetyTests {
+    static func store(_ directory: TemporaryStore, segmentSize: Int = 1 << 16) throws -> (Store, [ObjectID]) {
+        var options = testOptions(segmentSize: segmentSize)
+        options.compaction.background = false
+        let store = try Store.open(at: directory.path + "/store", options: options)
+        let shared = (0..<CheckpointTests.sharedCount).map { _ in store.newID() }
+        try CheckpointTests.writeBatch(0, shared: shared, to: store)
+        return (store, shared)
+    }
+
+    static func inode(_ path: String) -> UInt64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_ino) : nil
+    }
+
+    /// A leader records the segment it seals and the one it starts before it publishes its group (batches
+    /// of several writers, some in each): a checkpoint must not copy such a group's bytes under the commit
+    /// before it. Four writers, twenty checkpoints: the copy's newest commit is the one reported (fails
+    /// when the state is taken without holding the writer slot).
+    @Test func theReportedCommitIsTheCopysUnderConcurrentWriters() throws {
+        let directory = TemporaryStore("checkpoint-sequence")
+        let (store, _) = try Self.store(directory)
+        let stop = Atomic<Bool>(false)
+        var writers: [Thread] = []
+        for writer in 0..<4 {
+            let thread = Thread {
+                var generator = SplitMix64(seed: UInt64(writer))
+                while !stop.load(ordering: .relaxed) {
+                    _ = try? store.put(typeTag: 3, payload: payloadBytes(900, seed: generator.next()))
+                }
+            }
+            thread.start()
+            writers.append(thread)
+        }
+        for round in 0..<20 {
+            let destination = directory.path + "/copy-\(round)"
+            let report = try store.checkpoint(to: destination)
+            let opened = try Store.open(at: destination, options: StoreOptions(readOnly: true))
+            #expect(try opened.snapshot().sequence == report.sequence, "round \(round)")
+            try opened.close()
+        }
+        stop.store(true, ordering: .relaxed)
+        while writers.contains(where: { !$0.isFinished }) { usleep(1_000) }
+        try store.close()
+    }
+
+    @Test func aBackupNeverKeepsASegmentOfACopyThatWentOnWriting() throws {
+        let directory = TemporaryStore("backup-fork")
+        let (store, shared) = try Self.store(directory)
+        for number in 1..<40 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let backup = directory.path + "/backup"
+        try store.backup(to: backup, hardLinks: false)
+        // The backup is opened and written to (as a restore would be), the store goes on too: both fill
+        // segments under the same numbers, with the same sizes, and other bytes.
+        let fork = try Store.open(at: backup, options: testOptions(segmentSize: 1 << 16))
+        for number in 40..<100 { try CheckpointTests.writeBatch(number, shared: shared, to: fork, salt: 7_777) }
+        try fork.close()
+        for number in 40..<100 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let report = try store.backup(to: backup, hardLinks: false)
+        #expect(report.keptSegments <= 6, "\(report)")
+        #expect(try CheckpointTests.committedBatches(at: backup, shared: shared) == 99)
+        let copy = try Store.open(at: backup, options: StoreOptions(readOnly: true))
+        for id in try store.ids() {
+            #expect(try copy.get(id)?.payload == store.get(id)?.payload, "object \(id)")
+        }
+        #expect(try copy.ids().count == store.ids().count)
+        try copy.close()
+        try store.close()
+    }
+
+    @Test func aCopyMadeWithoutHardLinksSharesNoFileWithTheStore() throws {
+        let directory = TemporaryStore("backup-copy-mode")
+        let (store, shared) = try Self.store(directory)
+        for number in 1..<40 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let backup = directory.path + "/backup"
+        let linked = try store.backup(to: backup)
+        #expect(linked.linkedSegments > 0)
+        for number in 40..<50 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let copied = try store.backup(to: backup, hardLinks: false)
+        #expect(copied.linkedSegments == 0 && copied.keptSegments == 0, "\(copied)")
+        let storeInodes = Set(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path + "/store").compactMap {
+                Self.inode(directory.path + "/store/" + $0)
+            })
+        for name in try FileManager.default.contentsOfDirectory(atPath: backup) {
+            #expect(!storeInodes.contains(Self.inode(backup + "/" + name) ?? 0), "\(name) is the store's file")
+        }
+        try store.close()
+    }
+
+    @Test func aDestinationInOrAroundTheStoreOrThroughALinkIsRefused() throws {
+        let directory = TemporaryStore("checkpoint-paths")
+        let (store, shared) = try Self.store(directory)
+        try store.close()
+        let path = directory.path + "/store"
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: path + "/notes.txt"))
+        let reader = try Store.open(at: path, options: StoreOptions(readOnly: true))
+        let before = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/link", withDestinationPath: path)
+        for destination in [
+            path, path + "/", path + "/inside", path + "/SEGMENTS.writing", directory.path, directory.path + "/link",
+            directory.path + "/new/.", "", directory.path + "/..",
+        ] {
+            for backup in [false, true] {
+                do {
+                    if backup { try reader.backup(to: destination) } else { try reader.checkpoint(to: destination) }
+                    Issue.record("a copy into \(destination) was made")
+                } catch {
+                    #expect(error.code == .invalidArgument, "\(destination): \(error)")
+                }
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).sorted() == before)
+        try reader.close()
+        #expect(try CheckpointTests.committedBatches(at: path, shared: shared) == 0)
+    }
+
+    @Test func twoRunsIntoOneFolderDoNotOverlap() throws {
+        let directory = TemporaryStore("backup-concurrent")
+        let (store, shared) = try Self.store(directory)
+        for number in 1..<40 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let backup = directory.path + "/backup"
+        let outcomes = Mutex<[String]>([])
+        var threads: [Thread] = []
+        for _ in 0..<3 {
+            let thread = Thread {
+                do {
+                    try store.backup(to: backup, hardLinks: false)
+                    outcomes.withLock { $0.append("done") }
+                } catch {
+                    let text = (error as? LogStoreError)?.code == .locked ? "locked" : "\(error)"
+                    outcomes.withLock { $0.append(text) }
+                }
+            }
+            thread.start()
+            threads.append(thread)
+        }
+        while threads.contains(where: { !$0.isFinished }) { usleep(1_000) }
+        let results = outcomes.withLock { $0 }
+        #expect(results.allSatisfy { $0 == "done" || $0 == "locked" } && results.contains("done"), "\(results)")
+        #expect(try CheckpointTests.committedBatches(at: backup, shared: shared) == 39)
+        try store.backup(to: backup)
+        #expect(try Store.verify(at: backup).problems.isEmpty)
+        try store.close()
+    }
+
+    @Test func anIncompleteNewBackupNeverReplacesTheOldOne() throws {
+        let directory = TemporaryStore("backup-incomplete-swap")
+        let (store, shared) = try Self.store(directory)
+        for number in 1..<30 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let backup = directory.path + "/backup"
+        try store.backup(to: backup)
+        // As a crash between the renames would leave it, but with the new copy incomplete (its manifest
+        // gone, as if it had never been written).
+        try FileManager.default.moveItem(atPath: backup, toPath: backup + ".backup-previous")
+        try FileManager.default.copyItem(atPath: backup + ".backup-previous", toPath: backup + ".backup-partial")
+        try FileManager.default.removeItem(atPath: backup + ".backup-partial/SEGMENTS")
+        // A checkpoint there is refused: the old backup waits to be put back.
+        #expect(throws: LogStoreError.self) { try store.checkpoint(to: backup) }
+        for number in 30..<40 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        try store.backup(to: backup)
+        #expect(try CheckpointTests.committedBatches(at: backup, shared: shared) == 39)
+        for leftover in [".backup-previous", ".backup-partial"] {
+            #expect(!FileManager.default.fileExists(atPath: backup + leftover), "\(leftover)")
+        }
+        try store.close()
+    }
+}
