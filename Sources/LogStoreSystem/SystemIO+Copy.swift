@@ -14,10 +14,12 @@ extension SystemIO {
     }
 
     /// Copies the first `count` bytes of the file open at `fd` (named `source`, for errors) into a new
-    /// file at `path` (`O_EXCL`: an existing file is never overwritten) and syncs it; `progress` is called
-    /// with the bytes of each chunk copied. Fails when the source holds fewer than `count` bytes.
+    /// file at `path` (`O_EXCL`: an existing file is never overwritten) and, with `sync`, syncs it (without,
+    /// the caller syncs it later: ``syncFile(_:)``, so that the disk writes several files at once);
+    /// `progress` is called with the bytes of each chunk copied. Fails when the source holds fewer than
+    /// `count` bytes.
     package func copyPrefix(
-        of fd: Int32, count: UInt64, source: String, to path: String, progress: (Int) -> Void
+        of fd: Int32, count: UInt64, source: String, to path: String, sync: Bool = true, progress: (Int) -> Void
     ) throws(SystemError) {
         let target = try open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
         defer { close(target) }
@@ -54,7 +56,14 @@ extension SystemIO {
             offset += UInt64(want)
             progress(want)
         }
-        try syncData(target, path: path)
+        if sync { try syncData(target, path: path) }
+    }
+
+    /// `fdatasync(2)` of the file at `path` (opened read-only for it).
+    package func syncFile(_ path: String) throws(SystemError) {
+        let fd = try open(path, flags: O_RDONLY | O_CLOEXEC)
+        defer { close(fd) }
+        try syncData(fd, path: path)
     }
 
     /// One `copy_file_range(2)` of up to 8 MiB from `source` to `target`, both at `offset`: the bytes

@@ -70,6 +70,7 @@ struct CheckpointWriter {
             linkedSegments: 0, copiedSegments: 0, keptSegments: 0, bytesLinked: 0, bytesCopied: 0, notes: [])
         let total = source.segments.reduce(UInt64(0)) { $0 + $1.size }
         var done: UInt64 = 0
+        var copiedPaths: Set<String> = []
         func advance(_ bytes: Int) {
             done += UInt64(bytes)
             progress?(CheckpointProgress(bytesDone: done, bytesTotal: total))
@@ -93,8 +94,20 @@ struct CheckpointWriter {
             case .copied:
                 report.copiedSegments += 1
                 report.bytesCopied += segment.size
+                copiedPaths.insert(target)
             }
             if !segment.mayGrow && segment.hintUsable { placeHint(of: segment.file.number) }
+        }
+        // The copied segments are synced together, after the last is written: the disk writes them while
+        // the next ones are copied (each copy started its writeback), and no sync waits for one file alone.
+        for segment in source.segments {
+            let path = staging + "/" + LogFormat.segmentFileName(segment.file.number)
+            guard copiedPaths.contains(path) else { continue }
+            do {
+                try io.syncFile(path)
+            } catch {
+                throw LogStoreError(.ioError, "cannot sync a copied segment", file: path, underlying: error)
+            }
         }
         for dictionary in source.dictionaries {
             let path = staging + "/" + DictionaryFile.fileName(dictionary.id)
@@ -138,7 +151,8 @@ struct CheckpointWriter {
         // The segment being written, a segment compaction deleted since the state was taken (its open file still
         // holds it), or another file system: the bytes are copied.
         do {
-            try io.copyPrefix(of: file.fd, count: segment.size, source: file.path, to: target, progress: advance)
+            try io.copyPrefix(
+                of: file.fd, count: segment.size, source: file.path, to: target, sync: false, progress: advance)
         } catch {
             throw LogStoreError.writeFailed(
                 "copy the segment", file: target, bytes: Int(clamping: segment.size), underlying: error)
