@@ -14,33 +14,51 @@ extension SystemIO {
     }
 
     /// Copies the first `count` bytes of the file open at `fd` (named `source`, for errors) into a new
-    /// file at `path` (`O_EXCL`: an existing file is never overwritten) and, with `sync`, syncs it (without,
-    /// the caller syncs it later: ``syncFile(_:)``, so that the disk writes several files at once);
-    /// `progress` is called with the bytes of each chunk copied. Fails when the source holds fewer than
-    /// `count` bytes.
+    /// file at `path` (`O_EXCL`: an existing file is never overwritten) and syncs it; `progress` is called
+    /// with the bytes of each chunk copied. Fails when the source holds fewer than `count` bytes.
     package func copyPrefix(
-        of fd: Int32, count: UInt64, source: String, to path: String, sync: Bool = true, progress: (Int) -> Void
+        of fd: Int32, count: UInt64, source: String, to path: String, progress: (Int) -> Void
     ) throws(SystemError) {
-        let target = try open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
+        let target = try copyPrefixUnsynced(of: fd, count: count, source: source, to: path, progress: progress)
         defer { close(target) }
-        let chunkSize = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 4096)
-        defer { buffer.deallocate() }
+        try syncData(target, path: path)
+    }
+
+    /// ``copyPrefix(of:count:source:to:progress:)`` without the sync: returns the new file's descriptor,
+    /// which the caller syncs (through this descriptor, which sees every write error of the file) and
+    /// closes, so that the disk writes several copies at once.
+    package func copyPrefixUnsynced(
+        of fd: Int32, count: UInt64, source: String, to path: String, progress: (Int) -> Void
+    ) throws(SystemError) -> Int32 {
+        let target = try open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
+        do {
+            try copy(from: fd, count: count, source: source, to: target, path: path, progress: progress)
+        } catch {
+            close(target)
+            throw error
+        }
+        return target
+    }
+
+    private func copy(
+        from fd: Int32, count: UInt64, source: String, to target: Int32, path: String, progress: (Int) -> Void
+    ) throws(SystemError) {
         var offset: UInt64 = 0
         // In the kernel first (`copy_file_range(2)`: no copy through this process's memory, and a
-        // reflink where the file system has them); by reads and writes where it is not available.
+        // reflink where the file system has them); by reads and writes where it is not available, or
+        // where it stops short (the reads then tell a real end of the file).
         while offset < count,
-            let copied = try copyInKernel(from: fd, to: target, at: offset, count: count - offset, path: path)
+            let copied = try copyInKernel(from: fd, to: target, at: offset, count: count - offset, path: path),
+            copied > 0
         {
-            guard copied > 0 else {
-                throw SystemError(
-                    call: "copy_file_range", errno: EIO, path: source,
-                    reason: "the file ended at \(offset) bytes, before the \(count) to copy")
-            }
             startWriteback(target, offset: offset, length: copied)
             offset += UInt64(copied)
             progress(copied)
         }
+        guard offset < count else { return }
+        let chunkSize = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 4096)
+        defer { buffer.deallocate() }
         while offset < count {
             let want = Int(min(UInt64(chunkSize), count - offset))
             let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
@@ -56,14 +74,6 @@ extension SystemIO {
             offset += UInt64(want)
             progress(want)
         }
-        if sync { try syncData(target, path: path) }
-    }
-
-    /// `fdatasync(2)` of the file at `path` (opened read-only for it).
-    package func syncFile(_ path: String) throws(SystemError) {
-        let fd = try open(path, flags: O_RDONLY | O_CLOEXEC)
-        defer { close(fd) }
-        try syncData(fd, path: path)
     }
 
     /// One `copy_file_range(2)` of up to 8 MiB from `source` to `target`, both at `offset`: the bytes
@@ -74,17 +84,28 @@ extension SystemIO {
     {
         #if os(Linux)
             guard let copyFileRange = Self.copyFileRange else { return nil }
-            // A crash armed for a write ends the process before the copy (a torn copy is one the reader
-            // never trusts: the file is synced and renamed only once complete).
-            if case .crash? = try injected(.write, "copy_file_range", path) { _exit(137) }
+            // Faults armed for writes apply as to a write: a short one copies fewer bytes, a crash copies
+            // the bytes it allows and ends the process.
+            var length = Int(min(count, 8 << 20))
+            var crashAfter = false
+            switch try injected(.write, "copy_file_range", path) {
+            case .shortWrite(let limit)?: length = min(length, max(0, limit))
+            case .crash(let limit)?:
+                length = min(length, max(0, limit))
+                crashAfter = true
+            default: break
+            }
             var sourceOffset = Int64(offset)
             var targetOffset = Int64(offset)
             while true {
-                let copied = copyFileRange(source, &sourceOffset, target, &targetOffset, Int(min(count, 8 << 20)), 0)
+                let copied = length == 0 ? 0 : copyFileRange(source, &sourceOffset, target, &targetOffset, length, 0)
+                if crashAfter { _exit(137) }
                 if copied >= 0 { return copied }
                 switch errno {
                 case EINTR: continue
-                case ENOSYS, EXDEV, EINVAL, EOPNOTSUPP, EBADF: return nil
+                // Not for these files or not allowed here (a seccomp filter, an old kernel, another file
+                // system): reads and writes do it.
+                case ENOSYS, EXDEV, EINVAL, EOPNOTSUPP, EBADF, EPERM, ETXTBSY: return nil
                 default: throw SystemError(call: "copy_file_range", errno: errno, path: path)
                 }
             }

@@ -26,7 +26,7 @@ struct Backup: ParsableCommand {
             new one), or it is missing while the old one waits in DEST.backup-previous; running the command \
             again finishes the swap first (or puts the old one back when the new one is incomplete). Ctrl-C \
             ends the command at once, which is such an interruption. DEST opens as a store. One backup at a \
-            time runs into a given folder (another gets "locked").
+            time runs to a given DEST (DEST.lock, left beside it, holds the lock; another gets "locked").
             """
     )
 

@@ -179,4 +179,80 @@ import Testing
         }
         try store.close()
     }
+
+    @Test func aStoreNamedLikeAFolderBesideTheDestinationIsNeverTouched() throws {
+        let directory = TemporaryStore("backup-sibling-store")
+        var options = testOptions(segmentSize: 1 << 16)
+        options.compaction.background = false
+        for suffix in [".backup-previous", ".backup-partial", ".checkpoint-partial"] {
+            let path = directory.path + "/app" + suffix
+            let store = try Store.open(at: path, options: options)
+            let shared = (0..<CheckpointTests.sharedCount).map { _ in store.newID() }
+            for number in 0..<10 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+            let before = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+            for backup in [false, true] {
+                do {
+                    if backup {
+                        try store.backup(to: directory.path + "/app")
+                    } else {
+                        try store.checkpoint(to: directory.path + "/app")
+                    }
+                    Issue.record("\(suffix): a copy was made beside the store's own folder")
+                } catch {
+                    #expect(error.code == .invalidArgument, "\(suffix): \(error)")
+                }
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: path).sorted() == before, "\(suffix)")
+            try store.close()
+            #expect(try CheckpointTests.committedBatches(at: path, shared: shared) == 9, "\(suffix)")
+            try FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    @Test func aBackupHoldingOtherFilesOrOpenForWritingIsNotReplaced() throws {
+        let directory = TemporaryStore("backup-busy")
+        let (store, shared) = try Self.store(directory)
+        for number in 1..<20 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let backup = directory.path + "/backup"
+        try store.backup(to: backup)
+        // Open for writing: refused with `locked`, and the backup stays where it is.
+        let writer = try Store.open(at: backup, options: testOptions(segmentSize: 1 << 16))
+        do {
+            try store.backup(to: backup)
+            Issue.record("a backup open for writing was replaced")
+        } catch {
+            #expect(error.code == .locked, "\(error)")
+        }
+        try writer.close()
+        // Files that are not a store's: refused, left as they are.
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: backup + "/notes.txt"))
+        do {
+            try store.backup(to: backup)
+            Issue.record("a backup holding other files was replaced")
+        } catch {
+            #expect(error.code == .invalidArgument, "\(error)")
+        }
+        #expect(FileManager.default.fileExists(atPath: backup + "/notes.txt"))
+        try store.close()
+    }
+
+    @Test func aFailedStoreIsNotCopied() throws {
+        let directory = TemporaryStore("checkpoint-failed", unverifiedBecause: "its last write failed on purpose")
+        let faults = FaultInjector()
+        var options = testOptions(segmentSize: 1 << 16, faults: faults)
+        options.compaction.background = false
+        let store = try Store.open(at: directory.path + "/store", options: options)
+        let shared = (0..<CheckpointTests.sharedCount).map { _ in store.newID() }
+        try CheckpointTests.writeBatch(0, shared: shared, to: store)
+        faults.inject(.sync, .error(EIO))
+        #expect(throws: LogStoreError.self) { try CheckpointTests.writeBatch(1, shared: shared, to: store) }
+        do {
+            try store.checkpoint(to: directory.path + "/copy")
+            Issue.record("a failed store was copied")
+        } catch {
+            #expect(error.code == .storeFailed, "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/copy"))
+        try? store.close()
+    }
 }

@@ -66,7 +66,7 @@ import Testing
         return (store, shared)
     }
 
-    @Test func aCheckpointOpensAsTheStoreWasAtOneCommitWhileAWriterAndCompactionGoOn() throws {
+    @Test func aCheckpointOpensAsTheStoreWasAtOneCommitWhileAWriterCompactionAndMarkSweepGoOn() throws {
         let directory = TemporaryStore("checkpoint-live")
         let (store, shared) = try Self.seededStore(directory)
         let stop = Atomic<Bool>(false)
@@ -79,7 +79,15 @@ import Testing
                 number += 1
             }
         }
+        // Mark-sweep passes run beside the writer and the checkpoints too.
+        let collector = Thread {
+            while !stop.load(ordering: .relaxed) {
+                _ = try? store.collectGarbage()
+                usleep(2_000)
+            }
+        }
         writer.start()
+        collector.start()
         defer { stop.store(true, ordering: .relaxed) }
         var seen: [Int] = []
         var linked = 0
@@ -99,7 +107,7 @@ import Testing
             seen.append(batches)
         }
         stop.store(true, ordering: .relaxed)
-        while !writer.isFinished { usleep(1_000) }
+        while !writer.isFinished || !collector.isFinished { usleep(1_000) }
         #expect(seen == seen.sorted() && seen.first! >= 25, "each copy is at least as new as the one before: \(seen)")
         #expect(linked > 0, "sealed segments are linked, not copied")
         #expect(try store.statistics().backgroundCompactionError == nil)

@@ -55,38 +55,106 @@ struct CheckpointDestination {
                     .invalidArgument, "the destination is a mount point; give a folder inside it", file: path)
             }
         }
-        guard let storePath = Self.resolved(store), let parentPath = Self.resolved(parent) else {
-            throw LogStoreError(.invalidArgument, "cannot resolve the store's or the destination's path", file: path)
+        guard let storeInfo = Self.status(store, following: true), storeInfo.isDirectory else {
+            throw LogStoreError(.invalidArgument, "cannot find the store's folder", file: store)
         }
-        let full = (parentPath == "/" ? "" : parentPath) + "/" + name
-        if full == storePath || full.hasPrefix(storePath + "/") || storePath.hasPrefix(full + "/") {
-            throw LogStoreError(
-                .invalidArgument, "the destination is the store's folder, inside it, or holds it", file: path)
+        let storeID = Identity(storeInfo)
+        let storeAncestors = Self.ancestors(of: store)
+        // The destination's parent chain must not pass through the store's folder (the copy would be inside
+        // it); the destination and the folders beside it must be neither the store's folder nor hold it.
+        // Compared by device and inode, so a second path to a folder (a bind mount, a case-insensitive
+        // file system, a symbolic link) is no way around it.
+        guard !Self.ancestors(of: parent).contains(storeID) else {
+            throw LogStoreError(.invalidArgument, "the destination is inside the store's folder", file: path)
+        }
+        for sibling in [trimmed, checkpointStaging, backupStaging, previous] {
+            guard let info = Self.status(sibling, following: false) else { continue }
+            guard !info.isSymbolicLink else {
+                throw LogStoreError(
+                    .invalidArgument, "a symbolic link is where the copy would go; give the folder it points to",
+                    file: sibling)
+            }
+            if storeAncestors.contains(Identity(info)) {
+                throw LogStoreError(
+                    .invalidArgument,
+                    "the destination (or a folder beside it that a copy uses) is the store's "
+                        + "folder or holds it", file: sibling)
+            }
         }
     }
 
-    /// Takes an exclusive lock on the parent folder for the run (released when the descriptor is closed by
-    /// the returned lock's end), so that two runs to destinations in one folder never overlap.
-    /// - throws: ``LogStoreError`` `locked` when another checkpoint or backup into that folder is running.
+    /// A file's device and inode: what makes two paths one file.
+    struct Identity: Hashable {
+        let device: UInt64
+        let inode: UInt64
+        init(_ status: Status) {
+            device = status.device
+            inode = status.inode
+        }
+    }
+
+    /// The identities of `path` and of every folder above it, up to the root.
+    static func ancestors(of path: String) -> Set<Identity> {
+        var found: Set<Identity> = []
+        var current = path
+        for _ in 0..<4_096 {
+            guard let info = status(current, following: true) else { break }
+            guard found.insert(Identity(info)).inserted else { break }
+            current += "/.."
+        }
+        return found
+    }
+
+    /// Takes an exclusive lock on `DEST.lock` (created beside the destination, never removed: removing a
+    /// lock file races with a second run opening it) for the run, so that two checkpoints or backups to
+    /// one destination never overlap; `flock(2)`, or a POSIX record lock where the file system has no
+    /// `flock` (some network file systems).
+    /// - throws: ``LogStoreError`` `locked` when another checkpoint or backup to the destination is running.
     func lock() throws(LogStoreError) -> FolderLock {
-        let fd = parent.withCString { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let path = destination + ".lock"
+        let fd = path.withCString { open($0, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) }
         guard fd >= 0 else {
             throw LogStoreError(
-                .ioError, "cannot open the destination's parent folder", file: parent,
-                underlying: SystemError(call: "open", errno: errno, path: parent))
+                .ioError, "cannot open the destination's lock file", file: path,
+                underlying: SystemError(call: "open", errno: errno, path: path))
         }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            close(fd)
-            if code == EWOULDBLOCK {
-                throw LogStoreError(
-                    .locked, "another checkpoint or backup into this folder is running", file: destination)
-            }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return FolderLock(fd: fd, record: false) }
+        var code = errno
+        if code != EWOULDBLOCK {
+            var range = flock()
+            range.l_type = Int16(F_WRLCK)
+            range.l_whence = Int16(SEEK_SET)
+            if fcntl(fd, F_SETLK, &range) == 0 { return FolderLock(fd: fd, record: true) }
+            code = errno == EAGAIN || errno == EACCES ? EWOULDBLOCK : errno
+        }
+        close(fd)
+        if code == EWOULDBLOCK {
+            throw LogStoreError(.locked, "another checkpoint or backup to this destination is running", file: path)
+        }
+        throw LogStoreError(
+            .ioError, "cannot lock the destination's lock file", file: path,
+            underlying: SystemError(call: "flock", errno: code, path: path))
+    }
+
+    /// Locks the store in the destination (its `LOCK` file) while a backup replaces it, so that a process
+    /// that has that backup open for writing is never moved away under it.
+    /// - throws: ``LogStoreError`` `locked` when a process has it open for writing.
+    func lockDestinationStore() throws(LogStoreError) -> FolderLock? {
+        let path = destination + "/LOCK"
+        guard io.exists(path) else { return nil }
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else {
             throw LogStoreError(
-                .ioError, "cannot lock the destination's parent folder", file: parent,
-                underlying: SystemError(call: "flock", errno: code, path: parent))
+                .ioError, "cannot open the backup's lock", file: path,
+                underlying: SystemError(call: "open", errno: errno, path: path))
         }
-        return FolderLock(fd: fd)
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return FolderLock(fd: fd, record: false) }
+        let code = errno
+        close(fd)
+        if code == EWOULDBLOCK {
+            throw LogStoreError(.locked, "the backup is open for writing; close it first", file: destination)
+        }
+        return nil
     }
 
     /// Whether the destination is missing or an empty folder.
@@ -138,17 +206,30 @@ struct CheckpointDestination {
     }
 
     /// Removes the backup a backup replaced: its store files; anything else (a user's file, a folder) is
-    /// left, with the folder, and named in the returned note.
-    func removePrevious() -> String? {
-        guard let names = try? io.listDirectory(previous) else { return nil }
+    /// left, with the folder. Returns the names left (empty when the folder is gone).
+    func removePrevious() -> [String] {
+        guard let info = Self.status(previous, following: false), info.isDirectory,
+            let names = try? io.listDirectory(previous)
+        else { return [] }
         var left: [String] = []
-        for name in names {
+        // The identity file last: until the folder is empty, what is left is still known as this store's
+        // backup, so a run that a crash cut short here is finished by the next.
+        let ordered = names.filter { $0 != StoreIdentity.fileName } + names.filter { $0 == StoreIdentity.fileName }
+        for name in ordered {
             if Self.isStoreFileName(name), (try? io.unlink(previous + "/" + name)) != nil { continue }
             left.append(name)
         }
-        if left.isEmpty, (try? io.removeDirectory(previous)) != nil { return nil }
-        return "the previous backup was replaced, but \(previous) was left: it holds "
-            + left.prefix(5).joined(separator: ", ") + (left.count > 5 ? ", …" : "")
+        if left.isEmpty, (try? io.removeDirectory(previous)) != nil { return [] }
+        return left
+    }
+
+    /// The names in the destination that are not a store's (a backup holding them is not only a backup).
+    func foreignNames() throws(LogStoreError) -> [String] {
+        do {
+            return try io.listDirectory(destination).filter { !Self.isStoreFileName($0) }
+        } catch {
+            throw LogStoreError(.ioError, "cannot list the destination", file: destination, underlying: error)
+        }
     }
 
     func readSmallFile(_ path: String) -> [UInt8]? {
@@ -158,13 +239,35 @@ struct CheckpointDestination {
         return try? io.read(fd, count: Int(size), at: 0, path: path)
     }
 
-    /// Whether `name` is one a store (or a copy of one being made) holds: what a leftover may hold.
+    /// Whether `name` is one a store (or a copy of one being made) holds: what a leftover may hold. Exact
+    /// patterns: `STORE`, `SEGMENTS`, `LOCK`, a segment, hint or dictionary file (ten digits), a torn-tail
+    /// side file of a segment, an index file (`index-` and eight hexadecimal digits), and any of them
+    /// with `.writing` after it.
     static func isStoreFileName(_ name: String) -> Bool {
+        if name.hasSuffix(LogFormat.writingSuffix) {
+            return isStoreFileName(String(name.dropLast(LogFormat.writingSuffix.count)))
+        }
         if name == StoreIdentity.fileName || name == SegmentManifest.fileName || name == "LOCK" { return true }
-        if name.hasSuffix(LogFormat.writingSuffix) || name.contains(".seg.torn-") { return true }
-        if name.hasPrefix("index-") && name.hasSuffix(".lsindex") { return true }
-        return LogFormat.segmentNumber(fromFileName: name) != nil || DictionaryFile.id(fromFileName: name) != nil
-            || name.hasSuffix("." + HintFile.fileExtension)
+        if LogFormat.segmentNumber(fromFileName: name) != nil || DictionaryFile.id(fromFileName: name) != nil {
+            return true
+        }
+        let hintSuffix = "." + HintFile.fileExtension
+        if name.hasSuffix(hintSuffix),
+            LogFormat.segmentNumber(fromFileName: name.dropLast(hintSuffix.count) + "." + LogFormat.segmentExtension)
+                != nil
+        {
+            return true
+        }
+        if let torn = name.range(of: ".torn-"),
+            LogFormat.segmentNumber(fromFileName: String(name[..<torn.lowerBound])) != nil
+        {
+            return true
+        }
+        if name.hasPrefix("index-"), name.hasSuffix(".lsindex") {
+            let hex = name.dropFirst("index-".count).dropLast(".lsindex".count)
+            return hex.count == 8 && hex.allSatisfy(\.isHexDigit)
+        }
+        return false
     }
 
     struct Status {
@@ -194,12 +297,17 @@ struct CheckpointDestination {
     }
 }
 
-/// An exclusive `flock` on a folder, released when this ends.
+/// An exclusive lock on a file (`flock`, or a POSIX record lock), released when this ends (closing the
+/// descriptor releases either).
 final class FolderLock {
     private let fd: Int32
-    init(fd: Int32) { self.fd = fd }
+    private let record: Bool
+    init(fd: Int32, record: Bool) {
+        self.fd = fd
+        self.record = record
+    }
     deinit {
-        flock(fd, LOCK_UN)
+        if !record { flock(fd, LOCK_UN) }
         close(fd)
     }
 }

@@ -70,7 +70,7 @@ struct CheckpointWriter {
             linkedSegments: 0, copiedSegments: 0, keptSegments: 0, bytesLinked: 0, bytesCopied: 0, notes: [])
         let total = source.segments.reduce(UInt64(0)) { $0 + $1.size }
         var done: UInt64 = 0
-        var copiedPaths: Set<String> = []
+        let unsynced = UnsyncedCopies(io: io)
         func advance(_ bytes: Int) {
             done += UInt64(bytes)
             progress?(CheckpointProgress(bytesDone: done, bytesTotal: total))
@@ -84,7 +84,8 @@ struct CheckpointWriter {
         for segment in source.segments {
             let name = LogFormat.segmentFileName(segment.file.number)
             let target = staging + "/" + name
-            switch try place(segment, at: target, advance: advance) {
+            let placement = try place(segment, at: target, unsynced: unsynced, advance: advance)
+            switch placement {
             case .kept:
                 report.keptSegments += 1
                 report.bytesLinked += segment.size
@@ -94,21 +95,10 @@ struct CheckpointWriter {
             case .copied:
                 report.copiedSegments += 1
                 report.bytesCopied += segment.size
-                copiedPaths.insert(target)
             }
-            if !segment.mayGrow && segment.hintUsable { placeHint(of: segment.file.number) }
+            if !segment.mayGrow && segment.hintUsable { placeHint(of: segment.file.number, kept: placement == .kept) }
         }
-        // The copied segments are synced together, after the last is written: the disk writes them while
-        // the next ones are copied (each copy started its writeback), and no sync waits for one file alone.
-        for segment in source.segments {
-            let path = staging + "/" + LogFormat.segmentFileName(segment.file.number)
-            guard copiedPaths.contains(path) else { continue }
-            do {
-                try io.syncFile(path)
-            } catch {
-                throw LogStoreError(.ioError, "cannot sync a copied segment", file: path, underlying: error)
-            }
-        }
+        try unsynced.syncAll()
         for dictionary in source.dictionaries {
             let path = staging + "/" + DictionaryFile.fileName(dictionary.id)
             try writeNew(
@@ -125,10 +115,11 @@ struct CheckpointWriter {
 
     private enum Placement { case kept, linked, copied }
 
-    /// Puts one segment at `target`: kept from the previous backup, linked to the store's file, or copied.
-    private func place(_ segment: CheckpointSource.Segment, at target: String, advance: (Int) -> Void)
-        throws(LogStoreError) -> Placement
-    {
+    /// Puts one segment at `target`: kept from the previous backup, linked to the store's file, or copied
+    /// (left for `unsynced` to sync).
+    private func place(
+        _ segment: CheckpointSource.Segment, at target: String, unsynced: UnsyncedCopies, advance: (Int) -> Void
+    ) throws(LogStoreError) -> Placement {
         let file = segment.file
         if !segment.mayGrow {
             if let previous, file.number != previous.appendSegment {
@@ -143,29 +134,37 @@ struct CheckpointWriter {
             // installing them. Linked when its file is exactly the segment.
             if linksToStore, (try? io.size(file.fd, path: file.path)) == segment.size {
                 if (try? io.link(file.path, to: target)) != nil {
-                    advance(Int(clamping: segment.size))
-                    return .linked
+                    // The name links the file the store has open, unless it names another file now (a
+                    // read-only store's writer started over under that number): then the bytes are copied.
+                    if isSameFile(target, as: file.fd) {
+                        advance(Int(clamping: segment.size))
+                        return .linked
+                    }
+                    try? io.unlink(target)
                 }
             }
         }
         // The segment being written, a segment compaction deleted since the state was taken (its open file still
         // holds it), or another file system: the bytes are copied.
+        let fd: Int32
         do {
-            try io.copyPrefix(
-                of: file.fd, count: segment.size, source: file.path, to: target, sync: false, progress: advance)
+            fd = try io.copyPrefixUnsynced(
+                of: file.fd, count: segment.size, source: file.path, to: target, progress: advance)
         } catch {
             throw LogStoreError.writeFailed(
-                "copy the segment", file: target, bytes: Int(clamping: segment.size), underlying: error)
+                "copy the segment \(file.path)", file: target, bytes: Int(clamping: segment.size), underlying: error)
         }
+        try unsynced.add(fd, path: target)
         return .copied
     }
 
-    /// Links (or copies) the hint of a sealed segment when the store (or the previous backup) has one. A
-    /// missing hint only makes the copy's first open scan that segment, so failures are ignored.
-    private func placeHint(of number: UInt32) {
+    /// Links (or copies) the hint of a sealed segment when the store has one (or, for a segment kept from
+    /// the previous backup, that backup). A missing hint only makes the copy's first open scan that
+    /// segment, so failures are ignored.
+    private func placeHint(of number: UInt32, kept: Bool) {
         let name = HintFile.fileName(number)
         let target = staging + "/" + name
-        for directory in [storeDirectory, previous?.directory].compactMap({ $0 }) {
+        for directory in [storeDirectory, kept ? previous?.directory : nil].compactMap({ $0 }) {
             let path = directory + "/" + name
             if linksToStore || directory != storeDirectory, (try? io.link(path, to: target)) != nil { return }
             guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { continue }
@@ -202,6 +201,15 @@ struct CheckpointWriter {
         }
     }
 
+    /// Whether `path` names the file open at `fd` (the same device and inode).
+    private func isSameFile(_ path: String, as fd: Int32) -> Bool {
+        var info = stat()
+        guard fstat(fd, &info) == 0, let linked = CheckpointDestination.status(path, following: false) else {
+            return false
+        }
+        return linked.device == UInt64(info.st_dev) && linked.inode == UInt64(info.st_ino)
+    }
+
     /// Whether the previous backup's file `path` is `segment` of the store: the same file (unless links to
     /// the store are off: then it must be copied), or one of the same size whose header (segment number,
     /// creation time, base sequence) and last 4 KiB (the last batch's frames and checksum, the seal) are the
@@ -225,4 +233,35 @@ struct CheckpointWriter {
         }
         return true
     }
+}
+
+/// Copied files not synced yet, each with its descriptor open: they are synced together (up to 32 at a time,
+/// and the rest before the manifest is written), so that the disk writes several at once, and through the
+/// descriptor that wrote them, which sees every write error of the file. Closed on every path.
+final class UnsyncedCopies {
+    private let io: SystemIO
+    private var files: [(fd: Int32, path: String)] = []
+
+    init(io: SystemIO) { self.io = io }
+
+    func add(_ fd: Int32, path: String) throws(LogStoreError) {
+        files.append((fd, path))
+        if files.count >= 32 { try syncAll() }
+    }
+
+    func syncAll() throws(LogStoreError) {
+        defer {
+            for file in files { io.close(file.fd) }
+            files.removeAll()
+        }
+        for file in files {
+            do {
+                try io.syncData(file.fd, path: file.path)
+            } catch {
+                throw LogStoreError(.ioError, "cannot sync a copied segment", file: file.path, underlying: error)
+            }
+        }
+    }
+
+    deinit { for file in files { io.close(file.fd) } }
 }

@@ -11,23 +11,26 @@
 /// See `Documentation/Reliability.md`, "Checkpoints and backups".
 extension Store {
     /// A segment being written that holds at least this many bytes is sealed by a checkpoint, so that it is
-    /// linked rather than copied.
-    static let checkpointSealThreshold: UInt64 = 1 << 20
+    /// linked rather than copied: a sixteenth of the segment size, at least 1 MiB (4 MiB by default), so
+    /// that checkpoints taken often do not cut the log into many small segments.
+    var checkpointSealThreshold: UInt64 { max(1 << 20, UInt64(options.segmentSize) / 16) }
 
     /// Writes a copy of the store as of its newest commit into `destination`, a folder that must not exist
     /// yet (or be empty), while writers go on.
     ///
     /// Sealed segments never change, so on the same file system they are hard links to the store's files
-    /// (no data copied). The segment being written is sealed first when it holds 1 MiB or more (as a
-    /// commit would be written, and the next batch starts a new segment), so that it is linked too;
+    /// (no data copied). The segment being written is sealed first when it holds a sixteenth of the segment
+    /// size or more, at least 1 MiB (as a commit would be written, and the next batch starts a new segment),
+    /// so that it is linked too;
     /// a smaller one is copied up to the commit, as is the newest segment of a store open read-only. Writers
     /// wait no longer than behind a commit; the copy opens as a store (and passes `verify`) with exactly the
     /// commits up to ``CheckpointReport/sequence``.
     ///
     /// The copy is made in `DESTINATION.checkpoint-partial` and renamed to `destination` once every file
     /// and the folder are synced: after a crash, `destination` is either complete or missing (the next
-    /// checkpoint to it removes the partial folder). One checkpoint or backup at a time runs into a given
-    /// parent folder. Works on a store open read-only beside a writer too.
+    /// checkpoint to it removes the partial folder). One checkpoint or backup at a time runs to a given
+    /// destination (`DESTINATION.lock`, created beside it, holds the lock). Works on a store open read-only
+    /// beside a writer too (which never seals: its newest writer segment is copied whole).
     ///
     /// - parameter hardLinks: whether sealed segments may be hard links to the store's files (when false,
     ///   or on another file system, every byte is copied: a copy that shares no file with the store).
@@ -35,7 +38,7 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `invalidArgument` when `destination` exists and is not an
     ///   empty folder, is the store's folder, inside it or holding it, a symbolic link or a mount point, or
     ///   when an interrupted backup waits there (`DESTINATION.backup-previous`); `locked` when another
-    ///   checkpoint or backup into the same parent folder runs; `closed`; `storeFailed` when sealing failed
+    ///   checkpoint or backup to the same destination runs, or a process has the backup open for writing; `closed`; `storeFailed` when sealing failed
     ///   (the store then fails as after any failed write); or `ioError` (naming the file).
     @discardableResult
     public func checkpoint(
@@ -54,6 +57,7 @@ extension Store {
                 .invalidArgument, "the destination exists and is not an empty folder", file: target.destination)
         }
         try target.removeLeftover(target.checkpointStaging)
+        try target.removeLeftover(target.backupStaging)
         let source = try checkpointSource()
         let report = try CheckpointWriter(
             io: io, storeDirectory: directory, staging: target.checkpointStaging, previous: nil,
@@ -84,7 +88,7 @@ extension Store {
     /// - parameter hardLinks: as for ``checkpoint(to:hardLinks:progress:)``; when false, no file of the
     ///   backup is the store's (a segment the old backup shares with the store is copied).
     /// - throws: as ``checkpoint(to:hardLinks:progress:)``, and `invalidArgument` when `destination` holds
-    ///   something that is not a backup of this store.
+    ///   something that is not a backup of this store (or files beside one).
     @discardableResult
     public func backup(
         to destination: String, hardLinks: Bool = true, progress: ((CheckpointProgress) -> Void)? = nil
@@ -95,6 +99,7 @@ extension Store {
         try finishInterruptedBackup(target)
         if try target.isFresh() {
             try target.removeLeftover(target.backupStaging)
+            try target.removeLeftover(target.checkpointStaging)
             let report = try CheckpointWriter(
                 io: io, storeDirectory: directory, staging: target.backupStaging, previous: nil,
                 linksToStore: hardLinks, progress: progress
@@ -108,8 +113,10 @@ extension Store {
             }
             return report
         }
+        let destinationLock = try target.lockDestinationStore()
         let previousAppend = try requireBackupOfThisStore(target)
         try target.removeLeftover(target.backupStaging)
+        try target.removeLeftover(target.checkpointStaging)
         var report = try CheckpointWriter(
             io: io, storeDirectory: directory, staging: target.backupStaging,
             previous: (target.destination, previousAppend), linksToStore: hardLinks, progress: progress
@@ -123,7 +130,13 @@ extension Store {
                 .ioError, "cannot put the new backup in place of the old one", file: target.destination,
                 underlying: error)
         }
-        if let note = target.removePrevious() { report.notes.append(note) }
+        withExtendedLifetime(destinationLock) {}
+        let left = target.removePrevious()
+        if !left.isEmpty {
+            report.notes.append(
+                "the previous backup was replaced, but \(target.previous) was left: it holds "
+                    + left.prefix(5).joined(separator: ", ") + (left.count > 5 ? ", …" : ""))
+        }
         return report
     }
 
@@ -137,7 +150,7 @@ extension Store {
             // Its writer is another process, which may be appending to the newest writer segment.
             growing = captured.segments.last { $0.isAppend }?.file.number
         } else {
-            let threshold = Self.checkpointSealThreshold
+            let threshold = checkpointSealThreshold
             (captured, growing) = try pipeline.holdingWriterSlot(sealingAt: threshold) {
                 growing throws(LogStoreError) in (try captureCheckpointState(), growing)
             }
@@ -184,13 +197,18 @@ extension Store {
     /// store's (or both have none), and its manifest reads. Returns the segment that backup copied while
     /// it was being written.
     private func requireBackupOfThisStore(_ target: CheckpointDestination) throws(LogStoreError) -> UInt32 {
-        let ours = target.readSmallFile(directory + "/" + StoreIdentity.fileName)
-        let theirs = target.readSmallFile(target.destination + "/" + StoreIdentity.fileName)
-        guard ours == theirs, io.isDirectory(target.destination) else {
+        guard io.isDirectory(target.destination), try isCopyOfThisStore(target.destination, target) else {
             throw LogStoreError(
                 .invalidArgument,
                 "the destination is not a backup of this store (its \(StoreIdentity.fileName) file differs)",
                 file: target.destination)
+        }
+        let foreign = try target.foreignNames()
+        guard foreign.isEmpty else {
+            throw LogStoreError(
+                .invalidArgument,
+                "the destination holds files that are not a store's (" + foreign.prefix(5).joined(separator: ", ")
+                    + "): back up into a folder of its own", file: target.destination)
         }
         let manifestPath = target.destination + "/" + SegmentManifest.fileName
         let manifest = target.readSmallFile(manifestPath).flatMap { bytes in
@@ -207,11 +225,34 @@ extension Store {
         return clean.appendSegment
     }
 
+    /// Whether `directory` has this store's identity file (byte for byte), or neither has one (a store made
+    /// before identity files). An identity file that exists but cannot be read is an error.
+    private func isCopyOfThisStore(_ directory: String, _ target: CheckpointDestination) throws(LogStoreError)
+        -> Bool
+    {
+        func identity(_ folder: String) throws(LogStoreError) -> [UInt8]? {
+            let path = folder + "/" + StoreIdentity.fileName
+            guard io.exists(path) else { return nil }
+            guard let bytes = target.readSmallFile(path) else {
+                throw LogStoreError(.ioError, "cannot read the identity file", file: path)
+            }
+            return bytes
+        }
+        return try identity(directory) == identity(self.directory)
+    }
+
     /// What an interrupted backup left: between its two renames, the destination is missing and the old
     /// backup is in `.backup-previous`; the new one is put in place when it is complete, the old one back
     /// otherwise. Leftovers of a finished swap go.
     private func finishInterruptedBackup(_ target: CheckpointDestination) throws(LogStoreError) {
         guard io.exists(target.previous) else { return }
+        let isEmpty = (try? io.listDirectory(target.previous).isEmpty) ?? false
+        var isOurs = isEmpty
+        if !isOurs { isOurs = try isCopyOfThisStore(target.previous, target) }
+        guard io.isDirectory(target.previous), isOurs else {
+            throw LogStoreError(
+                .invalidArgument, "something that is not a backup of this store is in the way", file: target.previous)
+        }
         do {
             if !io.exists(target.destination) {
                 if io.isDirectory(target.backupStaging), target.isComplete(target.backupStaging) {
@@ -232,6 +273,12 @@ extension Store {
                 "an interrupted backup left \(target.previous), and the destination is not a complete backup: "
                     + "check them by hand", file: target.destination)
         }
-        _ = target.removePrevious()
+        let left = target.removePrevious()
+        guard left.isEmpty else {
+            throw LogStoreError(
+                .invalidArgument,
+                "\(target.previous) holds files that are not a store's (" + left.prefix(5).joined(separator: ", ")
+                    + "); move them away and run the backup again", file: target.previous)
+        }
     }
 }

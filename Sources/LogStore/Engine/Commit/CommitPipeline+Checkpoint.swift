@@ -11,20 +11,29 @@ extension CommitPipeline {
     ///
     /// First, when the segment being written holds `threshold` bytes or more, nothing is queued for it and
     /// no write failed, seals it, as the writer seals a full one; the next batch starts a
-    /// new segment. A failed seal fails the store, as one of the writer's would. `body` is given the number
+    /// new segment. A failed seal fails the store, as one of the writer's would (`storeFailed`); so does a
+    /// store whose writer failed before (nothing is taken then). `body` is given the number
     /// of the segment being written after that (nil when none, or when it was just sealed).
     func holdingWriterSlot<Result>(
         sealingAt threshold: UInt64,
         _ body: (_ growing: UInt32?) throws(LogStoreError) -> Result
     ) throws(LogStoreError) -> Result {
-        let (tail, growing) = queue.waitUntil {
-            queue -> ((file: SegmentFile, size: UInt64, sequence: UInt64)?, UInt32?)? in
+        let (tail, growing, failed) = queue.waitUntil {
+            queue -> ((file: SegmentFile, size: UInt64, sequence: UInt64)?, UInt32?, LogStoreError?)? in
             guard !queue.flushing else { return nil }
             queue.flushing = true
-            guard queue.active != nil, queue.pending.isEmpty, queue.failure == nil, !queue.closed,
-                queue.activeSize >= threshold
-            else { return (nil, queue.active?.number) }
-            return (queue.handOverTail(), nil)
+            // A leader that failed may have recorded a segment it sealed or started without publishing its
+            // group: the index's sizes and its commits no longer agree.
+            if let failure = queue.failure { return (nil, nil, failure) }
+            guard queue.active != nil, queue.pending.isEmpty, !queue.closed, queue.activeSize >= threshold
+            else { return (nil, queue.active?.number, nil) }
+            return (queue.handOverTail(), nil, nil)
+        }
+        if let failed {
+            releaseWriterSlot { _ in }
+            throw LogStoreError(
+                .storeFailed, "an earlier write failed; reopen the store to copy it", file: directory,
+                underlying: failed)
         }
         var sealFailure: LogStoreError?
         if let (file, size, sequence) = tail {
@@ -52,7 +61,9 @@ extension CommitPipeline {
         }
         if let sealFailure {
             changes.finish()
-            throw sealFailure
+            throw LogStoreError(
+                .storeFailed, "sealing the segment being written failed; reopen the store", file: directory,
+                underlying: sealFailure)
         }
         if let bodyFailure { throw bodyFailure }
         guard let result else { throw LogStoreError(.ioError, "internal: a checkpoint's state was not taken") }
