@@ -13,15 +13,6 @@ import Testing
 /// that is not the store's, share a file with the store when told not to, write into or around the store,
 /// run twice into one place, or lose the old backup when the new one is incomplete.
 @Suite struct CheckpointSafetyTests {
-    static func store(_ directory: TemporaryStore, segmentSize: Int = 1 << 16) throws -> (Store, [ObjectID]) {
-        var options = testOptions(segmentSize: segmentSize)
-        options.compaction.background = false
-        let store = try Store.open(at: directory.path + "/store", options: options)
-        let shared = (0..<CheckpointTests.sharedCount).map { _ in store.newID() }
-        try CheckpointTests.writeBatch(0, shared: shared, to: store)
-        return (store, shared)
-    }
-
     static func inode(_ path: String) -> UInt64? {
         var info = stat()
         return stat(path, &info) == 0 ? UInt64(info.st_ino) : nil
@@ -33,7 +24,7 @@ import Testing
     /// when the state is taken without holding the writer slot).
     @Test func theReportedCommitIsTheCopysUnderConcurrentWriters() throws {
         let directory = TemporaryStore("checkpoint-sequence")
-        let (store, _) = try Self.store(directory)
+        let (store, _) = try CheckpointTests.seededStore(directory, background: false)
         let stop = Atomic<Bool>(false)
         var writers: [Thread] = []
         for writer in 0..<4 {
@@ -60,8 +51,7 @@ import Testing
 
     @Test func aBackupNeverKeepsASegmentOfACopyThatWentOnWriting() throws {
         let directory = TemporaryStore("backup-fork")
-        let (store, shared) = try Self.store(directory)
-        for number in 1..<40 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 40)
         let backup = directory.path + "/backup"
         try store.backup(to: backup, hardLinks: false)
         // The backup is opened and written to (as a restore would be), the store goes on too: both fill
@@ -84,8 +74,7 @@ import Testing
 
     @Test func aCopyMadeWithoutHardLinksSharesNoFileWithTheStore() throws {
         let directory = TemporaryStore("backup-copy-mode")
-        let (store, shared) = try Self.store(directory)
-        for number in 1..<40 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 40)
         let backup = directory.path + "/backup"
         let linked = try store.backup(to: backup)
         #expect(linked.linkedSegments > 0)
@@ -104,7 +93,7 @@ import Testing
 
     @Test func aDestinationInOrAroundTheStoreOrThroughALinkIsRefused() throws {
         let directory = TemporaryStore("checkpoint-paths")
-        let (store, shared) = try Self.store(directory)
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false)
         try store.close()
         let path = directory.path + "/store"
         try Data("mine".utf8).write(to: URL(fileURLWithPath: path + "/notes.txt"))
@@ -131,8 +120,7 @@ import Testing
 
     @Test func twoRunsIntoOneFolderDoNotOverlap() throws {
         let directory = TemporaryStore("backup-concurrent")
-        let (store, shared) = try Self.store(directory)
-        for number in 1..<40 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 40)
         let backup = directory.path + "/backup"
         let outcomes = Mutex<[String]>([])
         var threads: [Thread] = []
@@ -160,8 +148,7 @@ import Testing
 
     @Test func anIncompleteNewBackupNeverReplacesTheOldOne() throws {
         let directory = TemporaryStore("backup-incomplete-swap")
-        let (store, shared) = try Self.store(directory)
-        for number in 1..<30 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 30)
         let backup = directory.path + "/backup"
         try store.backup(to: backup)
         // As a crash between the renames would leave it, but with the new copy incomplete (its manifest
@@ -211,8 +198,7 @@ import Testing
 
     @Test func aBackupHoldingOtherFilesOrOpenForWritingIsNotReplaced() throws {
         let directory = TemporaryStore("backup-busy")
-        let (store, shared) = try Self.store(directory)
-        for number in 1..<20 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let (store, _) = try CheckpointTests.seededStore(directory, background: false, batches: 20)
         let backup = directory.path + "/backup"
         try store.backup(to: backup)
         // Open for writing: refused with `locked`, and the backup stays where it is.
@@ -239,11 +225,7 @@ import Testing
     @Test func aFailedStoreIsNotCopied() throws {
         let directory = TemporaryStore("checkpoint-failed", unverifiedBecause: "its last write failed on purpose")
         let faults = FaultInjector()
-        var options = testOptions(segmentSize: 1 << 16, faults: faults)
-        options.compaction.background = false
-        let store = try Store.open(at: directory.path + "/store", options: options)
-        let shared = (0..<CheckpointTests.sharedCount).map { _ in store.newID() }
-        try CheckpointTests.writeBatch(0, shared: shared, to: store)
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, faults: faults)
         faults.inject(.sync, .error(EIO))
         #expect(throws: LogStoreError.self) { try CheckpointTests.writeBatch(1, shared: shared, to: store) }
         do {

@@ -54,15 +54,20 @@ import Testing
     }
 
     /// A store with the shared objects written by batch 0.
-    static func seededStore(_ directory: TemporaryStore, background: Bool = true) throws -> (Store, [ObjectID]) {
-        var options = testOptions(segmentSize: 1 << 16)
+    /// A store in `DIRECTORY/store` (closed at teardown) with batches 0 ..< `batches` written;
+    /// background compaction as `background` says, every 5 ms at most.
+    static func seededStore(
+        _ directory: TemporaryStore, background: Bool = true, faults: FaultInjector? = nil, segmentSize: Int = 1 << 16,
+        batches: Int = 1
+    ) throws -> (Store, [ObjectID]) {
+        var options = testOptions(segmentSize: segmentSize, faults: faults)
         options.compaction.background = background
         options.compaction.minimumInterval = .milliseconds(5)
         let store = try directory.closesAtTeardown(Store.open(at: directory.path + "/store", options: options)) {
             try $0.close()
         }
         let shared = (0..<sharedCount).map { _ in store.newID() }
-        try writeBatch(0, shared: shared, to: store)
+        for number in 0..<batches { try writeBatch(number, shared: shared, to: store) }
         return (store, shared)
     }
 
@@ -115,8 +120,7 @@ import Testing
 
     @Test func aCheckpointDoesNotChangeWhenTheStoreGoesOn() throws {
         let directory = TemporaryStore("checkpoint-frozen")
-        let (store, shared) = try Self.seededStore(directory, background: false)
-        for number in 1..<60 { try Self.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try Self.seededStore(directory, background: false, batches: 60)
         let destination = directory.path + "/copy"
         let report = try store.checkpoint(to: destination)
         #expect(report.linkedSegments > 0 && report.copiedSegments == 1)
@@ -138,14 +142,9 @@ import Testing
 
     @Test func aCheckpointSealsALargeTailAndLinksEverySegment() throws {
         let directory = TemporaryStore("checkpoint-seal")
-        var options = testOptions(segmentSize: 8 << 20)
-        options.compaction.background = false
-        let store = try directory.closesAtTeardown(Store.open(at: directory.path + "/store", options: options)) {
-            try $0.close()
-        }
-        let shared = (0..<Self.sharedCount).map { _ in store.newID() }
+        let (store, shared) = try Self.seededStore(directory, background: false, segmentSize: 8 << 20)
         // About 6 KiB a batch: 300 batches make a segment being written of well over 1 MiB.
-        for number in 0..<300 { try Self.writeBatch(number, shared: shared, to: store) }
+        for number in 1..<300 { try Self.writeBatch(number, shared: shared, to: store) }
         let before = try store.statistics().segments.count
         let report = try store.checkpoint(to: directory.path + "/copy")
         #expect(report.copiedSegments == 0 && report.bytesCopied == 0, "\(report)")
@@ -163,8 +162,7 @@ import Testing
 
     @Test func aCheckpointOfAStoreOpenReadOnlyBesideAWriter() throws {
         let directory = TemporaryStore("checkpoint-reader")
-        let (store, shared) = try Self.seededStore(directory, background: false)
-        for number in 1..<40 { try Self.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try Self.seededStore(directory, background: false, batches: 40)
         let reader = try Store.open(at: directory.path + "/store", options: StoreOptions(readOnly: true))
         for number in 40..<50 { try Self.writeBatch(number, shared: shared, to: store) }
         try store.compact()
@@ -203,13 +201,7 @@ import Testing
     @Test func aCheckpointCutShortLeavesNoDestinationAndTheNextOneSucceeds() throws {
         let directory = TemporaryStore("checkpoint-interrupted")
         let faults = FaultInjector()
-        var options = testOptions(segmentSize: 1 << 16, faults: faults)
-        options.compaction.background = false
-        let store = try directory.closesAtTeardown(Store.open(at: directory.path + "/store", options: options)) {
-            try $0.close()
-        }
-        let shared = (0..<Self.sharedCount).map { _ in store.newID() }
-        for number in 0..<30 { try Self.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try Self.seededStore(directory, background: false, faults: faults, batches: 30)
         let destination = directory.path + "/copy"
         faults.inject(.rename, .error(EIO), pathSuffix: ".checkpoint-partial")
         #expect(throws: LogStoreError.self) { try store.checkpoint(to: destination) }
@@ -222,8 +214,7 @@ import Testing
 
     @Test func aBackupKeepsWhatItHasAndTakesWhatItLacks() throws {
         let directory = TemporaryStore("backup-incremental")
-        let (store, shared) = try Self.seededStore(directory, background: false)
-        for number in 1..<60 { try Self.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try Self.seededStore(directory, background: false, batches: 60)
         let destination = directory.path + "/backup"
         let first = try store.backup(to: destination)
         #expect(first.keptSegments == 0 && first.segments > 3)
@@ -246,13 +237,7 @@ import Testing
     @Test func aBackupInterruptedBetweenItsRenamesIsFinishedByTheNext() throws {
         let directory = TemporaryStore("backup-swap")
         let faults = FaultInjector()
-        var options = testOptions(segmentSize: 1 << 16, faults: faults)
-        options.compaction.background = false
-        let store = try directory.closesAtTeardown(Store.open(at: directory.path + "/store", options: options)) {
-            try $0.close()
-        }
-        let shared = (0..<Self.sharedCount).map { _ in store.newID() }
-        for number in 0..<30 { try Self.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try Self.seededStore(directory, background: false, faults: faults, batches: 30)
         let destination = directory.path + "/backup"
         try store.backup(to: destination)
         for number in 30..<40 { try Self.writeBatch(number, shared: shared, to: store) }

@@ -9,11 +9,7 @@ import Testing
 @Suite struct ToolBackupTests {
     @Test func backUpBesideAWriterBringUpToDateAndRestore() throws {
         let directory = TemporaryStore("tool-backup")
-        var options = testOptions(segmentSize: 1 << 16)
-        options.compaction.background = false
-        let store = try Store.open(at: directory.path + "/store", options: options)
-        let shared = (0..<CheckpointTests.sharedCount).map { _ in store.newID() }
-        for number in 0..<40 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 40)
         let backup = directory.path + "/backup"
 
         // The store stays open for writing in this process: the tool reads it without its lock.
