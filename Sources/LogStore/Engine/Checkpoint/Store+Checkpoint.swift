@@ -21,10 +21,9 @@ extension Store {
     /// Sealed segments never change, so on the same file system they are hard links to the store's files
     /// (no data copied). The segment being written is sealed first when it holds a sixteenth of the segment
     /// size or more, at least 1 MiB (as a commit would be written, and the next batch starts a new segment),
-    /// so that it is linked too;
-    /// a smaller one is copied up to the commit, as is the newest segment of a store open read-only. Writers
-    /// wait no longer than behind a commit; the copy opens as a store (and passes `verify`) with exactly the
-    /// commits up to ``CheckpointReport/sequence``.
+    /// so that it is linked too; a smaller one is copied up to the commit, as is the newest segment of a
+    /// store open read-only. Writers wait no longer than behind a commit; the copy opens as a store (and
+    /// passes `verify`) with exactly the commits up to ``CheckpointReport/sequence``.
     ///
     /// The copy is made in `DESTINATION.checkpoint-partial` and renamed to `destination` once every file
     /// and the folder are synced: after a crash, `destination` is either complete or missing (the next
@@ -38,8 +37,9 @@ extension Store {
     /// - throws: ``LogStoreError`` with code `invalidArgument` when `destination` exists and is not an
     ///   empty folder, is the store's folder, inside it or holding it, a symbolic link or a mount point, or
     ///   when an interrupted backup waits there (`DESTINATION.backup-previous`); `locked` when another
-    ///   checkpoint or backup to the same destination runs, or a process has the backup open for writing; `closed`; `storeFailed` when sealing failed
-    ///   (the store then fails as after any failed write); or `ioError` (naming the file).
+    ///   checkpoint or backup to the same destination runs, or a process has the backup open for writing;
+    ///   `closed`; `storeFailed` when the store's writer failed before, or sealing failed (the store then
+    ///   fails as after any failed write); or `ioError` (naming the file).
     @discardableResult
     public func checkpoint(
         to destination: String, hardLinks: Bool = true, progress: ((CheckpointProgress) -> Void)? = nil
