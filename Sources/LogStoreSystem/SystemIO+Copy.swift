@@ -135,6 +135,15 @@ extension SystemIO {
             }()
     #endif
 
+    /// The whole content of the small file at `path` (at most `limit` bytes; a larger one is `EFBIG`).
+    package func readWholeFile(_ path: String, limit: UInt64 = 1 << 24) throws(SystemError) -> [UInt8] {
+        let fd = try open(path, flags: O_RDONLY | O_CLOEXEC)
+        defer { close(fd) }
+        let size = try size(fd, path: path)
+        guard size <= limit else { throw SystemError(call: "read", errno: EFBIG, path: path) }
+        return try read(fd, count: Int(size), at: 0, path: path)
+    }
+
     /// `mkdir(2)` of a new directory: one that exists already is an error (`EEXIST`).
     package func makeNewDirectory(_ path: String) throws(SystemError) {
         _ = try injected(.open, "mkdir", path)

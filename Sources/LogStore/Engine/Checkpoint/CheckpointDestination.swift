@@ -136,25 +136,12 @@ struct CheckpointDestination {
             underlying: SystemError(call: "flock", errno: code, path: path))
     }
 
-    /// Locks the store in the destination (its `LOCK` file) while a backup replaces it, so that a process
-    /// that has that backup open for writing is never moved away under it.
+    /// Locks the store in the destination (its `LOCK` file, as a writable open takes it) while a backup
+    /// replaces it, so that a process that has that backup open for writing is never moved away under it.
     /// - throws: ``LogStoreError`` `locked` when a process has it open for writing.
-    func lockDestinationStore() throws(LogStoreError) -> FolderLock? {
-        let path = destination + "/LOCK"
-        guard io.exists(path) else { return nil }
-        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-        guard fd >= 0 else {
-            throw LogStoreError(
-                .ioError, "cannot open the backup's lock", file: path,
-                underlying: SystemError(call: "open", errno: errno, path: path))
-        }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return FolderLock(fd: fd, record: false) }
-        let code = errno
-        close(fd)
-        if code == EWOULDBLOCK {
-            throw LogStoreError(.locked, "the backup is open for writing; close it first", file: destination)
-        }
-        return nil
+    func lockDestinationStore() throws(LogStoreError) -> DirectoryLock? {
+        guard io.exists(destination + "/" + LogFormat.lockFileName) else { return nil }
+        return try DirectoryLock(directory: destination, io: io)
     }
 
     /// Whether the destination is missing or an empty folder.
@@ -171,12 +158,9 @@ struct CheckpointDestination {
     /// Whether `directory` holds a complete copy: a manifest that reads, with a clean-close record, every
     /// segment it lists (the append segment of the recorded size) and every dictionary it records.
     func isComplete(_ directory: String) -> Bool {
-        guard let bytes = readSmallFile(directory + "/" + SegmentManifest.fileName) else { return false }
-        let decoded = bytes.withUnsafeBytes { raw -> SegmentManifest? in
-            if case .success(let manifest) = SegmentManifest.decode(raw) { return manifest }
-            return nil
+        guard let manifest = Self.manifest(in: directory, io: io), let clean = manifest.cleanClose else {
+            return false
         }
-        guard let manifest = decoded, let clean = manifest.cleanClose else { return false }
         for number in manifest.segments {
             guard let info = Self.status(directory + "/" + LogFormat.segmentFileName(number), following: false),
                 info.isRegular
@@ -232,11 +216,13 @@ struct CheckpointDestination {
         }
     }
 
-    func readSmallFile(_ path: String) -> [UInt8]? {
-        guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return nil }
-        defer { io.close(fd) }
-        guard let size = try? io.size(fd, path: path), size <= 1 << 24 else { return nil }
-        return try? io.read(fd, count: Int(size), at: 0, path: path)
+    /// The segment manifest of the store in `directory`, nil when it is missing, unreadable or damaged.
+    static func manifest(in directory: String, io: SystemIO) -> SegmentManifest? {
+        guard let bytes = try? io.readWholeFile(directory + "/" + SegmentManifest.fileName) else { return nil }
+        return bytes.withUnsafeBytes { raw in
+            if case .success(let manifest) = SegmentManifest.decode(raw) { return manifest }
+            return nil
+        }
     }
 
     /// Whether `name` is one a store (or a copy of one being made) holds: what a leftover may hold. Exact

@@ -184,9 +184,7 @@ struct CheckpointWriter {
         guard io.exists(path) else { return }
         let bytes: [UInt8]
         do {
-            let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
-            defer { io.close(fd) }
-            bytes = try io.read(fd, count: Int(try io.size(fd, path: path)), at: 0, path: path)
+            bytes = try io.readWholeFile(path)
         } catch {
             throw LogStoreError(.ioError, "cannot read the store's identity file", file: path, underlying: error)
         }

@@ -1,12 +1,6 @@
 @_spi(Engine) import LogStoreFormat
 @_spi(Engine) import LogStoreSystem
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Consistent copies of a live store: checkpoints (a new folder) and backups (a folder kept up to date).
 /// See `Documentation/Reliability.md`, "Checkpoints and backups".
 extension Store {
@@ -161,7 +155,10 @@ extension Store {
         }
         // Ids below the store's reservation may be in use by writers that are not in the copy yet; the
         // copy reserves them too, so that it never hands one out again.
-        source.reservedIDs = max(nextID.withLock { $0 }, recordedReservation())
+        // The manifest's reservation (0 when it cannot be read: the segments' own reservation frames still
+        // hold it).
+        let recorded = CheckpointDestination.manifest(in: directory, io: io)?.reservedIDs ?? 0
+        source.reservedIDs = max(nextID.withLock { $0 }, recorded)
         return source
     }
 
@@ -179,25 +176,11 @@ extension Store {
         }
     }
 
-    /// The id reservation of the store's manifest (0 when it cannot be read: the segments' own reservation
-    /// frames still hold it).
-    private func recordedReservation() -> UInt64 {
-        let path = directory + "/" + SegmentManifest.fileName
-        guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return 0 }
-        defer { io.close(fd) }
-        guard let size = try? io.size(fd, path: path), let bytes = try? io.read(fd, count: Int(size), at: 0, path: path)
-        else { return 0 }
-        return bytes.withUnsafeBytes { raw in
-            if case .success(let manifest) = SegmentManifest.decode(raw) { return manifest.reservedIDs }
-            return 0
-        }
-    }
-
     /// Checks that the destination holds a complete backup of this store: its identity file is this
     /// store's (or both have none), and its manifest reads. Returns the segment that backup copied while
     /// it was being written.
     private func requireBackupOfThisStore(_ target: CheckpointDestination) throws(LogStoreError) -> UInt32 {
-        guard io.isDirectory(target.destination), try isCopyOfThisStore(target.destination, target) else {
+        guard io.isDirectory(target.destination), try isCopyOfThisStore(target.destination) else {
             throw LogStoreError(
                 .invalidArgument,
                 "the destination is not a backup of this store (its \(StoreIdentity.fileName) file differs)",
@@ -211,12 +194,7 @@ extension Store {
                     + "): back up into a folder of its own", file: target.destination)
         }
         let manifestPath = target.destination + "/" + SegmentManifest.fileName
-        let manifest = target.readSmallFile(manifestPath).flatMap { bytes in
-            bytes.withUnsafeBytes { raw -> SegmentManifest? in
-                if case .success(let manifest) = SegmentManifest.decode(raw) { return manifest }
-                return nil
-            }
-        }
+        let manifest = CheckpointDestination.manifest(in: target.destination, io: io)
         guard let manifest, let clean = manifest.cleanClose, target.isComplete(target.destination) else {
             throw LogStoreError(
                 .invalidArgument, "the destination is not a complete backup; back up into a new folder",
@@ -227,16 +205,15 @@ extension Store {
 
     /// Whether `directory` has this store's identity file (byte for byte), or neither has one (a store made
     /// before identity files). An identity file that exists but cannot be read is an error.
-    private func isCopyOfThisStore(_ directory: String, _ target: CheckpointDestination) throws(LogStoreError)
-        -> Bool
-    {
+    private func isCopyOfThisStore(_ directory: String) throws(LogStoreError) -> Bool {
         func identity(_ folder: String) throws(LogStoreError) -> [UInt8]? {
             let path = folder + "/" + StoreIdentity.fileName
             guard io.exists(path) else { return nil }
-            guard let bytes = target.readSmallFile(path) else {
-                throw LogStoreError(.ioError, "cannot read the identity file", file: path)
+            do {
+                return try io.readWholeFile(path)
+            } catch {
+                throw LogStoreError(.ioError, "cannot read the identity file", file: path, underlying: error)
             }
-            return bytes
         }
         return try identity(directory) == identity(self.directory)
     }
@@ -248,7 +225,7 @@ extension Store {
         guard io.exists(target.previous) else { return }
         let isEmpty = (try? io.listDirectory(target.previous).isEmpty) ?? false
         var isOurs = isEmpty
-        if !isOurs { isOurs = try isCopyOfThisStore(target.previous, target) }
+        if !isOurs { isOurs = try isCopyOfThisStore(target.previous) }
         guard io.isDirectory(target.previous), isOurs else {
             throw LogStoreError(
                 .invalidArgument, "something that is not a backup of this store is in the way", file: target.previous)
