@@ -14,6 +14,10 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible {
         /// A stored object's type tag names no registered class (its type name is given when a
         /// field-name record knows it).
         public static let unregisteredType = Code("unregisteredType")
+        /// The object was lost to damage: ``LogStore/Store/salvage(from:to:options:)`` copied the store and put a
+        /// placeholder under its id, since other objects still refer to it. The message is the placeholder's
+        /// sentence (what was lost); the salvage report says where.
+        public static let lostObject = Code("lostObject")
         /// The object is of another type than the one asked for (e.g. a `Rectangle` asked for as a
         /// `Circle`), or a field holds a value of another kind than the one decoded; or
         /// ``ObjectContext/deleteAll(of:includingSubclasses:)`` found an object that the index lists under

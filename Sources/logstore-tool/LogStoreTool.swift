@@ -20,6 +20,7 @@ struct LogStoreTool: ParsableCommand {
             Compact.self,
             Backup.self,
             Restore.self,
+            Salvage.self,
             Get.self,
             Export.self,
             Import.self,

@@ -96,6 +96,7 @@ extension StoreLoader {
             }
         }
         if !missing.isEmpty {
+            loaded.missingSegments = missing
             let names = missing.map(LogFormat.segmentFileName).joined(separator: ", ")
             try fail(path, nil, "segment(s) listed in the manifest are missing: \(names)", .missingSegment, &loaded)
         }

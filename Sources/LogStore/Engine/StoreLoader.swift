@@ -68,6 +68,15 @@ struct StoreLoader {
         var tombstones: [UInt64: UInt64] = [:]
         /// What replaying the segment being read found besides its records, applied when it is read.
         var segmentEdit = SegmentReplayEdit(segment: 0)
+        /// `verify` only: which bytes of each segment its committed frames take (``SegmentCoverage``), for
+        /// salvage to tell what a damaged store lost.
+        var coverage: [UInt32: SegmentCoverage] = [:]
+        /// `verify` only: the size the last clean close recorded for an append segment that is shorter now.
+        var expectedSizes: [UInt32: UInt64] = [:]
+        /// Segments the manifest lists that are not in the directory.
+        var missingSegments: [UInt32] = []
+        /// `verify` only: the sequence number of the newest tombstone of each deleted id, kept after the load.
+        var deletions: [UInt64: UInt64] = [:]
 
         /// Starts replaying `file`: registered first, since its records' effects count bytes in it.
         mutating func beginSegment(_ file: SegmentFile) {
@@ -189,6 +198,7 @@ struct StoreLoader {
         for number in numbers where number != stray {
             try loader.loadSegment(number, isNewest: number == appendSegment, into: &loaded)
         }
+        if collectsProblems { loaded.deletions = loaded.tombstones }
         loaded.tombstones = [:]
         loaded.state.finishReplay()
         loaded.state.recountReferences(
@@ -293,6 +303,7 @@ struct StoreLoader {
             return
         }
         if let recorded = sizeAtCleanClose {
+            if collectsProblems, recorded > size { loaded.expectedSizes[number] = recorded }
             try fail(path, min(size, recorded), Self.sizeChange(size, recorded), .corruptFrame, &loaded)
         }
         let isListed = loaded.manifest?.segments.contains(number) ?? false
@@ -336,6 +347,10 @@ struct StoreLoader {
             let action = policy.action(
                 forHeader: problem, allZeros: bytes.allSatisfy({ $0 == 0 }), isListed: isListed, of: facts)
             try carryOut(action, on: file, size: size, into: &loaded)
+            if collectsProblems, case .note = action {
+                // An interrupted creation: nothing was ever committed in it.
+                loaded.coverage[number] = SegmentCoverage(end: size, uncommittedFrom: 0)
+            }
             return
         case .success(let header) where header.segmentNumber != number:
             try fail(path, 16, "header names segment \(header.segmentNumber)", .corruptSegmentHeader, &loaded)
@@ -352,9 +367,12 @@ struct StoreLoader {
 
         loaded.beginSegment(file)
         var retained = UInt64(LogFormat.segmentHeaderSize)
+        var coverage = SegmentCoverage(end: dataEnd)
+        coverage.mustBeSealed = role == .sealed
         let classified = TailClassifier(bytes: scanned, fileSize: Int(size), role: role).classify(
             listEveryDamage: collectsProblems
         ) { frame in
+            if collectsProblems { coverage.add(frame.offset, length: frame.length) }
             if frame.kind != .put && (isOutput || frame.kind != .delete) { retained += UInt64(frame.length) }
             if frame.referenceCount > 0 { loaded.scannedReferences = true }
             loaded.replay(
@@ -374,6 +392,19 @@ struct StoreLoader {
         }
         let action = policy.action(for: classified.tail, of: facts)
         try carryOut(action, on: file, size: size, into: &loaded)
+        if collectsProblems {
+            if let seal = outcome.sealedAt {
+                coverage.add(seal, length: outcome.committedEnd - seal)
+                coverage.isSealed = true
+            }
+            switch (classified.tail, action) {
+            case (_, .refuse): break
+            case (.tornTail(let end, _), _), (.tornGroup(let end, _), _), (.preallocatedZeros(let end), _):
+                coverage.uncommittedFrom = UInt64(end)
+            default: break
+            }
+            loaded.coverage[number] = coverage
+        }
         // After the segment's own damage is listed: a hint of a damaged segment is not reported again.
         if !isNewest, hintNames.contains(HintFile.fileName(number)) { checkHint(number, against: bytes, into: &loaded) }
         // The log ends where a tail that is cut (or, read-only, ignored) begins.

@@ -126,6 +126,11 @@ final class LoadSession: ContextConfined<LoadSessionState> {
         }
         guard let (record, version) = found else { return nil }
         guard let type = registry.type(forTag: record.typeTag) else {
+            if record.typeTag == SalvageReport.placeholderTypeTag {
+                throw ObjectStoreError(
+                    .lostObject, String(decoding: record.payload, as: UTF8.self), typeName: "logstore.lost",
+                    objectID: id)
+            }
             let name = objectStore.typeName(forTag: record.typeTag)
             throw ObjectStoreError(
                 .unregisteredType,

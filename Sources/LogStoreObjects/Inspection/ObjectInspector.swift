@@ -22,6 +22,7 @@ public struct ObjectInspector: Sendable {
         var names: [UInt32: String] = [
             TypeNames.keyRecordTag: TypeNames.keyRecordTypeName, IndexCatalog.tag: IndexCatalog.typeName,
             ODBFormat.tableTag: "logstore.odb.table", ODBFormat.bucketTag: "logstore.odb.bucket",
+            SalvageReport.placeholderTypeTag: "logstore.lost",
         ]
         for name in snapshot.names where name.hasPrefix(TypeNames.catalogTypePrefix) {
             let typeName = String(name.dropFirst(TypeNames.catalogTypePrefix.count))

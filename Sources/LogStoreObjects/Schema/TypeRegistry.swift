@@ -40,7 +40,7 @@ struct TypeRegistry: Sendable {
         for candidate in [name] + Self.ownAliases(of: type, among: all) {
             let tag = TypeNames.tag(for: candidate)
             if candidate.isEmpty || candidate == TypeNames.keyRecordTypeName || candidate == IndexCatalog.typeName
-                || candidate.hasPrefix("logstore.odb.")
+                || candidate.hasPrefix("logstore.odb.") || candidate == "logstore.lost"
             {
                 throw ObjectStoreError(.invalidRegistration, "type name \"\(candidate)\" is reserved", typeName: name)
             }
@@ -53,7 +53,7 @@ struct TypeRegistry: Sendable {
                     typeName: name)
             }
             if tag == TypeNames.keyRecordTag || tag == IndexCatalog.tag || tag == ODBFormat.tableTag
-                || tag == ODBFormat.bucketTag
+                || tag == ODBFormat.bucketTag || tag == SalvageReport.placeholderTypeTag
             {
                 throw ObjectStoreError(.invalidRegistration, "type name \"\(candidate)\" is reserved", typeName: name)
             }

@@ -20,6 +20,8 @@ struct CheckpointDestination {
     let backupStaging: String
     /// Where a backup moves the backup it replaces, until it is removed.
     let previous: String
+    /// Where a salvage writes its store before it takes the destination's name.
+    let salvageStaging: String
     let io: SystemIO
 
     /// Checks the destination's path against the store's directory.
@@ -42,6 +44,7 @@ struct CheckpointDestination {
         checkpointStaging = trimmed + ".checkpoint-partial"
         backupStaging = trimmed + ".backup-partial"
         previous = trimmed + ".backup-previous"
+        salvageStaging = trimmed + ".salvage-partial"
         guard let parentInfo = Self.status(parent, following: true), parentInfo.isDirectory else {
             throw LogStoreError(.invalidArgument, "the destination's parent folder does not exist", file: parent)
         }

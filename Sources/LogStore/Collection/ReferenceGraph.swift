@@ -1,21 +1,21 @@
 /// A directed graph on nodes `0..<nodeCount` (objects, and edges from an object to those it refers to),
 /// stored compactly, with its strongly connected components.
-struct ReferenceGraph {
+package struct ReferenceGraph {
     /// Number of nodes.
-    let nodeCount: Int
+    package let nodeCount: Int
     /// The targets of node `n` are `targets[starts[n]..<starts[n + 1]]`.
     private var starts: [Int]
     private var targets: [Int] = []
 
     /// A graph with `nodeCount` nodes; add their edges with ``addNode(edges:)``, node by node in order.
-    init(nodeCount: Int) {
+    package init(nodeCount: Int) {
         self.nodeCount = nodeCount
         starts = [0]
         starts.reserveCapacity(nodeCount + 1)
     }
 
     /// Adds the edges of the next node.
-    mutating func addNode(edges: some Sequence<Int>) {
+    package mutating func addNode(edges: some Sequence<Int>) {
         targets.append(contentsOf: edges)
         starts.append(targets.count)
     }
@@ -25,8 +25,8 @@ struct ReferenceGraph {
     /// starts from the nodes in order, so when every edge goes to an earlier node, node order is kept.
     ///
     /// Tarjan's algorithm with an explicit stack, so deep chains cannot overflow the call stack.
-    func stronglyConnectedComponents() -> [[Int]] {
-        // An internal invariant (the import command adds every node), not something input can break.
+    package func stronglyConnectedComponents() -> [[Int]] {
+        // An internal invariant (its users, import and salvage, add every node), not something input can break.
         assert(starts.count == nodeCount + 1, "every node's edges must be added")
         var order = [Int](repeating: -1, count: nodeCount)
         var low = [Int](repeating: 0, count: nodeCount)

@@ -1,0 +1,74 @@
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
+
+extension Store {
+    /// Copies every intact record of a damaged store into a new store at `destination`, and reports
+    /// exactly what could not be copied (``SalvageReport``). The damaged store is only read.
+    ///
+    /// The store is read as `verify` reads it (going on after damage, every frame's checksum checked); each
+    /// live object whose record reads back whole is copied with its id, type tag, references, payload and
+    /// pinning, and every root. What the damaged bytes held is told from the segment's hint file, or from
+    /// the intact frames among them:
+    /// - objects lost (no version survives), copied in an older version (the newest is lost), copied though
+    ///   a lost deletion had removed them, or whose whole record cannot be read (a damaged dictionary);
+    /// - root changes lost;
+    /// - references to objects the copy does not have: each such id gets a placeholder record (type tag
+    ///   ``SalvageReport/placeholderTypeTag``, unpinned, its payload a UTF-8 sentence saying what was lost),
+    ///   so that the copy is a sound store in which every reference names a live object.
+    ///
+    /// For example:
+    /// ```swift
+    /// let report = try Store.salvage(from: "/var/db/app", to: "/var/db/app-salvaged")
+    /// for lost in report.lostObjects { print(lost) }
+    /// ```
+    /// The copy is written in `DESTINATION.salvage-partial` and renamed to `destination` once it is closed
+    /// (synced): after a crash, `destination` is complete or missing, and the next salvage to it removes
+    /// the partial folder. A torn tail that a crash left in the damaged store (never committed) is not
+    /// copied and is not a loss (see ``SalvageReport/notes``). Frames of a segment whose header is damaged
+    /// are not copied: without the header their sequence numbers cannot be trusted; its hint file names
+    /// them as lost.
+    ///
+    /// - parameter options: the new store's options (segment size, compression); it is written with
+    ///   ``FsyncPolicy/never`` and synced when it is closed.
+    /// - throws: ``LogStoreError`` with code `storeMissing` or `notAStore` for `source`; `invalidArgument`
+    ///   when `destination` exists and is not an empty folder, is `source`, inside it or holding it, a
+    ///   symbolic link or a mount point; `locked` when a checkpoint, backup or salvage to the same
+    ///   destination runs; or `ioError` (naming the file).
+    @discardableResult
+    public static func salvage(
+        from source: String, to destination: String, options: StoreOptions = StoreOptions()
+    ) throws(LogStoreError) -> SalvageReport {
+        let io = SystemIO(faults: nil)
+        guard io.isDirectory(source) else {
+            throw LogStoreError(.storeMissing, "no store directory", file: source)
+        }
+        let recognized = try StoreRecognition(directory: source, io: io)
+        try recognized.requireStore(source, for: "salvage")
+        let target = try CheckpointDestination(destination, store: source, io: io)
+        let lock = try target.lock()
+        defer { withExtendedLifetime(lock) {} }
+        guard try target.isFresh() else {
+            throw LogStoreError(
+                .invalidArgument, "the destination exists and is not an empty folder", file: target.destination)
+        }
+        try target.removeLeftover(target.salvageStaging)
+        let loaded = try StoreLoader(
+            directory: source, mode: .verify, io: io, requiresManifest: recognized.kind != .legacy
+        ).load()
+        let plan = SalvagePlan(directory: source, loaded: loaded, io: io)
+        var report = plan.report
+        if let damage = recognized.identityDamage {
+            report.problems.insert(
+                .init(file: damage.file ?? source, offset: damage.offset, message: damage.message), at: 0)
+        }
+        try SalvageWriter(plan: plan).write(to: target.salvageStaging, options: options)
+        do {
+            try io.rename(target.salvageStaging, to: target.destination)
+            try io.syncDirectory(target.parent)
+        } catch {
+            throw LogStoreError(
+                .ioError, "cannot put the salvaged store in place", file: target.destination, underlying: error)
+        }
+        return report
+    }
+}
