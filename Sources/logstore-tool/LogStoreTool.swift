@@ -21,6 +21,7 @@ struct LogStoreTool: ParsableCommand {
             Backup.self,
             Restore.self,
             Salvage.self,
+            History.self,
             Get.self,
             Export.self,
             Import.self,

@@ -40,11 +40,19 @@ struct Stats: ParsableCommand {
         let space = view.spaceByType()
         let byDictionary = view.spaceByDictionary()
         let dictionaries = view.dictionaries()
+        let history = try opened.historyUsage()
         try opened.close()
         var report = StatsReport(
             directory: store.directory, statistics: statistics, reachable: reachable, roots: roots, recovery: recovery,
             typeNames: typeNames)
         report.indexes = indexes
+        report.history = StatsReport.History(
+            bytes: history.bytes,
+            moments: history.moments.map {
+                StatsReport.Moment(
+                    name: $0.name, sequence: $0.sequence, createdMilliseconds: $0.createdMilliseconds,
+                    segments: $0.segments, bytes: $0.bytes, bytesNotInStore: $0.bytesNotInStore)
+            })
         report.spaceByType = Dictionary(
             uniqueKeysWithValues: space.map { tag, space in
                 (
@@ -160,6 +168,16 @@ struct Stats: ParsableCommand {
             }
         }
         print("next id: \(report.nextID)")
+        if !report.history.moments.isEmpty {
+            print(
+                "history: \(plural(report.history.moments.count, "retained moment")), "
+                    + "\(formatBytes(report.history.bytes)) not shared with the store")
+            for moment in report.history.moments {
+                print(
+                    "  \(moment.name): commit \(moment.sequence), \(plural(moment.segments, "segment")), "
+                        + "\(formatBytes(moment.bytesNotInStore)) not in the store")
+            }
+        }
         if let recovery = report.recovery {
             print("torn tail (cut by the next writable open): \(recovery)")
         }
@@ -209,6 +227,23 @@ private struct StatsReport: Encodable {
     var withoutDictionary: RecordSpace?
     /// The indexes the object layer's classes declare (kept in memory by an object store), measured.
     var indexes: [IndexSummary] = []
+    /// The retained moments and what they cost on disk beside the store.
+    var history = History(bytes: 0, moments: [])
+
+    struct History: Encodable {
+        /// Bytes of the moments' files the store no longer has, each file counted once.
+        var bytes: UInt64
+        var moments: [Moment]
+    }
+
+    struct Moment: Encodable {
+        var name: String
+        var sequence: UInt64
+        var createdMilliseconds: UInt64
+        var segments: Int
+        var bytes: UInt64
+        var bytesNotInStore: UInt64
+    }
 
     struct DictionarySpace: Encodable {
         var id: UInt32

@@ -17,6 +17,10 @@ import TestSupport
 /// the store's referential-integrity rules never refuse a commit and nothing is ever collected (the
 /// manifest's references name members put in the same batch). Background compaction is off.
 ///
+/// With `--retain-every N`, after every N commits it retains a moment (``Store/retain(as:)``) named
+/// `PREFIX-K` and prints `retained PREFIX-K SEQUENCE` once that returns: the moment holds exactly the
+/// commits acknowledged before that line.
+///
 /// Whatever the `--fsync` policy, a killed process loses nothing acknowledged: the commit is in the
 /// file (the page cache) when the call returns.
 struct CrashWriter: ParsableCommand {
@@ -36,6 +40,12 @@ struct CrashWriter: ParsableCommand {
     @Option(help: "When commits are synced: always, never, or a number of milliseconds (default: always).")
     var fsync = "always"
 
+    @Option(help: "Retain a moment after every this many commits (0: never).")
+    var retainEvery = 0
+
+    @Option(help: "The retained moments' name prefix.")
+    var retainPrefix = "moment"
+
     func validate() throws {
         guard policy != nil else { throw ValidationError("--fsync takes always, never or milliseconds") }
     }
@@ -53,7 +63,15 @@ struct CrashWriter: ParsableCommand {
         options.fsyncPolicy = policy ?? .always
         let opened = try Store.open(at: directory, options: options)
         var random = SplitMix64(seed: seed)
+        var commits = 0
+        var retained = 0
         while true {
+            commits += 1
+            if retainEvery > 0, commits % retainEvery == 0 {
+                retained += 1
+                let moment = try opened.retain(as: "\(retainPrefix)-\(retained)")
+                try acknowledge("retained \(moment.name) \(moment.sequence)")
+            }
             if random.next() % 2 == 0 {
                 let id = opened.newID()
                 try opened.put(id, typeTag: CrashTag.single, payload: crashPayload(for: id))

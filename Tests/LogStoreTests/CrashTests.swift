@@ -501,7 +501,7 @@ private func buildCompactionCrashModel(at path: String) throws -> CompactionCras
 }
 
 /// Whether `bytes` holds exactly `expected` (with `memcmp`: byte loops are slow in debug builds).
-private func sameBytes(_ bytes: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
+func sameBytes(_ bytes: UnsafeRawBufferPointer, _ expected: [UInt8]) -> Bool {
     guard bytes.count == expected.count else { return false }
     return expected.withUnsafeBytes { expectedBytes in
         guard let left = bytes.baseAddress, let right = expectedBytes.baseAddress else { return bytes.isEmpty }

@@ -70,7 +70,7 @@ struct CheckpointDestination {
         guard !Self.ancestors(of: parent).contains(storeID) else {
             throw LogStoreError(.invalidArgument, "the destination is inside the store's folder", file: path)
         }
-        for sibling in [trimmed, checkpointStaging, backupStaging, previous] {
+        for sibling in [trimmed, checkpointStaging, backupStaging, previous, salvageStaging] {
             guard let info = Self.status(sibling, following: false) else { continue }
             guard !info.isSymbolicLink else {
                 throw LogStoreError(
@@ -114,11 +114,17 @@ struct CheckpointDestination {
     /// `flock` (some network file systems).
     /// - throws: ``LogStoreError`` `locked` when another checkpoint or backup to the destination is running.
     func lock() throws(LogStoreError) -> FolderLock {
-        let path = destination + ".lock"
+        try Self.lockFile(destination + ".lock", what: "another checkpoint or backup to this destination is running")
+    }
+
+    /// Takes an exclusive lock on the file at `path` (created when missing, never removed), `flock(2)` or a
+    /// POSIX record lock where the file system has no `flock`.
+    /// - throws: ``LogStoreError`` `locked` (saying `what`) when another holds it, `ioError`.
+    static func lockFile(_ path: String, what: String) throws(LogStoreError) -> FolderLock {
         let fd = path.withCString { open($0, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644) }
         guard fd >= 0 else {
             throw LogStoreError(
-                .ioError, "cannot open the destination's lock file", file: path,
+                .ioError, "cannot open the lock file", file: path,
                 underlying: SystemError(call: "open", errno: errno, path: path))
         }
         if flock(fd, LOCK_EX | LOCK_NB) == 0 { return FolderLock(fd: fd, record: false) }
@@ -131,11 +137,9 @@ struct CheckpointDestination {
             code = errno == EAGAIN || errno == EACCES ? EWOULDBLOCK : errno
         }
         close(fd)
-        if code == EWOULDBLOCK {
-            throw LogStoreError(.locked, "another checkpoint or backup to this destination is running", file: path)
-        }
+        if code == EWOULDBLOCK { throw LogStoreError(.locked, what, file: path) }
         throw LogStoreError(
-            .ioError, "cannot lock the destination's lock file", file: path,
+            .ioError, "cannot lock the lock file", file: path,
             underlying: SystemError(call: "flock", errno: code, path: path))
     }
 

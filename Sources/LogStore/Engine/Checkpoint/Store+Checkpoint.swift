@@ -136,7 +136,7 @@ extension Store {
 
     /// The state to copy: in a store open for writing, taken holding the writer slot (after sealing a large
     /// tail), so that the segments' sizes are those of the published commits.
-    private func checkpointSource() throws(LogStoreError) -> CheckpointSource {
+    func checkpointSource() throws(LogStoreError) -> CheckpointSource {
         try checkOpen()
         let (captured, growing): (CheckpointSource, UInt32?)
         if options.readOnly {

@@ -20,6 +20,13 @@ public struct SalvageReport: Sendable {
         case deletionLost
         /// Its record is whole, but its payload cannot be read (why): not copied.
         case unreadable(String)
+        /// A record or deletion of it was lost from a segment whose header is damaged, so its sequence number
+        /// cannot be read: the version copied (of the commit with this sequence number) may be older than
+        /// the lost one, or the object may have been deleted.
+        case mayBeStale(copiedSequence: UInt64)
+        /// Copied as written, but the batch that wrote it (or deleted it) lost other frames before it
+        /// (format-1 segments, which have no batch checksum): the batch is only partly in the copy.
+        case batchPartlyLost
 
         /// A sentence saying what was lost.
         public var description: String {
@@ -28,6 +35,10 @@ public struct SalvageReport: Sendable {
             case .olderVersionCopied(let sequence): "newest version lost; the version of commit \(sequence) copied"
             case .deletionLost: "its deletion is lost; copied as it was before"
             case .unreadable(let reason): "unreadable (\(reason))"
+            case .mayBeStale(let sequence):
+                "a record or deletion of it with an unreadable sequence number is lost; the version of commit "
+                    + "\(sequence) copied may be stale"
+            case .batchPartlyLost: "copied, but its batch lost other frames"
             }
         }
     }
@@ -132,11 +143,20 @@ public struct SalvageReport: Sendable {
     public var placeholders: [ObjectID] = []
     /// What `verify` found in the source.
     public var problems: [VerificationReport.Problem] = []
+    /// Objects copied that nothing reaches in the copy (from a root or a pinned object), when anything was
+    /// lost: unpinned in the damaged store, where what referred to them may be among the losses, they are
+    /// pinned in the copy, so that no mark-sweep frees them unnoticed; delete them or link them again. (Some
+    /// may have been garbage awaiting mark-sweep already.)
+    public var orphans: [ObjectID] = []
+    /// Why the report may not name every loss: the segment manifest is missing or damaged (a segment
+    /// deleted from the folder would then go unnoticed), or the store's identity file is damaged.
+    public var doubts: [String] = []
     /// Observations that are not losses (a torn tail a crash left, which was never committed).
     public var notes: [String] = []
 
-    /// Whether nothing was lost: the copy holds every committed object and root as the source did.
+    /// Whether nothing was lost, provably: the copy holds every committed object and root as the source did.
     public var isComplete: Bool {
         lostObjects.isEmpty && lostRootChanges.isEmpty && damagedRanges.isEmpty && danglingReferences.isEmpty
+            && orphans.isEmpty && doubts.isEmpty
     }
 }

@@ -1,6 +1,12 @@
 @_spi(Engine) import LogStoreFormat
 @_spi(Engine) import LogStoreSystem
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension Store {
     /// Copies every intact record of a damaged store into a new store at `destination`, and reports
     /// exactly what could not be copied (``SalvageReport``). The damaged store is only read.
@@ -15,6 +21,9 @@ extension Store {
     /// - references to objects the copy does not have: each such id gets a placeholder record (type tag
     ///   ``SalvageReport/placeholderTypeTag``, unpinned, its payload a UTF-8 sentence saying what was lost),
     ///   so that the copy is a sound store in which every reference names a live object.
+    ///
+    /// While it reads, salvage holds the store's `LOCK` shared (without creating it), so no writer opens the
+    /// store meanwhile; a store open for writing is refused.
     ///
     /// For example:
     /// ```swift
@@ -32,8 +41,8 @@ extension Store {
     ///   ``FsyncPolicy/never`` and synced when it is closed.
     /// - throws: ``LogStoreError`` with code `storeMissing` or `notAStore` for `source`; `invalidArgument`
     ///   when `destination` exists and is not an empty folder, is `source`, inside it or holding it, a
-    ///   symbolic link or a mount point; `locked` when a checkpoint, backup or salvage to the same
-    ///   destination runs; or `ioError` (naming the file).
+    ///   symbolic link or a mount point; `locked` when a process has `source` open for writing, or a
+    ///   checkpoint, backup or salvage to the same destination runs; or `ioError` (naming the file).
     @discardableResult
     public static func salvage(
         from source: String, to destination: String, options: StoreOptions = StoreOptions()
@@ -45,6 +54,8 @@ extension Store {
         let recognized = try StoreRecognition(directory: source, io: io)
         try recognized.requireStore(source, for: "salvage")
         let target = try CheckpointDestination(destination, store: source, io: io)
+        let storeLock = try Self.lockShared(source, io: io)
+        defer { withExtendedLifetime(storeLock) {} }
         let lock = try target.lock()
         defer { withExtendedLifetime(lock) {} }
         guard try target.isFresh() else {
@@ -60,6 +71,7 @@ extension Store {
         if let damage = recognized.identityDamage {
             report.problems.insert(
                 .init(file: damage.file ?? source, offset: damage.offset, message: damage.message), at: 0)
+            report.doubts.append("the store's identity file is damaged (\(damage.message))")
         }
         try SalvageWriter(plan: plan).write(to: target.salvageStaging, options: options)
         do {
@@ -70,5 +82,23 @@ extension Store {
                 .ioError, "cannot put the salvaged store in place", file: target.destination, underlying: error)
         }
         return report
+    }
+
+    /// A shared lock on the store's `LOCK` file, when it has one (none is created): refused while a writer
+    /// holds it, and keeping a writer from opening the store while salvage reads it.
+    /// - throws: ``LogStoreError`` `locked` when a process has the store open for writing.
+    private static func lockShared(_ directory: String, io: SystemIO) throws(LogStoreError) -> FolderLock? {
+        let path = directory + "/" + LogFormat.lockFileName
+        guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC | O_NOFOLLOW) else { return nil }
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
+            let code = errno
+            io.close(fd)
+            if code == EWOULDBLOCK {
+                throw LogStoreError(
+                    .locked, "a process has the store open for writing: close it before salvaging", file: path)
+            }
+            return nil
+        }
+        return FolderLock(fd: fd, record: false)
     }
 }

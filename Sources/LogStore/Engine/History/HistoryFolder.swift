@@ -1,0 +1,172 @@
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The folder `history` inside a store's directory, which holds its retained moments: one folder per
+/// moment (`history/NAME`, a checkpoint of the store whose sealed segments are hard links to the store's
+/// files) with a `MOMENT` file saying its name, commit and creation time.
+///
+/// A moment is made in `NAME.partial` and renamed into place once synced; it is released by renaming it to
+/// `NAME.releasing` before its files are removed, so a crash never leaves half a moment under its name.
+/// Leftovers of either are removed by the next retain or release.
+struct HistoryFolder {
+    static let folderName = "history"
+    static let momentFileName = "MOMENT"
+    static let partialSuffix = ".partial"
+    static let releasingSuffix = ".releasing"
+    /// The first line of a `MOMENT` file.
+    static let momentFileHeader = "LogStore retained moment 1"
+
+    let store: String
+    let io: SystemIO
+    var path: String { store + "/" + Self.folderName }
+
+    func folder(_ name: String) -> String { path + "/" + name }
+
+    /// Checks a moment's name: 1–128 characters of letters, digits, `-`, `_` and `.`, not starting with `.`
+    /// and not ending in a suffix the folder uses.
+    /// - throws: ``LogStoreError`` `invalidArgument` naming the rule broken.
+    static func checkName(_ name: String) throws(LogStoreError) {
+        let allowed = name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F || byte == 0x2E
+        }
+        guard (1...128).contains(name.utf8.count), allowed, !name.hasPrefix("."),
+            !name.hasSuffix(partialSuffix), !name.hasSuffix(releasingSuffix), name != "LOCK"
+        else {
+            throw LogStoreError(
+                .invalidArgument,
+                "a retained moment's name is 1–128 letters, digits, '-', '_' or '.', not starting with '.' "
+                    + "(got \"\(name)\")")
+        }
+    }
+
+    /// Creates the folder when it is missing (syncing the store's directory).
+    func create() throws(LogStoreError) {
+        guard !io.isDirectory(path) else { return }
+        do {
+            try io.makeNewDirectory(path)
+            try io.syncDirectory(store)
+        } catch  where error.errno == EEXIST {
+            return
+        } catch {
+            throw LogStoreError(.ioError, "cannot create the history folder", file: path, underlying: error)
+        }
+    }
+
+    /// An exclusive lock on `history/LOCK` for one retain or release at a time, in this process or another.
+    /// - throws: ``LogStoreError`` `locked` when another one runs.
+    func lock() throws(LogStoreError) -> FolderLock {
+        try CheckpointDestination.lockFile(path + "/LOCK", what: "another retain or release of a moment is running")
+    }
+
+    /// The `MOMENT` file's bytes for `moment`.
+    static func momentFile(name: String, sequence: UInt64, created: UInt64) -> [UInt8] {
+        let body = "\(momentFileHeader)\nname \(name)\nsequence \(sequence)\ncreated \(created)\n"
+        let checksum = Array(body.utf8).withUnsafeBytes { Checksum.xxh3($0) }
+        return Array((body + "checksum \(String(checksum, radix: 16))\n").utf8)
+    }
+
+    /// Reads a `MOMENT` file: name, sequence, creation time; nil when it is not one (damaged, another
+    /// version, its checksum wrong).
+    static func readMomentFile(_ bytes: [UInt8]) -> (name: String, sequence: UInt64, created: UInt64)? {
+        guard let text = String(validating: bytes, as: UTF8.self), text.hasSuffix("\n") else { return nil }
+        let lines = text.dropLast().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard lines.count == 5, lines[0] == momentFileHeader, lines[4].hasPrefix("checksum ") else { return nil }
+        let body = lines[0..<4].joined(separator: "\n") + "\n"
+        let checksum = Array(body.utf8).withUnsafeBytes { Checksum.xxh3($0) }
+        guard String(checksum, radix: 16) == lines[4].dropFirst("checksum ".count) else { return nil }
+        func field(_ line: String, _ key: String) -> String? {
+            line.hasPrefix(key + " ") ? String(line.dropFirst(key.count + 1)) : nil
+        }
+        guard let name = field(lines[1], "name"), let sequence = field(lines[2], "sequence").flatMap({ UInt64($0) }),
+            let created = field(lines[3], "created").flatMap({ UInt64($0) })
+        else { return nil }
+        return (name, sequence, created)
+    }
+
+    /// The moments in the folder (those whose `MOMENT` file reads and names the folder), oldest first, with
+    /// what each costs beside the store: files whose inode none of the store's own files has.
+    func usage() throws(LogStoreError) -> HistoryUsage {
+        guard io.isDirectory(path) else { return HistoryUsage(moments: [], bytes: 0) }
+        let names: [String]
+        do {
+            names = try io.listDirectory(path)
+        } catch {
+            throw LogStoreError(.ioError, "cannot list the history folder", file: path, underlying: error)
+        }
+        var storeFiles: Set<CheckpointDestination.Identity> = []
+        if let own = try? io.listDirectory(store) {
+            for name in own {
+                if let info = CheckpointDestination.status(store + "/" + name, following: false), info.isRegular {
+                    storeFiles.insert(CheckpointDestination.Identity(info))
+                }
+            }
+        }
+        var moments: [RetainedMoment] = []
+        var counted: Set<CheckpointDestination.Identity> = []
+        var total: UInt64 = 0
+        for name in names where !name.hasSuffix(Self.partialSuffix) && !name.hasSuffix(Self.releasingSuffix) {
+            let folder = folder(name)
+            guard io.isDirectory(folder),
+                let bytes = try? io.readWholeFile(folder + "/" + Self.momentFileName, limit: 4_096),
+                let recorded = Self.readMomentFile(bytes), recorded.name == name,
+                let files = try? io.listDirectory(folder)
+            else { continue }
+            var moment = RetainedMoment(
+                name: name, sequence: recorded.sequence, createdMilliseconds: recorded.created, segments: 0, bytes: 0,
+                bytesNotInStore: 0)
+            for file in files where file != Self.momentFileName {
+                guard let info = CheckpointDestination.status(folder + "/" + file, following: false), info.isRegular
+                else { continue }
+                if LogFormat.segmentNumber(fromFileName: file) != nil { moment.segments += 1 }
+                moment.bytes += info.size
+                let identity = CheckpointDestination.Identity(info)
+                guard !storeFiles.contains(identity) else { continue }
+                moment.bytesNotInStore += info.size
+                if counted.insert(identity).inserted { total += info.size }
+            }
+            moments.append(moment)
+        }
+        moments.sort { ($0.createdMilliseconds, $0.sequence, $0.name) < ($1.createdMilliseconds, $1.sequence, $1.name) }
+        return HistoryUsage(moments: moments, bytes: total)
+    }
+
+    /// Removes what a retain or release cut short left: `NAME.partial` and `NAME.releasing` folders (only
+    /// when they hold nothing but a store's files and a `MOMENT` file).
+    func removeLeftovers() throws(LogStoreError) {
+        guard let names = try? io.listDirectory(path) else { return }
+        for name in names where name.hasSuffix(Self.partialSuffix) || name.hasSuffix(Self.releasingSuffix) {
+            try removeMomentFolder(path + "/" + name)
+        }
+    }
+
+    /// Removes a moment's folder: its `MOMENT` file and store files, then the folder.
+    /// - throws: ``LogStoreError`` `invalidArgument` when it holds anything else (left as it is), `ioError`.
+    func removeMomentFolder(_ folder: String) throws(LogStoreError) {
+        do {
+            let names = try io.listDirectory(folder)
+            guard names.allSatisfy({ $0 == Self.momentFileName || CheckpointDestination.isStoreFileName($0) }) else {
+                throw LogStoreError(
+                    .invalidArgument, "the moment's folder holds files that are not a store's; left as it is",
+                    file: folder)
+            }
+            // The identity file and manifest last: until then what is left is still recognizably a store.
+            let ordered =
+                names.filter { $0 != StoreIdentity.fileName && $0 != SegmentManifest.fileName }
+                + names.filter { $0 == SegmentManifest.fileName || $0 == StoreIdentity.fileName }
+            for name in ordered { try io.unlink(folder + "/" + name) }
+            try io.removeDirectory(folder)
+            try io.syncDirectory(path)
+        } catch let error as LogStoreError {
+            throw error
+        } catch {
+            throw LogStoreError(.ioError, "cannot remove a moment's folder", file: folder, underlying: error)
+        }
+    }
+}
