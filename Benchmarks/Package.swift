@@ -112,6 +112,16 @@ let package = Package(
             ],
             path: "Sources/BackupFigures"
         ),
+        // Retained moments: opening one against a normal open, and their space under churn.
+        .executableTarget(
+            name: "HistoryFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreExamples", package: "LogStore"),
+            ],
+            path: "Sources/HistoryFigures"
+        ),
         // Gets through a snapshot against plain gets, idle and beside a writer.
         .executableTarget(
             name: "SnapshotFigures",

@@ -147,6 +147,7 @@ struct History: ParsableCommand {
         var segments: Int
         var bytes: UInt64
         var bytesNotInStore: UInt64
+        var garbageBytesHeld: UInt64
 
         init(_ moment: RetainedMoment) {
             name = moment.name
@@ -155,6 +156,7 @@ struct History: ParsableCommand {
             segments = moment.segments
             bytes = moment.bytes
             bytesNotInStore = moment.bytesNotInStore
+            garbageBytesHeld = moment.garbageBytesHeld
         }
     }
 

@@ -47,11 +47,12 @@ struct Stats: ParsableCommand {
             typeNames: typeNames)
         report.indexes = indexes
         report.history = StatsReport.History(
-            bytes: history.bytes,
+            bytes: history.bytes, garbageBytesHeld: history.garbageBytesHeld,
             moments: history.moments.map {
                 StatsReport.Moment(
                     name: $0.name, sequence: $0.sequence, createdMilliseconds: $0.createdMilliseconds,
-                    segments: $0.segments, bytes: $0.bytes, bytesNotInStore: $0.bytesNotInStore)
+                    segments: $0.segments, bytes: $0.bytes, bytesNotInStore: $0.bytesNotInStore,
+                    garbageBytesHeld: $0.garbageBytesHeld)
             })
         report.spaceByType = Dictionary(
             uniqueKeysWithValues: space.map { tag, space in
@@ -171,11 +172,13 @@ struct Stats: ParsableCommand {
         if !report.history.moments.isEmpty {
             print(
                 "history: \(plural(report.history.moments.count, "retained moment")), "
-                    + "\(formatBytes(report.history.bytes)) not shared with the store")
+                    + "\(formatBytes(report.history.bytes)) of files not shared with the store, "
+                    + "\(formatBytes(report.history.garbageBytesHeld)) of garbage held in the store's segments")
             for moment in report.history.moments {
                 print(
                     "  \(moment.name): commit \(moment.sequence), \(plural(moment.segments, "segment")), "
-                        + "\(formatBytes(moment.bytesNotInStore)) not in the store")
+                        + "\(formatBytes(moment.bytesNotInStore)) not in the store, "
+                        + "\(formatBytes(moment.garbageBytesHeld)) of garbage held")
             }
         }
         if let recovery = report.recovery {
@@ -228,11 +231,13 @@ private struct StatsReport: Encodable {
     /// The indexes the object layer's classes declare (kept in memory by an object store), measured.
     var indexes: [IndexSummary] = []
     /// The retained moments and what they cost on disk beside the store.
-    var history = History(bytes: 0, moments: [])
+    var history = History(bytes: 0, garbageBytesHeld: 0, moments: [])
 
     struct History: Encodable {
         /// Bytes of the moments' files the store no longer has, each file counted once.
         var bytes: UInt64
+        /// Garbage in the store's segments that moments hold, each segment once.
+        var garbageBytesHeld: UInt64
         var moments: [Moment]
     }
 
@@ -243,6 +248,7 @@ private struct StatsReport: Encodable {
         var segments: Int
         var bytes: UInt64
         var bytesNotInStore: UInt64
+        var garbageBytesHeld: UInt64
     }
 
     struct DictionarySpace: Encodable {

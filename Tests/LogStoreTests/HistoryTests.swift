@@ -175,6 +175,28 @@ import Testing
         try readOnly.close()
     }
 
+    @Test func compactionLeavesHeldSegmentsAloneUntilReleased() throws {
+        let directory = TemporaryStore("history-held")
+        let store = try Store.open(at: directory.path, options: Self.options)
+        var random = SplitMix64(seed: 5)
+        try Self.churn(store, &random, steps: 300)
+        let moment = try store.retain(as: "held")
+        // Overwrite everything: every segment the moment holds is now mostly garbage.
+        for id in try store.ids() {
+            let old = try #require(try store.get(id))
+            try store.put(id, typeTag: old.typeTag, references: old.references, payload: Array("new".utf8))
+        }
+        _ = try store.compact()
+        // The moment's segments are still the store's: compacting them would have freed nothing.
+        let held = try #require(try store.historyUsage().moments.first)
+        #expect(held.bytesNotInStore == moment.bytesNotInStore, "\(held)")
+        let before = try store.statistics().totalBytes
+        try store.release("held")
+        _ = try store.compact()
+        #expect(try store.statistics().totalBytes < before / 2)
+        try store.close()
+    }
+
     @Test func anInterruptedRetainOrReleaseIsCleanedUp() throws {
         let directory = TemporaryStore("history-leftovers")
         let store = try Store.open(at: directory.path, options: Self.options)

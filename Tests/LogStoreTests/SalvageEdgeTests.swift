@@ -103,7 +103,8 @@ import Testing
             batch.put(Record(id: second, typeTag: 7, payload: [2], isPinned: false))
         }
         try SalvageTests.sealSegment(store, seed: &seed)
-        let holder = try store.put(typeTag: 8, references: [first, second], payload: Array("holder".utf8), pinned: false)
+        let holder = try store.put(
+            typeTag: 8, references: [first, second], payload: Array("holder".utf8), pinned: false)
         try store.setRoot("main", to: holder)
         try SalvageTests.sealSegment(store, seed: &seed)
         try store.writeHints()

@@ -58,13 +58,19 @@ extension Compactor {
     func chooseSegments(garbageRatio: Double, rewritingAll: Bool, report: inout CompactionReport) -> [(
         file: SegmentFile, size: UInt64
     )] {
+        // Segments a retained moment holds (the same file under its name in `history`): rewriting one frees
+        // nothing while the moment keeps it, and its copy would take space of its own. A full rewrite
+        // (format conversion, a new dictionary) still rewrites them.
+        let held = rewritingAll ? [] : HistoryFolder(store: directory, io: io).heldSegments()
         // Under the queue lock, so no segment the writer may still append to can be chosen.
-        pipeline.withBusySegments { busy in
+        return pipeline.withBusySegments { busy in
             state.withLock { state in
                 report.segmentsBefore = state.segments.count
                 report.bytesBefore = state.segments.all.reduce(0) { $0 + $1.size }
                 return state.segments.numbers.compactMap { number -> (SegmentFile, UInt64)? in
-                    guard !busy.contains(number), let info = state.segments[number], !info.hintDisagrees else {
+                    guard !busy.contains(number), !held.contains(number), let info = state.segments[number],
+                        !info.hintDisagrees
+                    else {
                         return nil
                     }
                     let garbage = info.garbageBytes

@@ -92,7 +92,9 @@ struct HistoryFolder {
 
     /// The moments in the folder (those whose `MOMENT` file reads and names the folder), oldest first, with
     /// what each costs beside the store: files whose inode none of the store's own files has.
-    func usage() throws(LogStoreError) -> HistoryUsage {
+    /// - parameter garbage: the garbage bytes of each of the store's segments (by number), for what the
+    ///   moments hold in the store.
+    func usage(garbage: [UInt32: UInt64] = [:]) throws(LogStoreError) -> HistoryUsage {
         guard io.isDirectory(path) else { return HistoryUsage(moments: [], bytes: 0) }
         let names: [String]
         do {
@@ -101,13 +103,18 @@ struct HistoryFolder {
             throw LogStoreError(.ioError, "cannot list the history folder", file: path, underlying: error)
         }
         var storeFiles: Set<CheckpointDestination.Identity> = []
+        var storeSegments: [CheckpointDestination.Identity: UInt32] = [:]
         if let own = try? io.listDirectory(store) {
             for name in own {
                 if let info = CheckpointDestination.status(store + "/" + name, following: false), info.isRegular {
                     storeFiles.insert(CheckpointDestination.Identity(info))
+                    if let number = LogFormat.segmentNumber(fromFileName: name) {
+                        storeSegments[CheckpointDestination.Identity(info)] = number
+                    }
                 }
             }
         }
+        var heldByAny: Set<UInt32> = []
         var moments: [RetainedMoment] = []
         var counted: Set<CheckpointDestination.Identity> = []
         var total: UInt64 = 0
@@ -127,6 +134,10 @@ struct HistoryFolder {
                 if LogFormat.segmentNumber(fromFileName: file) != nil { moment.segments += 1 }
                 moment.bytes += info.size
                 let identity = CheckpointDestination.Identity(info)
+                if let number = storeSegments[identity] {
+                    moment.garbageBytesHeld += garbage[number] ?? 0
+                    heldByAny.insert(number)
+                }
                 guard !storeFiles.contains(identity) else { continue }
                 moment.bytesNotInStore += info.size
                 if counted.insert(identity).inserted { total += info.size }
@@ -134,7 +145,33 @@ struct HistoryFolder {
             moments.append(moment)
         }
         moments.sort { ($0.createdMilliseconds, $0.sequence, $0.name) < ($1.createdMilliseconds, $1.sequence, $1.name) }
-        return HistoryUsage(moments: moments, bytes: total)
+        let held = heldByAny.reduce(UInt64(0)) { $0 + (garbage[$1] ?? 0) }
+        return HistoryUsage(moments: moments, bytes: total, garbageBytesHeld: held)
+    }
+
+    /// The store's segments that a retained moment holds: whose file is also a file of a moment (the same
+    /// device and inode). Empty when there is no history folder.
+    func heldSegments() -> Set<UInt32> {
+        guard io.isDirectory(path), let folders = try? io.listDirectory(path) else { return [] }
+        var held: Set<CheckpointDestination.Identity> = []
+        for folder in folders where folder != "LOCK" {
+            guard let names = try? io.listDirectory(self.folder(folder)) else { continue }
+            for name in names where LogFormat.segmentNumber(fromFileName: name) != nil {
+                if let info = CheckpointDestination.status(self.folder(folder) + "/" + name, following: false) {
+                    held.insert(CheckpointDestination.Identity(info))
+                }
+            }
+        }
+        guard !held.isEmpty, let names = try? io.listDirectory(store) else { return [] }
+        var numbers: Set<UInt32> = []
+        for name in names {
+            guard let number = LogFormat.segmentNumber(fromFileName: name),
+                let info = CheckpointDestination.status(store + "/" + name, following: false),
+                held.contains(CheckpointDestination.Identity(info))
+            else { continue }
+            numbers.insert(number)
+        }
+        return numbers
     }
 
     /// Removes what a retain or release cut short left: `NAME.partial` and `NAME.releasing` folders (only

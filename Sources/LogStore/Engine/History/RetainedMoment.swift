@@ -15,10 +15,16 @@ public struct RetainedMoment: Sendable, Equatable, CustomStringConvertible {
     /// keeping it costs on disk. A file several moments share counts in each of them; ``HistoryUsage/bytes``
     /// counts it once.
     public var bytesNotInStore: UInt64
+    /// Garbage bytes (records the store has overwritten or deleted since) in the store's segments that this
+    /// moment holds: compaction leaves a held segment alone, as rewriting it would free nothing, so this
+    /// garbage stays until every moment holding the segment is released. Shared with other moments holding
+    /// the same segments.
+    public var garbageBytesHeld: UInt64 = 0
 
     /// `name (commit N, date)`.
     public var description: String {
-        "\(name) (commit \(sequence), \(segments) segments, \(bytesNotInStore) bytes not in the store)"
+        "\(name) (commit \(sequence), \(segments) segments, \(bytesNotInStore) bytes not in the store, "
+            + "\(garbageBytesHeld) bytes of garbage held in it)"
     }
 }
 
@@ -28,6 +34,12 @@ public struct HistoryUsage: Sendable, Equatable {
     public var moments: [RetainedMoment]
     /// Bytes of the moments' files that the store itself no longer has, each file counted once.
     public var bytes: UInt64
+    /// Garbage bytes in the store's segments that moments hold (each segment once): what compaction would
+    /// free without them.
+    public var garbageBytesHeld: UInt64 = 0
+
+    /// What the moments cost on disk: ``bytes`` plus ``garbageBytesHeld``.
+    public var totalBytes: UInt64 { bytes + garbageBytesHeld }
 }
 
 /// Which retained moments to keep (``Store/applyRetention(_:now:)``); the others are released.

@@ -34,6 +34,8 @@ extension Store {
             throw LogStoreError(.invalidArgument, "a moment named \"\(name)\" is retained already", file: destination)
         }
         let staging = destination + HistoryFolder.partialSuffix
+        // Every sealed segment gets its hint first, so that the moment opens from hints, as the store does.
+        try writeMissingHints()
         let report = try CheckpointWriter(
             io: io, storeDirectory: directory, staging: staging, previous: nil, linksToStore: true, progress: nil
         ).write(try checkpointSource(), destination: destination)
@@ -49,9 +51,11 @@ extension Store {
             throw LogStoreError(
                 .ioError, "cannot put the retained moment in place", file: destination, underlying: error)
         }
-        return RetainedMoment(
-            name: name, sequence: report.sequence, createdMilliseconds: created, segments: report.segments,
-            bytes: report.bytesLinked + report.bytesCopied, bytesNotInStore: report.bytesCopied)
+        let listed = try? history.usage(garbage: segmentGarbage()).moments.first { $0.name == name }
+        return listed
+            ?? RetainedMoment(
+                name: name, sequence: report.sequence, createdMilliseconds: created, segments: report.segments,
+                bytes: report.bytesLinked + report.bytesCopied, bytesNotInStore: report.bytesCopied)
     }
 
     /// Releases the retained moment `name`: its folder is removed, and what only it kept (segments the store
@@ -83,7 +87,14 @@ extension Store {
     /// The retained moments, oldest first, and what they cost on disk beside the store.
     /// - throws: ``LogStoreError`` `ioError` when the history folder cannot be listed.
     public func historyUsage() throws(LogStoreError) -> HistoryUsage {
-        try HistoryFolder(store: directory, io: io).usage()
+        try HistoryFolder(store: directory, io: io).usage(garbage: segmentGarbage())
+    }
+
+    /// The garbage bytes of each segment, by number.
+    private func segmentGarbage() -> [UInt32: UInt64] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.segments.all.map { ($0.file.number, $0.garbageBytes) })
+        }
     }
 
     /// Releases the moments `policy` does not keep at `nowMilliseconds` (since 1970; the wall clock by
