@@ -50,8 +50,8 @@ struct History: ParsableCommand {
         guard actions <= 1 else {
             throw ValidationError("give at most one of --retain, --release, --changes and the retention options")
         }
-        for value in [keepLast, hourlyHours, dailyDays].compactMap({ $0 }) where value < 0 {
-            throw ValidationError("retention counts must not be negative")
+        for value in [keepLast, hourlyHours, dailyDays].compactMap({ $0 }) where value < 0 || value > 1_000_000 {
+            throw ValidationError("retention counts must be between 0 and 1,000,000")
         }
     }
 

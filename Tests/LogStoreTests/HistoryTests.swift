@@ -197,6 +197,27 @@ import Testing
         try store.close()
     }
 
+    @Test func aMomentIsNeverWrittenTo() throws {
+        let directory = TemporaryStore("history-read-only")
+        let store = try Store.open(at: directory.path, options: Self.options)
+        try store.put(typeTag: 1, payload: [1])
+        try store.retain(as: "kept")
+        // An open for writing of the moment's folder is refused, naming its MOMENT file.
+        #expect { _ = try Store.open(at: directory.path + "/history/kept", options: Self.options) } throws: { error in
+            guard let error = error as? LogStoreError else { return false }
+            return error.code == .invalidArgument && error.file?.hasSuffix("history/kept/MOMENT") == true
+        }
+        // A folder holding another file is not released (nor renamed), and other retains go on.
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: directory.path + "/history/kept/notes.txt"))
+        #expect { try store.release("kept") } throws: { ($0 as? LogStoreError)?.code == .invalidArgument }
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/history/kept/MOMENT"))
+        try store.retain(as: "next")
+        #expect(try store.historyUsage().moments.map(\.name) == ["kept", "next"])
+        try FileManager.default.removeItem(atPath: directory.path + "/history/kept/notes.txt")
+        try store.release("kept")
+        try store.close()
+    }
+
     @Test func anInterruptedRetainOrReleaseIsCleanedUp() throws {
         let directory = TemporaryStore("history-leftovers")
         let store = try Store.open(at: directory.path, options: Self.options)
@@ -248,6 +269,15 @@ import Testing
             Set(released(RetentionPolicy(dailyFor: .seconds(3 * 86_400), namePrefix: "auto-")))
                 == ["auto-h0a", "auto-h1a", "auto-h1b", "auto-h2a", "auto-h2b", "auto-d1a", "auto-d2a", "auto-d2b"])
         #expect(released(RetentionPolicy()).count == moments.count)
+        // "Forever" does not overflow; a moment dated after now (a clock set back) counts as now.
+        // Every day's newest kept: days 99, 98 and 97.
+        #expect(released(RetentionPolicy(dailyFor: .seconds(Int64.max), namePrefix: "auto-")).count == 7)
+        let future = RetainedMoment(
+            name: "auto-future", sequence: now + 1, createdMilliseconds: now + 5 * day, segments: 1, bytes: 0,
+            bytesNotInStore: 0)
+        let newest = RetentionPolicy(keepLast: 1, namePrefix: "auto-").momentsToRelease(
+            moments + [future], nowMilliseconds: now)
+        #expect(!newest.map(\.name).contains("auto-future") && newest.count == 10)
     }
 
     @Test func applyRetentionReleasesWhatThePolicyDoesNotKeep() throws {

@@ -83,7 +83,7 @@ public final class Store: Sendable {
     ///   `createIfMissing` is off, `locked` when another process or `Store` has it open for writing,
     ///   `corruptFrame` / `corruptSegmentHeader` / `unsupportedVersion` (naming file and offset) when a
     ///   segment is damaged outside a torn tail, `corruptManifest` / `missingSegment` when the segment
-    ///   manifest is damaged or a segment it lists is missing, `corruptStoreIdentity`, `invalidArgument`,
+    ///   manifest is damaged or a segment it lists is missing, `corruptStoreIdentity`, `invalidArgument` (also for an open for writing of a retained moment),
     ///   or `ioError` (on a full disk, saying how much space it needs; for a file that cannot be read, such
     ///   as a symbolic link named like a segment whose target does not exist; for a read-only open, also
     ///   when a writer kept changing the segments for every attempt).
@@ -102,6 +102,12 @@ public final class Store: Sendable {
             } catch {
                 throw LogStoreError(.ioError, "cannot create the store directory", file: directory, underlying: error)
             }
+        }
+        if !options.readOnly, io.exists(directory + "/" + HistoryFolder.momentFileName) {
+            // A retained moment is the store as of one commit: written to, it would no longer be.
+            throw LogStoreError(
+                .invalidArgument, "this is a retained moment of a store: it opens read-only",
+                file: directory + "/" + HistoryFolder.momentFileName)
         }
         let (kind, lock) = try StoreRecognition.claim(directory, options: options, io: io)
         let mode: StoreLoader.Mode = options.readOnly ? .readOnly : .writable(segmentSize: options.segmentSize)

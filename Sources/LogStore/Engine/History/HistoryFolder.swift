@@ -120,10 +120,7 @@ struct HistoryFolder {
         var total: UInt64 = 0
         for name in names where !name.hasSuffix(Self.partialSuffix) && !name.hasSuffix(Self.releasingSuffix) {
             let folder = folder(name)
-            guard io.isDirectory(folder),
-                let bytes = try? io.readWholeFile(folder + "/" + Self.momentFileName, limit: 4_096),
-                let recorded = Self.readMomentFile(bytes), recorded.name == name,
-                let files = try? io.listDirectory(folder)
+            guard io.isDirectory(folder), let recorded = moment(named: name), let files = try? io.listDirectory(folder)
             else { continue }
             var moment = RetainedMoment(
                 name: name, sequence: recorded.sequence, createdMilliseconds: recorded.created, segments: 0, bytes: 0,
@@ -144,7 +141,7 @@ struct HistoryFolder {
             }
             moments.append(moment)
         }
-        moments.sort { ($0.createdMilliseconds, $0.sequence, $0.name) < ($1.createdMilliseconds, $1.sequence, $1.name) }
+        moments.sort { ($0.sequence, $0.createdMilliseconds, $0.name) < ($1.sequence, $1.createdMilliseconds, $1.name) }
         let held = heldByAny.reduce(UInt64(0)) { $0 + (garbage[$1] ?? 0) }
         return HistoryUsage(moments: moments, bytes: total, garbageBytesHeld: held)
     }
@@ -154,7 +151,8 @@ struct HistoryFolder {
     func heldSegments() -> Set<UInt32> {
         guard io.isDirectory(path), let folders = try? io.listDirectory(path) else { return [] }
         var held: Set<CheckpointDestination.Identity> = []
-        for folder in folders where folder != "LOCK" {
+        // Only moments (a `.partial` or `.releasing` folder is removed by the next retain or release).
+        for folder in folders where moment(named: folder) != nil {
             guard let names = try? io.listDirectory(self.folder(folder)) else { continue }
             for name in names where LogFormat.segmentNumber(fromFileName: name) != nil {
                 if let info = CheckpointDestination.status(self.folder(folder) + "/" + name, following: false) {
@@ -175,24 +173,46 @@ struct HistoryFolder {
     }
 
     /// Removes what a retain or release cut short left: `NAME.partial` and `NAME.releasing` folders (only
-    /// when they hold nothing but a store's files and a `MOMENT` file).
-    func removeLeftovers() throws(LogStoreError) {
+    /// when they hold nothing but a store's files and a `MOMENT` file; another is left as it is).
+    func removeLeftovers() {
         guard let names = try? io.listDirectory(path) else { return }
         for name in names where name.hasSuffix(Self.partialSuffix) || name.hasSuffix(Self.releasingSuffix) {
-            try removeMomentFolder(path + "/" + name)
+            try? removeMomentFolder(path + "/" + name)
+        }
+    }
+
+    /// The moment `name` when its folder holds a `MOMENT` file that reads and names it.
+    func moment(named name: String) -> (name: String, sequence: UInt64, created: UInt64)? {
+        guard let bytes = try? io.readWholeFile(folder(name) + "/" + Self.momentFileName, limit: 4_096),
+            let recorded = Self.readMomentFile(bytes), recorded.name == name
+        else { return nil }
+        return recorded
+    }
+
+    /// Checks that a moment's folder holds nothing but its `MOMENT` file and a store's files.
+    /// - throws: ``LogStoreError`` `invalidArgument` naming the folder when it holds anything else, `ioError`.
+    func checkMomentFolder(_ folder: String) throws(LogStoreError) {
+        let names: [String]
+        do {
+            names = try io.listDirectory(folder)
+        } catch {
+            throw LogStoreError(.ioError, "cannot list the moment's folder", file: folder, underlying: error)
+        }
+        let foreign = names.filter { $0 != Self.momentFileName && !CheckpointDestination.isStoreFileName($0) }
+        guard foreign.isEmpty else {
+            throw LogStoreError(
+                .invalidArgument,
+                "the moment's folder holds files that are not a store's (" + foreign.prefix(3).joined(separator: ", ")
+                    + "); move them away first", file: folder)
         }
     }
 
     /// Removes a moment's folder: its `MOMENT` file and store files, then the folder.
     /// - throws: ``LogStoreError`` `invalidArgument` when it holds anything else (left as it is), `ioError`.
     func removeMomentFolder(_ folder: String) throws(LogStoreError) {
+        try checkMomentFolder(folder)
         do {
             let names = try io.listDirectory(folder)
-            guard names.allSatisfy({ $0 == Self.momentFileName || CheckpointDestination.isStoreFileName($0) }) else {
-                throw LogStoreError(
-                    .invalidArgument, "the moment's folder holds files that are not a store's; left as it is",
-                    file: folder)
-            }
             // The identity file and manifest last: until then what is left is still recognizably a store.
             let ordered =
                 names.filter { $0 != StoreIdentity.fileName && $0 != SegmentManifest.fileName }
@@ -200,8 +220,6 @@ struct HistoryFolder {
             for name in ordered { try io.unlink(folder + "/" + name) }
             try io.removeDirectory(folder)
             try io.syncDirectory(path)
-        } catch let error as LogStoreError {
-            throw error
         } catch {
             throw LogStoreError(.ioError, "cannot remove a moment's folder", file: folder, underlying: error)
         }

@@ -42,7 +42,7 @@ public struct HistoryUsage: Sendable, Equatable {
     public var totalBytes: UInt64 { bytes + garbageBytesHeld }
 }
 
-/// Which retained moments to keep (``Store/applyRetention(_:now:)``); the others are released.
+/// Which retained moments to keep (``Store/applyRetention(_:nowMilliseconds:)``); the others are released.
 ///
 /// A moment is kept when any rule keeps it: it is among the newest ``keepLast``; or it is the newest of its
 /// hour and that hour began less than ``hourlyFor`` ago; or the newest of its day (UTC) and that day began
@@ -74,19 +74,24 @@ public struct RetentionPolicy: Sendable, Equatable {
     }
 
     /// The moments of `moments` the policy releases at `nowMilliseconds` (since 1970), oldest first.
+    ///
+    /// "Newest" is by commit (``RetainedMoment/sequence``), then creation time; the windows use the creation
+    /// time, a time after `nowMilliseconds` (a clock set back) counting as now.
     public func momentsToRelease(_ moments: [RetainedMoment], nowMilliseconds: UInt64) -> [RetainedMoment] {
         let considered = moments.filter { $0.name.hasPrefix(namePrefix) }.sorted {
-            ($0.createdMilliseconds, $0.sequence) < ($1.createdMilliseconds, $1.sequence)
+            ($0.sequence, $0.createdMilliseconds, $0.name) < ($1.sequence, $1.createdMilliseconds, $1.name)
         }
         var kept = Set(considered.suffix(max(0, keepLast)).map(\.name))
         for (window, bucket) in [(hourlyFor, UInt64(3_600_000)), (dailyFor, UInt64(86_400_000))] {
             let (seconds, attoseconds) = window.components
             guard seconds > 0 || attoseconds > 0 else { continue }
-            let span = UInt64(max(0, seconds)) * 1_000 + UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
+            // Saturating: a window of `.seconds(.max)` keeps every bucket.
+            let (milliseconds, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1_000)
+            let span = overflow ? .max : milliseconds &+ UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
             var newestOfBucket: [UInt64: RetainedMoment] = [:]
             for moment in considered {
-                let start = moment.createdMilliseconds / bucket * bucket
-                guard nowMilliseconds < start || nowMilliseconds - start < span else { continue }
+                let start = min(moment.createdMilliseconds, nowMilliseconds) / bucket * bucket
+                guard nowMilliseconds - start < span else { continue }
                 newestOfBucket[start] = moment
             }
             for moment in newestOfBucket.values { kept.insert(moment.name) }

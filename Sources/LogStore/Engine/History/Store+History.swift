@@ -28,14 +28,20 @@ extension Store {
         try history.create()
         let lock = try history.lock()
         defer { withExtendedLifetime(lock) {} }
-        try history.removeLeftovers()
+        history.removeLeftovers()
         let destination = history.folder(name)
         guard !io.exists(destination) else {
             throw LogStoreError(.invalidArgument, "a moment named \"\(name)\" is retained already", file: destination)
         }
         let staging = destination + HistoryFolder.partialSuffix
-        // Every sealed segment gets its hint first, so that the moment opens from hints, as the store does.
+        // Every sealed segment gets its hint first, so that the moment opens from hints, as the store does;
+        // and every hint the store's open used unchecked is compared with its segment first, so that a moment
+        // never keeps a hint the store would find wrong later.
         try writeMissingHints()
+        try withCompactionLock { () throws(LogStoreError) in try hints.checkEveryReplayedHint() }
+        // A retain that fails leaves no staging folder (it would hold links to the store's segments).
+        var finished = false
+        defer { if !finished { try? history.removeMomentFolder(staging) } }
         let report = try CheckpointWriter(
             io: io, storeDirectory: directory, staging: staging, previous: nil, linksToStore: true, progress: nil
         ).write(try checkpointSource(), destination: destination)
@@ -47,6 +53,9 @@ extension Store {
             try io.syncDirectory(staging)
             try io.rename(staging, to: destination)
             try io.syncDirectory(history.path)
+            // The history folder's own entry is durable too (a process that created it may have died first).
+            try io.syncDirectory(directory)
+            finished = true
         } catch {
             throw LogStoreError(
                 .ioError, "cannot put the retained moment in place", file: destination, underlying: error)
@@ -73,7 +82,9 @@ extension Store {
         }
         let lock = try history.lock()
         defer { withExtendedLifetime(lock) {} }
-        try history.removeLeftovers()
+        history.removeLeftovers()
+        // What the folder holds is checked before it is renamed: one with other files stays as it is.
+        try history.checkMomentFolder(history.folder(name))
         let releasing = history.folder(name) + HistoryFolder.releasingSuffix
         do {
             try io.rename(history.folder(name), to: releasing)
@@ -98,7 +109,7 @@ extension Store {
     }
 
     /// Releases the moments `policy` does not keep at `nowMilliseconds` (since 1970; the wall clock by
-    /// default) and returns them.
+    /// default) and returns them (see ``RetentionPolicy/momentsToRelease(_:nowMilliseconds:)``).
     /// - throws: what ``release(_:)`` throws (the moments released before the failure stay released).
     @discardableResult
     public func applyRetention(_ policy: RetentionPolicy, nowMilliseconds: UInt64? = nil) throws(LogStoreError)
@@ -119,8 +130,9 @@ extension Store {
     {
         try HistoryFolder.checkName(name)
         let io = SystemIO(faults: nil)
-        let folder = HistoryFolder(store: directory, io: io).folder(name)
-        guard io.exists(folder + "/" + HistoryFolder.momentFileName) else {
+        let history = HistoryFolder(store: directory, io: io)
+        let folder = history.folder(name)
+        guard history.moment(named: name) != nil else {
             throw LogStoreError(.notFound, "no retained moment is named \"\(name)\"", file: folder)
         }
         var options = options
@@ -129,9 +141,11 @@ extension Store {
         return try Store.open(at: folder, options: options)
     }
 
-    /// What changed from `old` to `new`, two snapshots (of a store and of one of its retained moments, or of
-    /// two moments): the objects added, changed (another version) and removed, and the roots. Reads only the
-    /// index (ids and versions), never a record.
+    /// What changed from `old` to `new`, two snapshots of one store (of a store and of one of its retained
+    /// moments, or of two moments): the objects added, changed (another version) and removed, and the roots.
+    /// Reads the version of each object in both (the sequence number in its frame's header), no payload.
+    /// An object whose version cannot be read in either is counted as changed. Snapshots of two different
+    /// stores give no meaningful answer.
     public static func changes(from old: Snapshot, to new: Snapshot) -> StoreDifference {
         var changes = StoreDifference()
         let before = old.ids()
@@ -145,7 +159,8 @@ extension Store {
                 changes.added.append(after[j])
                 j += 1
             } else {
-                if old.version(of: before[i]) != new.version(of: after[j]) { changes.changed.append(after[j]) }
+                let (was, now) = (old.version(of: before[i]), new.version(of: after[j]))
+                if was == nil || was != now { changes.changed.append(after[j]) }
                 i += 1
                 j += 1
             }
