@@ -30,6 +30,7 @@ final class BackgroundCompactor: Sendable {
             // wait doubles with each failure in a row (10 s up to 10 min).
             var nextPass = ContinuousClock.now
             var backOff = Self.backOffAfterFailure
+            var idleBackOff = Self.firstIdleBackOff
             while true {
                 _ = wakeUp.wait(timeout: .now() + .milliseconds(interval))
                 if stopping.load(ordering: .acquiring) { return }
@@ -45,9 +46,16 @@ final class BackgroundCompactor: Sendable {
                     }
                 }
                 if ContinuousClock.now >= nextPass {
-                    if runPass(store, options) {
+                    switch runPass(store, options) {
+                    case .done:
                         backOff = Self.backOffAfterFailure
-                    } else {
+                        idleBackOff = Self.firstIdleBackOff
+                    case .nothingEligible:
+                        // Garbage the store cannot reclaim now (in segments retained moments hold): look again
+                        // later rather than every interval.
+                        nextPass = ContinuousClock.now + idleBackOff
+                        idleBackOff = min(idleBackOff * 2, Self.longestIdleBackOff)
+                    case .failed:
                         nextPass = ContinuousClock.now + backOff
                         backOff = min(backOff * 2, Self.longestBackOff)
                     }
@@ -68,26 +76,38 @@ final class BackgroundCompactor: Sendable {
     /// with the largest garbage share of those that qualify: each pass deletes its input at its end, so the
     /// disk never holds more than one segment's live copies on top of the store (at most
     /// ``maximumPassesPerWakeUp`` passes, then it sleeps again).
-    /// - returns: false when a pass failed.
-    private func runPass(_ store: Store, _ options: CompactionOptions) -> Bool {
-        for _ in 0..<Self.maximumPassesPerWakeUp {
+    /// - returns: `.failed` when a pass failed, `.nothingEligible` when the garbage share called for a pass
+    ///   but no segment could be compacted while retained moments hold some, `.done` otherwise.
+    private func runPass(_ store: Store, _ options: CompactionOptions) -> PassOutcome {
+        for pass in 0..<Self.maximumPassesPerWakeUp {
             guard !stopping.load(ordering: .acquiring), let statistics = try? store.statistics(),
                 statistics.totalBytes > 0,
                 Double(statistics.garbageBytes) >= options.startGarbageRatio * Double(statistics.totalBytes)
-            else { return true }
+            else { return .done }
             do throws(LogStoreError) {
                 let report = try store.compactSegments(
                     garbageRatio: options.segmentGarbageRatio, limit: 1, progress: nil)
-                guard report.segmentsCompacted > 0 else { return true }
+                guard report.segmentsCompacted > 0 else {
+                    return pass == 0 && report.segmentsHeld > 0 ? .nothingEligible : .done
+                }
                 passes.add(1, ordering: .relaxed)
                 lastError.withLock { $0 = nil }
             } catch {
                 if error.code != .closed { lastError.withLock { $0 = error } }
-                return false
+                return .failed
             }
         }
-        return true
+        return .done
     }
+
+    /// What one wake-up's passes did.
+    private enum PassOutcome { case done, nothingEligible, failed }
+
+    /// How long the compactor waits before it looks again when the garbage share called for a pass but no
+    /// segment qualified while retained moments hold some (doubled each time in a row, up to
+    /// ``longestIdleBackOff``): the garbage they hold cannot be reclaimed until they are released.
+    static let firstIdleBackOff: Duration = .seconds(1)
+    static let longestIdleBackOff: Duration = .seconds(60)
 
     /// How long the compactor waits after a failed pass before it tries another (doubled for each further
     /// failure in a row, up to ``longestBackOff``).

@@ -66,6 +66,7 @@ extension Compactor {
         return pipeline.withBusySegments { busy in
             state.withLock { state in
                 report.segmentsBefore = state.segments.count
+                report.segmentsHeld = held.count
                 report.bytesBefore = state.segments.all.reduce(0) { $0 + $1.size }
                 return state.segments.numbers.compactMap { number -> (SegmentFile, UInt64)? in
                     guard !busy.contains(number), !held.contains(number), let info = state.segments[number],
