@@ -15,17 +15,8 @@ extension ObjectStore {
         at directory: String, retained name: String, types: [any PersistentObject.Type],
         protocols: [QueryableProtocol] = [], tuning: ObjectStoreTuning = ObjectStoreTuning()
     ) throws(ObjectStoreError) -> ObjectStore {
-        let store: Store
-        do {
-            store = try Store.open(at: directory, retained: name)
-        } catch {
-            throw ObjectStoreError(error)
-        }
-        do {
-            return try ObjectStore(store: store, types: types, protocols: protocols, tuning: tuning)
-        } catch {
-            try? store.close()
-            throw error
-        }
+        try over(
+            { () throws(LogStoreError) in try Store.open(at: directory, retained: name) }, types: types,
+            protocols: protocols, tuning: tuning)
     }
 }

@@ -65,9 +65,19 @@ public final class ObjectStore: Sendable {
         at directory: String, options: StoreOptions = StoreOptions(), types: [any PersistentObject.Type],
         protocols: [QueryableProtocol] = [], tuning: ObjectStoreTuning = ObjectStoreTuning()
     ) throws(ObjectStoreError) -> ObjectStore {
+        try over(
+            { () throws(LogStoreError) in try Store.open(at: directory, options: options) }, types: types,
+            protocols: protocols, tuning: tuning)
+    }
+
+    /// An object store over the engine store `open` opens (closed again when the object store cannot be made).
+    static func over(
+        _ open: () throws(LogStoreError) -> Store, types: [any PersistentObject.Type], protocols: [QueryableProtocol],
+        tuning: ObjectStoreTuning
+    ) throws(ObjectStoreError) -> ObjectStore {
         let store: Store
         do {
-            store = try Store.open(at: directory, options: options)
+            store = try open()
         } catch {
             throw ObjectStoreError(error)
         }
