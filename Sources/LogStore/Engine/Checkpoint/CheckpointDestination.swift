@@ -151,6 +151,17 @@ struct CheckpointDestination {
         return try DirectoryLock(directory: destination, io: io)
     }
 
+    /// Renames the finished copy in `staging` to the destination and syncs the parent folder.
+    /// - throws: ``LogStoreError`` `ioError` saying `what` could not be put in place.
+    func publish(_ staging: String, what: String) throws(LogStoreError) {
+        do {
+            try io.rename(staging, to: destination)
+            try io.syncDirectory(parent)
+        } catch {
+            throw LogStoreError(.ioError, "cannot put the \(what) in place", file: destination, underlying: error)
+        }
+    }
+
     /// Whether the destination is missing or an empty folder.
     func isFresh() throws(LogStoreError) -> Bool {
         guard io.exists(destination) else { return true }

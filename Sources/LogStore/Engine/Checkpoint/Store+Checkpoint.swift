@@ -57,13 +57,7 @@ extension Store {
             io: io, storeDirectory: directory, staging: target.checkpointStaging, previous: nil,
             linksToStore: hardLinks, progress: progress
         ).write(source, destination: target.destination)
-        do {
-            try io.rename(target.checkpointStaging, to: target.destination)
-            try io.syncDirectory(target.parent)
-        } catch {
-            throw LogStoreError(
-                .ioError, "cannot put the checkpoint in place", file: target.destination, underlying: error)
-        }
+        try target.publish(target.checkpointStaging, what: "checkpoint")
         return report
     }
 
@@ -98,13 +92,7 @@ extension Store {
                 io: io, storeDirectory: directory, staging: target.backupStaging, previous: nil,
                 linksToStore: hardLinks, progress: progress
             ).write(try checkpointSource(), destination: target.destination)
-            do {
-                try io.rename(target.backupStaging, to: target.destination)
-                try io.syncDirectory(target.parent)
-            } catch {
-                throw LogStoreError(
-                    .ioError, "cannot put the backup in place", file: target.destination, underlying: error)
-            }
+            try target.publish(target.backupStaging, what: "backup")
             return report
         }
         let destinationLock = try target.lockDestinationStore()

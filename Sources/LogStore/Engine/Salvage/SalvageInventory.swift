@@ -49,8 +49,10 @@ struct SalvageInventory {
                         + "them); not copied")
             }
             let expected = loaded.expectedSizes[number]
+            // The segment's hint, read once; it is used only where it describes at least the bytes there are.
+            let anyHint = Self.hintEntries(number, directory: directory, io: io, atLeast: 0)
             if let coverage, coverage.gaps().isEmpty, !coverage.isCutShort, expected == nil,
-                !Self.hintDescribesMore(number, directory: directory, io: io, than: coverage.end)
+                (anyHint?.size ?? 0) <= coverage.end
             {
                 continue
             }
@@ -63,13 +65,12 @@ struct SalvageInventory {
                 do {
                     bytes = try io.readWholeFile(path, limit: UInt64(UInt32.max))
                 } catch {
-                    let hint = Self.hintEntries(number, directory: directory, io: io, atLeast: 0)
-                    addUnread(path, hint: hint, expected: expected, reason: "cannot read the segment: \(error)")
+                    addUnread(path, hint: anyHint, expected: expected, reason: "cannot read the segment: \(error)")
                     continue
                 }
             }
             let size = UInt64(bytes.count)
-            let hint = Self.hintEntries(number, directory: directory, io: io, atLeast: size)
+            let hint = anyHint.flatMap { $0.size >= size ? $0 : nil }
             guard let coverage else {
                 addUnread(
                     path, bytes: bytes, hint: hint, expected: expected,
@@ -220,11 +221,6 @@ struct SalvageInventory {
                 name: entry.kind == .setRoot || entry.kind == .removeRoot
                     ? String(validating: entry.name, as: UTF8.self) : nil,
                 file: file, offset: UInt64(entry.offset)))
-    }
-
-    /// Whether segment `number`'s hint file describes a segment longer than `size` bytes.
-    static func hintDescribesMore(_ number: UInt32, directory: String, io: SystemIO, than size: UInt64) -> Bool {
-        (hintEntries(number, directory: directory, io: io, atLeast: size)?.size ?? 0) > size
     }
 
     /// The entries of segment `number`'s hint file, when it is intact (its checksum holds), names that

@@ -74,13 +74,7 @@ extension Store {
             report.doubts.append("the store's identity file is damaged (\(damage.message))")
         }
         try SalvageWriter(plan: plan).write(to: target.salvageStaging, options: options)
-        do {
-            try io.rename(target.salvageStaging, to: target.destination)
-            try io.syncDirectory(target.parent)
-        } catch {
-            throw LogStoreError(
-                .ioError, "cannot put the salvaged store in place", file: target.destination, underlying: error)
-        }
+        try target.publish(target.salvageStaging, what: "salvaged store")
         return report
     }
 
