@@ -22,6 +22,7 @@ struct LogStoreTool: ParsableCommand {
             Restore.self,
             Salvage.self,
             History.self,
+            Replicate.self,
             Get.self,
             Export.self,
             Import.self,

@@ -193,7 +193,7 @@ extension Store {
 
     /// Whether `directory` has this store's identity file (byte for byte), or neither has one (a store made
     /// before identity files). An identity file that exists but cannot be read is an error.
-    private func isCopyOfThisStore(_ directory: String) throws(LogStoreError) -> Bool {
+    func isCopyOfThisStore(_ directory: String) throws(LogStoreError) -> Bool {
         func identity(_ folder: String) throws(LogStoreError) -> [UInt8]? {
             let path = folder + "/" + StoreIdentity.fileName
             guard io.exists(path) else { return nil }

@@ -19,6 +19,9 @@ struct HistoryFolder {
     static let momentFileName = "MOMENT"
     static let partialSuffix = ".partial"
     static let releasingSuffix = ".releasing"
+    /// A replica's hold folder (``Store/replicate(to:)``): hard links that keep compaction away from the
+    /// segment the replica has a part of.
+    static let holdSuffix = ".hold"
     /// The first line of a `MOMENT` file.
     static let momentFileHeader = "LogStore retained moment 1"
 
@@ -37,7 +40,8 @@ struct HistoryFolder {
                 || byte == 0x2D || byte == 0x5F || byte == 0x2E
         }
         guard (1...128).contains(name.utf8.count), allowed, !name.hasPrefix("."),
-            !name.hasSuffix(partialSuffix), !name.hasSuffix(releasingSuffix), name != "LOCK"
+            !name.hasSuffix(partialSuffix), !name.hasSuffix(releasingSuffix), !name.hasSuffix(holdSuffix),
+            name != "LOCK"
         else {
             throw LogStoreError(
                 .invalidArgument,
@@ -151,8 +155,9 @@ struct HistoryFolder {
     func heldSegments() -> Set<UInt32> {
         guard io.isDirectory(path), let folders = try? io.listDirectory(path) else { return [] }
         var held: Set<CheckpointDestination.Identity> = []
-        // Only moments (a `.partial` or `.releasing` folder is removed by the next retain or release).
-        for folder in folders where moment(named: folder) != nil {
+        // Moments and replicas' holds (a `.partial` or `.releasing` folder is removed by the next retain or
+        // release).
+        for folder in folders where folder.hasSuffix(Self.holdSuffix) || moment(named: folder) != nil {
             guard let names = try? io.listDirectory(self.folder(folder)) else { continue }
             for name in names where LogFormat.segmentNumber(fromFileName: name) != nil {
                 if let info = CheckpointDestination.status(self.folder(folder) + "/" + name, following: false) {

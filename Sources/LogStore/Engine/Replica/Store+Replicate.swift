@@ -1,0 +1,154 @@
+@_spi(Engine) import LogStoreFormat
+@_spi(Engine) import LogStoreSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Replicas: a second directory (another disk, a mounted remote path) kept up to date by shipping segments
+/// (see `Documentation/Reliability.md`, "Replicas").
+extension Store {
+    /// Brings the replica in `destination` up to the store's newest commit, in place, or makes one there
+    /// when it is missing or empty. Call it again and again (`logstore-tool replicate` does, every second by
+    /// default): each pass ships only what the replica lacks — new segments whole, and the bytes the
+    /// segment being written gained since.
+    ///
+    /// The replica changes as a store changes beside its writer, so a process may read it meanwhile (a
+    /// read-only ``open(at:options:)``, a follower): it sees a store consistent at one commit, at most the
+    /// pass before. To promote it after losing the store, stop replicating and open it for writing: it opens
+    /// as a store after a crash (a tail that a pass cut short is cut) and goes on from its last commit.
+    /// Afterwards it is a store of its own: a pass to it is refused.
+    ///
+    /// ```swift
+    /// try store.replicate(to: "/mnt/other-disk/notes")   // again every second
+    /// ```
+    /// How far it lags: the commits since the pass began, that is the interval between passes plus a pass's
+    /// time (sealed segments copied whole, then the new tail). Works on a store open read-only beside a writer
+    /// after ``refresh()``.
+    /// - throws: ``LogStoreError`` with code `invalidArgument` when `destination` is in, around or linked to the
+    ///   store, or holds anything but a replica of this store (another store, a backup, files, a replica that
+    ///   was opened for writing); `locked` when another pass to it runs or a process has it open for writing;
+    ///   `closed`; `storeFailed`; or `ioError` (naming the file).
+    @discardableResult
+    public func replicate(to destination: String) throws(LogStoreError) -> ReplicationReport {
+        let target = try CheckpointDestination(destination, store: directory, io: io)
+        let lock = try target.lock()
+        defer { withExtendedLifetime(lock) {} }
+        if try target.isFresh() {
+            try target.removeLeftover(target.checkpointStaging)
+            let staging = target.checkpointStaging
+            do {
+                try io.makeNewDirectory(staging)
+                let identity = directory + "/" + StoreIdentity.fileName
+                if io.exists(identity) {
+                    try io.writeNewFile(staging + "/" + StoreIdentity.fileName, try io.readWholeFile(identity))
+                }
+            } catch {
+                throw LogStoreError(.ioError, "cannot start the replica", file: staging, underlying: error)
+            }
+            let hold = try replicaHold(for: target)
+            let source = try heldSource(hold)
+            let report = try ReplicaWriter(io: io, storeDirectory: directory, replica: staging).update(from: source)
+            do {
+                try io.rename(staging, to: target.destination)
+                try io.syncDirectory(target.parent)
+            } catch {
+                throw LogStoreError(.ioError, "cannot put the replica in place", file: target.destination, underlying: error)
+            }
+            releaseHold(hold, keeping: source)
+            return ReplicationReport(
+                destination: target.destination, sequence: report.sequence, segmentsCopied: report.segmentsCopied,
+                bytesAppended: report.bytesAppended, bytesCopied: report.bytesCopied, segmentsRemoved: 0)
+        }
+        guard io.isDirectory(target.destination), try isCopyOfThisStore(target.destination) else {
+            throw LogStoreError(
+                .invalidArgument,
+                "the destination is not a replica of this store (its \(StoreIdentity.fileName) file differs)",
+                file: target.destination)
+        }
+        let foreign = try target.foreignNames()
+        guard foreign.isEmpty else {
+            throw LogStoreError(
+                .invalidArgument, "the destination holds files that are not a store's (" + foreign.prefix(5).joined(separator: ", ")
+                    + "): replicate into a folder of its own", file: target.destination)
+        }
+        let destinationLock = try target.lockDestinationStore()
+        defer { withExtendedLifetime(destinationLock) {} }
+        if let manifest = CheckpointDestination.manifest(in: target.destination, io: io), manifest.cleanClose != nil {
+            throw LogStoreError(
+                .invalidArgument,
+                "the destination was closed by a writer (a promoted replica, or a backup): it is a store of its own; "
+                    + "replicate into a new folder", file: target.destination)
+        }
+        let hold = try replicaHold(for: target)
+        let source = try heldSource(hold)
+        let report = try ReplicaWriter(io: io, storeDirectory: directory, replica: target.destination).update(
+            from: source)
+        releaseHold(hold, keeping: source)
+        return report
+    }
+
+    /// The folder `history/replica-HASH.hold` (created when missing) whose hard links keep compaction away
+    /// from the segment a replica holds a part of: until the replica has it whole, the segment's later bytes
+    /// must stay readable as the segment, or the replica could only be brought up to date through states no
+    /// commit had (a reader of it would see newer records without older ones).
+    private func replicaHold(for target: CheckpointDestination) throws(LogStoreError) -> String {
+        let history = HistoryFolder(store: directory, io: io)
+        try history.create()
+        let place = (CheckpointDestination.resolved(target.parent) ?? target.parent) + "/"
+            + String(target.destination.split(separator: "/").last ?? "")
+        let hash = Array(place.utf8).withUnsafeBytes { Checksum.xxh3($0) }
+        let hold = history.path + "/replica-" + String(hash, radix: 16) + HistoryFolder.holdSuffix
+        guard !io.isDirectory(hold) else { return hold }
+        do {
+            try io.makeNewDirectory(hold)
+            try io.syncDirectory(history.path)
+        } catch where error.errno == EEXIST {
+            return hold
+        } catch {
+            throw LogStoreError(.ioError, "cannot create the replica's hold folder", file: hold, underlying: error)
+        }
+        return hold
+    }
+
+    /// The state a pass copies, taken after the segment being written was linked into `hold`: compaction
+    /// cannot take it away before the next pass has it whole. When the segment being written changed between
+    /// the link and the capture, the new one is linked and the state taken again.
+    private func heldSource(_ hold: String) throws(LogStoreError) -> CheckpointSource {
+        for _ in 0..<8 {
+            let newest = try readState { state in
+                state.segments.all.filter { !SegmentStatistics.isOutput($0.file) }.map(\.file.number).max()
+            }
+            if let newest { holdSegment(newest, in: hold) }
+            let source = try checkpointSource()
+            let growing = source.segments.first { $0.mayGrow }?.file.number
+            if growing == nil || growing == newest { return source }
+        }
+        throw LogStoreError(
+            .ioError, "the store kept starting new segments while a replica pass took its state", file: directory)
+    }
+
+    /// Links segment `number` into `hold` (nothing when it is there already, or gone).
+    private func holdSegment(_ number: UInt32, in hold: String) {
+        let name = LogFormat.segmentFileName(number)
+        guard !io.exists(hold + "/" + name) else { return }
+        do {
+            try io.link(directory + "/" + name, to: hold + "/" + name)
+            try io.syncDirectory(hold)
+        } catch {
+            return
+        }
+    }
+
+    /// Removes from `hold` every segment but the one the replica now has a part of (the segment being written
+    /// in `source`); what it holds no more, compaction may take.
+    private func releaseHold(_ hold: String, keeping source: CheckpointSource) {
+        let keep = source.segments.first { $0.mayGrow }.map { LogFormat.segmentFileName($0.file.number) }
+        guard let names = try? io.listDirectory(hold) else { return }
+        for name in names where name != keep && LogFormat.segmentNumber(fromFileName: name) != nil {
+            try? io.unlink(hold + "/" + name)
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import LogStoreExamples
+import Synchronization
+import TestSupport
+import Testing
+
+@testable @_spi(Testing) import LogStore
+
+/// Replicas: kept up to date in place while a reader reads them, through compaction and mark-sweep;
+/// promoted by an open for writing, after which passes are refused; refusals; and a replica read by a
+/// child process while a writer in another child is killed with SIGKILL.
+@Suite struct ReplicaTests {
+    @Test func aReplicaFollowsTheStoreInPlaceWhileReadersReadIt() throws {
+        let directory = TemporaryStore("replica")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: true, batches: 10)
+        let replica = directory.path + "/replica"
+        let stop = Atomic<Bool>(false)
+        let reads = Atomic<Int>(0)
+        let failures = Mutex<[String]>([])
+        // A reader that opens the replica again and again: every open is one whole commit.
+        let reader = Thread {
+            while !stop.load(ordering: .relaxed) {
+                guard FileManager.default.fileExists(atPath: replica + "/SEGMENTS") else { continue }
+                do {
+                    _ = try CheckpointTests.committedBatches(at: replica, shared: shared)
+                    reads.add(1, ordering: .relaxed)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        reader.start()
+        var written = 10
+        var passes: [ReplicationReport] = []
+        for round in 0..<30 {
+            // Small rounds extend the segment being written; large ones roll it over.
+            for _ in 0..<(round % 2 == 0 ? 1 : 15) {
+                try CheckpointTests.writeBatch(written, shared: shared, to: store)
+                written += 1
+            }
+            if round % 10 == 9 { try store.collectGarbage() }
+            passes.append(try store.replicate(to: replica))
+            #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == written - 1)
+            // The segment the replica has a part of is held from compaction, and only that one.
+            let holds = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/store/history")
+                .filter { $0.hasSuffix(".hold") }
+            #expect(holds.count == 1)
+            let held = try holds.flatMap {
+                try FileManager.default.contentsOfDirectory(atPath: directory.path + "/store/history/" + $0)
+            }
+            #expect(held.count <= 1, "\(held)")
+        }
+        stop.store(true, ordering: .relaxed)
+        while !reader.isFinished { usleep(1_000) }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        #expect(reads.load(ordering: .relaxed) > 0)
+        #expect(passes.contains { $0.segmentsCopied > 0 } && passes.contains { $0.bytesAppended > 0 })
+        #expect(passes.contains { $0.segmentsRemoved > 0 }, "background compaction removed nothing")
+        #expect(try Store.verify(at: replica).isSound)
+        try store.close()
+    }
+
+    @Test func promotingAReplicaMakesItAStoreOfItsOwn() throws {
+        let directory = TemporaryStore("replica-promoted")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 40)
+        let replica = directory.path + "/replica"
+        try store.replicate(to: replica)
+        for number in 40..<60 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        try store.replicate(to: replica)
+        // The store is lost; the replica is opened for writing and goes on from its last commit.
+        let promoted = try Store.open(at: replica, options: testOptions())
+        #expect(promoted.recovery == nil)
+        try CheckpointTests.writeBatch(60, shared: shared, to: promoted)
+        // While it is open for writing, a pass is refused.
+        #expect { try store.replicate(to: replica) } throws: { ($0 as? LogStoreError)?.code == .locked }
+        try promoted.close()
+        #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 60)
+        // Closed, it is a store of its own: a pass is refused and changes nothing.
+        #expect { try store.replicate(to: replica) } throws: { ($0 as? LogStoreError)?.code == .invalidArgument }
+        #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 60)
+        try store.close()
+    }
+
+    @Test func aReplicaThatWasWrittenToIsRefused() throws {
+        let directory = TemporaryStore("replica-diverged", unverifiedBecause: "a replica forked on purpose")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 5)
+        let replica = directory.path + "/replica"
+        try store.replicate(to: replica)
+        // Written to, then killed (no clean close): its tail differs from the store's.
+        let fork = try Store.open(at: replica, options: testOptions())
+        try CheckpointTests.writeBatch(99, shared: shared, to: fork, salt: 7)
+        try fork.close()
+        try forgetCleanClose(replica)
+        try CheckpointTests.writeBatch(5, shared: shared, to: store)
+        #expect { try store.replicate(to: replica) } throws: { ($0 as? LogStoreError)?.code == .invalidArgument }
+        // Other folders: another store, one with other files.
+        let other = directory.path + "/other"
+        try Store.open(at: other, options: testOptions()).close()
+        #expect { try store.replicate(to: other) } throws: { ($0 as? LogStoreError)?.code == .invalidArgument }
+        try store.close()
+    }
+
+    /// A writer in a child process (`crash-writer`) is killed with SIGKILL while this process replicates
+    /// its store every few milliseconds (open read-only, refreshed) and a second child (`logstore-tool
+    /// verify`) reads the replica; after the kill, a last pass ships every acknowledged commit and the
+    /// replica, promoted, holds them all.
+    @Test func aReplicaReadByAnotherProcessStaysConsistentWhileTheWriterIsKilled() throws {
+        let directory = TemporaryStore("replica-crash")
+        let primary = directory.path + "/primary"
+        let replica = directory.path + "/replica"
+        let child = try RunningTool(
+            ["crash-writer", primary, "--seed", "5", "--segment-size", "\(1 << 16)"], binary: .crashHarness)
+        _ = child.waitForFirstLine(timeout: 60)
+        let follower = try Store.open(at: primary, options: StoreOptions(createIfMissing: false, readOnly: true))
+        var verified = 0
+        for pass in 0..<40 {
+            try follower.refresh()
+            try follower.replicate(to: replica)
+            if pass % 8 == 0 {
+                let check = try ToolRunner.run(["verify", replica, "--json"])
+                #expect(check.status == 0, "the replica read by another process: \(check.output)")
+                verified += 1
+            }
+            usleep(10_000)
+        }
+        print("replica crash test: \(verified) verifications by another process")
+        child.killNow()
+        let result = child.finish()
+        #expect(result.signaled, "the writer ended early: \(result.output)")
+        try follower.refresh()
+        let last = try follower.replicate(to: replica)
+        try follower.close()
+        var lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast()
+        let promoted = try Store.open(at: replica, options: testOptions(segmentSize: 1 << 16))
+        #expect(try promoted.snapshot().sequence == last.sequence)
+        let roots = try promoted.roots()
+        for line in lines {
+            let fields = line.split(separator: " ").compactMap { UInt64($0) }.map { ObjectID($0) }
+            if line.hasPrefix("put "), let id = fields.first {
+                #expect(try promoted.get(id) != nil, "acknowledged put \(id) missing from the replica")
+            } else if line.hasPrefix("batch "), let manifest = fields.first {
+                #expect(roots["batch-\(manifest)"] == manifest, "acknowledged batch \(manifest) missing")
+                #expect(try promoted.get(manifest)?.references == Array(fields.dropFirst()))
+            }
+        }
+        try promoted.close()
+        #expect(try Store.verify(at: replica).isSound)
+        #expect(verified == 5)
+    }
+}
