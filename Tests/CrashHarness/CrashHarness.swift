@@ -8,7 +8,9 @@ struct CrashHarness: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logstore-crash-harness",
         abstract: "Writers and compactors for crash tests to kill.",
-        subcommands: [CrashWriter.self, CrashCompactor.self, CrashTaskWriter.self, CrashBackup.self]
+        subcommands: [
+            CrashWriter.self, CrashCompactor.self, CrashTaskWriter.self, CrashBackup.self, CrashReplicaReader.self,
+        ]
     )
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import LogStore
 import LogStoreExamples
 import TestSupport
@@ -46,6 +47,9 @@ struct CrashWriter: ParsableCommand {
     @Option(help: "The retained moments' name prefix.")
     var retainPrefix = "moment"
 
+    @Option(help: "Microseconds to wait after each commit (0: none), to bound how fast the store grows.")
+    var pauseMicroseconds: UInt32 = 0
+
     func validate() throws {
         guard policy != nil else { throw ValidationError("--fsync takes always, never or milliseconds") }
     }
@@ -66,6 +70,7 @@ struct CrashWriter: ParsableCommand {
         var commits = 0
         var retained = 0
         while true {
+            if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
             commits += 1
             if retainEvery > 0, commits % retainEvery == 0 {
                 retained += 1

@@ -125,8 +125,14 @@ package enum Compression {
         guard let base = source.baseAddress, originalLength > 0 else { return nil }
         // Zeroed first, then written, and built from a collection: `Array(unsafeUninitializedCapacity:)` and
         // `Array(repeating:count:)` call an unspecialized runtime function that looks up the array's generic
-        // metadata on every call (a few percent of a get); the collection copy is specialized here.
-        var result = [UInt8](repeatElement(0, count: originalLength))
+        // metadata on every call (a few percent of a get); the collection copy is specialized here. Unoptimized
+        // (debug) builds do not specialize it and copy element by element, a hundred times slower than the
+        // runtime call: they take the runtime call.
+        #if DEBUG
+            var result = [UInt8](repeating: 0, count: originalLength)
+        #else
+            var result = [UInt8](repeatElement(0, count: originalLength))
+        #endif
         let produced = result.withUnsafeMutableBytes { target -> Int32 in
             guard let start = target.baseAddress else { return -1 }
             return decode(base.assumingMemoryBound(to: CChar.self), start.assumingMemoryBound(to: CChar.self))

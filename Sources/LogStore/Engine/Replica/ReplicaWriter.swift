@@ -10,10 +10,12 @@
 /// Brings a replica's directory up to a ``CheckpointSource`` in place, in the order a writer changes its
 /// own store, so that a process reading the replica (a read-only open, a follower) sees it as it would see
 /// a store beside its writer:
-/// 1. segments the replica lacks are copied under `NAME.writing`, synced and renamed (with their hints);
-/// 2. the segment the replica has a part of is extended by the bytes up to the captured commit (whole
-///    batches: a reader sees at most a torn tail while the bytes are written), and synced;
-/// 3. new dictionaries are written and renamed in, the directory synced;
+/// 1. leftovers of a pass cut short are removed, and a part of a segment the store no longer has is sealed;
+/// 2. new dictionaries are written and renamed in, then recorded in a manifest of the segments the replica
+///    has so far (a dictionary is known before any frame names it);
+/// 3. segments the replica lacks are copied under `NAME.writing`, synced and renamed (with their hints); the
+///    segment the replica has a part of is extended by the bytes up to the captured commit (whole batches: a
+///    reader sees at most a torn tail while the bytes are written), and synced;
 /// 4. the manifest is replaced (written, synced, renamed), without a clean-close record: the replica's
 ///    newest segment may grow;
 /// 5. segments the store compacted away are removed, with their hints, and the directory synced.
@@ -198,7 +200,8 @@ struct ReplicaWriter {
     /// meanwhile is left out: it only makes the replica's open scan that segment).
     private func copyHint(of number: UInt32) {
         let target = replica + "/" + HintFile.fileName(number)
-        guard !io.exists(target), let fd = try? io.open(storeDirectory + "/" + HintFile.fileName(number), flags: O_RDONLY | O_CLOEXEC)
+        guard !io.exists(target),
+            let fd = try? io.open(storeDirectory + "/" + HintFile.fileName(number), flags: O_RDONLY | O_CLOEXEC)
         else { return }
         defer { io.close(fd) }
         guard let size = try? io.size(fd, path: target) else { return }

@@ -55,7 +55,8 @@ extension Store {
                 try io.rename(staging, to: target.destination)
                 try io.syncDirectory(target.parent)
             } catch {
-                throw LogStoreError(.ioError, "cannot put the replica in place", file: target.destination, underlying: error)
+                throw LogStoreError(
+                    .ioError, "cannot put the replica in place", file: target.destination, underlying: error)
             }
             releaseHold(hold, keeping: source)
             return ReplicationReport(
@@ -71,7 +72,8 @@ extension Store {
         let foreign = try target.foreignNames()
         guard foreign.isEmpty else {
             throw LogStoreError(
-                .invalidArgument, "the destination holds files that are not a store's (" + foreign.prefix(5).joined(separator: ", ")
+                .invalidArgument,
+                "the destination holds files that are not a store's (" + foreign.prefix(5).joined(separator: ", ")
                     + "): replicate into a folder of its own", file: target.destination)
         }
         let destinationLock = try target.lockDestinationStore()
@@ -97,7 +99,8 @@ extension Store {
     private func replicaHold(for target: CheckpointDestination) throws(LogStoreError) -> String {
         let history = HistoryFolder(store: directory, io: io)
         try history.create()
-        let place = (CheckpointDestination.resolved(target.parent) ?? target.parent) + "/"
+        let place =
+            (CheckpointDestination.resolved(target.parent) ?? target.parent) + "/"
             + String(target.destination.split(separator: "/").last ?? "")
         let hash = Array(place.utf8).withUnsafeBytes { Checksum.xxh3($0) }
         let hold = history.path + "/replica-" + String(hash, radix: 16) + HistoryFolder.holdSuffix
@@ -105,7 +108,7 @@ extension Store {
         do {
             try io.makeNewDirectory(hold)
             try io.syncDirectory(history.path)
-        } catch where error.errno == EEXIST {
+        } catch  where error.errno == EEXIST {
             return hold
         } catch {
             throw LogStoreError(.ioError, "cannot create the replica's hold folder", file: hold, underlying: error)
@@ -113,21 +116,39 @@ extension Store {
         return hold
     }
 
-    /// The state a pass copies, taken after the segment being written was linked into `hold`: compaction
-    /// cannot take it away before the next pass has it whole. When the segment being written changed between
-    /// the link and the capture, the new one is linked and the state taken again.
+    /// The state a pass copies, taken after the store's two newest writer segments were linked into `hold`:
+    /// compaction cannot take the one the replica will have a part of away before the next pass has it whole.
+    /// When the store started a newer segment between the link and the capture, the new ones are linked and
+    /// the state taken again.
     private func heldSource(_ hold: String) throws(LogStoreError) -> CheckpointSource {
         for _ in 0..<8 {
             let newest = try readState { state in
-                state.segments.all.filter { !SegmentStatistics.isOutput($0.file) }.map(\.file.number).max()
+                state.segments.all.filter { !SegmentStatistics.isOutput($0.file) }.map(\.file.number).sorted().suffix(2)
             }
-            if let newest { holdSegment(newest, in: hold) }
-            let source = try checkpointSource()
-            let growing = source.segments.first { $0.mayGrow }?.file.number
-            if growing == nil || growing == newest { return source }
+            for number in newest { holdSegment(number, in: hold) }
+            let source = Self.withoutUnstartedSegment(try checkpointSource())
+            guard let growing = source.segments.first(where: { $0.mayGrow })?.file.number else { return source }
+            if newest.contains(growing) { return source }
         }
         throw LogStoreError(
             .ioError, "the store kept starting new segments while a replica pass took its state", file: directory)
+    }
+
+    /// `source` without a newest segment its writer (another process) has created but not yet given its
+    /// header: the replica must not list a segment that does not read as one. The segment before it is then
+    /// the one the replica may have a part of.
+    static func withoutUnstartedSegment(_ source: CheckpointSource) -> CheckpointSource {
+        guard let last = source.segments.lastIndex(where: { $0.isAppend }),
+            source.segments[last].size < UInt64(LogFormat.segmentHeaderSize)
+        else { return source }
+        var trimmed = source
+        trimmed.segments.remove(at: last)
+        if let previous = trimmed.segments.lastIndex(where: { !SegmentStatistics.isOutput($0.file) }) {
+            let segment = trimmed.segments[previous]
+            trimmed.segments[previous] = CheckpointSource.Segment(
+                file: segment.file, size: segment.size, isAppend: true, mayGrow: true, hintUsable: false)
+        }
+        return trimmed
     }
 
     /// Links segment `number` into `hold` (nothing when it is there already, or gone).
