@@ -122,6 +122,16 @@ let package = Package(
             ],
             path: "Sources/HistoryFigures"
         ),
+        // Replicas: pass time, lag and commit latency beside a busy writer; the first pass against a copy.
+        .executableTarget(
+            name: "ReplicaFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreExamples", package: "LogStore"),
+            ],
+            path: "Sources/ReplicaFigures"
+        ),
         // Gets through a snapshot against plain gets, idle and beside a writer.
         .executableTarget(
             name: "SnapshotFigures",

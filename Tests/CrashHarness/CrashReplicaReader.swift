@@ -8,7 +8,7 @@ import TestSupport
 /// another process brings it up to date, and checks that every open shows one commit of a `crash-writer`
 /// store: every root `batch-M` names a manifest whose members are all there with their payloads, every
 /// object has the payload of its id, and neither the commit nor the objects go backwards from one open to the
-/// next. Prints `reads N` when every open passed, or `inconsistent: …` (and exits 1) at the first that did not.
+/// next. Prints `reads N` when every open passed, or `inconsistent: …` (and exits 3) at the first that did not.
 struct CrashReplicaReader: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replica-reader",

@@ -103,6 +103,72 @@ import Testing
         try store.close()
     }
 
+    /// The segment numbers in `directory`.
+    static func segmentNumbers(_ directory: String) throws -> Set<Int> {
+        Set(
+            try FileManager.default.contentsOfDirectory(atPath: directory).compactMap {
+                $0.hasSuffix(".seg") ? Int($0.dropLast(4)) : nil
+            })
+    }
+
+    /// Compaction (even a full rewrite) leaves alone the segment a replica has a part of and every newer
+    /// one, until the next pass has them whole.
+    @Test func aHoldKeepsCompactionAwayFromWhatTheReplicaHasNotReceived() throws {
+        let directory = TemporaryStore("replica-hold")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 5)
+        let primary = directory.path + "/store"
+        let replica = directory.path + "/replica"
+        try store.replicate(to: replica)
+        let partial = try #require(try Self.segmentNumbers(replica).max())
+        for number in 5..<80 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let unshipped = try Self.segmentNumbers(primary).filter { $0 >= partial }
+        #expect(unshipped.count > 3, "the writes should have rolled several segments")
+        let compaction = try store.compact()
+        #expect(compaction.segmentsHeld >= unshipped.count - 1)
+        try store.rewriteAllSegments()
+        #expect(unshipped.isSubset(of: try Self.segmentNumbers(primary)), "a held segment was compacted")
+        try store.replicate(to: replica)
+        #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 79)
+        // Shipped, they are the store's to compact again.
+        let freed = try store.compact()
+        #expect(freed.segmentsCompacted > 0)
+        #expect(!unshipped.isSubset(of: try Self.segmentNumbers(primary)))
+        try store.replicate(to: replica)
+        #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 79)
+    }
+
+    /// Without its hold (removed by hand), the store compacts away the segment the replica has a part of:
+    /// the next pass refuses, and the replica stays as it was, readable.
+    @Test func aReplicaWhosePartWasCompactedAwayIsRefusedAndLeftAsItWas() throws {
+        let directory = TemporaryStore("replica-unheld")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 3)
+        let primary = directory.path + "/store"
+        let replica = directory.path + "/replica"
+        try store.replicate(to: replica)
+        let partial = try #require(try Self.segmentNumbers(replica).max())
+        for hold in try FileManager.default.contentsOfDirectory(atPath: primary + "/history")
+        where hold.hasSuffix(".hold") {
+            try FileManager.default.removeItem(atPath: primary + "/history/" + hold)
+        }
+        for number in 3..<80 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        try store.compact()
+        #expect(!(try Self.segmentNumbers(primary)).contains(partial), "the segment should have been compacted")
+        func files() throws -> [String: Int] {
+            var sizes: [String: Int] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: replica) where name != "LOCK" {
+                sizes[name] = try FileManager.default.attributesOfItem(atPath: replica + "/" + name)[.size] as? Int
+            }
+            return sizes
+        }
+        let before = try files()
+        #expect { try store.replicate(to: replica) } throws: { error in
+            let error = error as? LogStoreError
+            return error?.code == .invalidArgument && error?.message.contains("before the replica received it") == true
+        }
+        #expect(try files() == before)
+        #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 2)
+    }
+
     /// A writer in another process creates its next segment, then writes its header: a follower that lists
     /// the folder between the two sees an empty newest segment. A pass taking that state leaves the segment
     /// out (the replica never lists a segment that does not read) and holds the one before it instead.

@@ -63,8 +63,9 @@ public struct CompactionReport: Sendable, Equatable {
     public var tombstonesKept = 0
     /// Tombstones dropped.
     public var tombstonesDropped = 0
-    /// Segments left alone because a retained moment holds them (``Store/retain(as:)``): rewriting one
-    /// would free nothing while the moment keeps its file.
+    /// Segments left alone because a retained moment holds them (``Store/retain(as:)``: rewriting one
+    /// would free nothing while the moment keeps its file), or a replica has not yet received them whole
+    /// (``Store/replicate(to:)``).
     public var segmentsHeld = 0
     /// Wall-clock duration in seconds.
     public var seconds: Double = 0

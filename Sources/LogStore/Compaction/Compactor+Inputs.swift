@@ -60,8 +60,10 @@ extension Compactor {
     )] {
         // Segments a retained moment holds (the same file under its name in `history`): rewriting one frees
         // nothing while the moment keeps it, and its copy would take space of its own. A full rewrite
-        // (format conversion, a new dictionary) still rewrites them.
-        let held = rewritingAll ? [] : HistoryFolder(store: directory, io: io).heldSegments()
+        // (format conversion, a new dictionary) still rewrites them. Segments a replica holds (the one it
+        // has a part of and every newer one) are left alone even by a full rewrite: the replica could not
+        // be brought up to date through states some commit had if their records moved meanwhile.
+        let held = HistoryFolder(store: directory, io: io).heldSegments(includingMoments: !rewritingAll)
         // Under the queue lock, so no segment the writer may still append to can be chosen.
         return pipeline.withBusySegments { busy in
             state.withLock { state in

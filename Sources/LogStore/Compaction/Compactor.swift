@@ -55,6 +55,18 @@ struct Compactor: Sendable {
         var plan = plan(for: inputs)
         let finished = try copyLiveRecords(
             of: inputs, plan: &plan, started: started, report: &report, progress: progress)
+        // A replica pass may have started to hold a chosen segment while the records were copied (see
+        // `Store.replicate(to:)`): then the pass is dropped, its outputs deleted, and nothing changes.
+        let heldNow = HistoryFolder(store: directory, io: io).heldSegments(includingMoments: false)
+        guard heldNow.isDisjoint(with: inputs.map(\.file.number)) else {
+            for (_, file) in finished { try? io.unlink(file.path) }
+            if !finished.isEmpty { try? io.syncDirectory(directory) }
+            release(finished.map(\.1))
+            report.segmentsHeld += heldNow.intersection(inputs.map(\.file.number)).count
+            report.segmentsAfter = report.segmentsBefore
+            report.bytesAfter = report.bytesBefore
+            return report
+        }
         installOutputs(finished)
         let compacted = inputs.count
         try retireInputs(&inputs)

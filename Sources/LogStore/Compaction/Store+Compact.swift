@@ -32,7 +32,9 @@ extension Store {
     /// Rewrites every segment into segments of the format this version writes (version 2), dropping
     /// garbage on the way: the segment being written is sealed first, and every sealed segment is
     /// compacted whether it holds garbage or not. A store written by an older version is converted as a
-    /// whole (it is also read as it is, and compaction converts what it rewrites).
+    /// whole (it is also read as it is, and compaction converts what it rewrites). Segments a replica has
+    /// not yet received whole (see ``replicate(to:)``) are left for a later call, after the replica's next
+    /// pass.
     ///
     /// - throws: as ``compact(progress:)``.
     @discardableResult

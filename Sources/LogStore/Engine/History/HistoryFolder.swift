@@ -19,8 +19,8 @@ struct HistoryFolder {
     static let momentFileName = "MOMENT"
     static let partialSuffix = ".partial"
     static let releasingSuffix = ".releasing"
-    /// A replica's hold folder (``Store/replicate(to:)``): hard links that keep compaction away from the
-    /// segment the replica has a part of.
+    /// A replica's hold folder (``Store/replicate(to:)``): a hard link of the segment the replica has a part
+    /// of, which keeps compaction away from it and from every segment numbered above it.
     static let holdSuffix = ".hold"
     /// The first line of a `MOMENT` file.
     static let momentFileHeader = "LogStore retained moment 1"
@@ -150,29 +150,41 @@ struct HistoryFolder {
         return HistoryUsage(moments: moments, bytes: total, garbageBytesHeld: held)
     }
 
-    /// The store's segments that a retained moment holds: whose file is also a file of a moment (the same
-    /// device and inode). Empty when there is no history folder.
-    func heldSegments() -> Set<UInt32> {
+    /// The store's segments that compaction leaves alone: those a retained moment holds (whose file is also
+    /// a file of a moment: the same device and inode), unless `includingMoments` is false, and those a
+    /// replica holds (every segment numbered as or above the lowest segment named in a replica's hold folder:
+    /// the one the replica has a part of, and every segment the store made since, which the replica has not
+    /// yet received). Empty when there is no history folder.
+    func heldSegments(includingMoments: Bool = true) -> Set<UInt32> {
         guard io.isDirectory(path), let folders = try? io.listDirectory(path) else { return [] }
         var held: Set<CheckpointDestination.Identity> = []
-        // Moments and replicas' holds (a `.partial` or `.releasing` folder is removed by the next retain or
-        // release).
-        for folder in folders where folder.hasSuffix(Self.holdSuffix) || moment(named: folder) != nil {
-            guard let names = try? io.listDirectory(self.folder(folder)) else { continue }
-            for name in names where LogFormat.segmentNumber(fromFileName: name) != nil {
-                if let info = CheckpointDestination.status(self.folder(folder) + "/" + name, following: false) {
+        var threshold = UInt32.max
+        for folder in folders {
+            let isHold = folder.hasSuffix(Self.holdSuffix)
+            // A `.partial` or `.releasing` folder is removed by the next retain or release.
+            guard isHold || (includingMoments && moment(named: folder) != nil),
+                let names = try? io.listDirectory(self.folder(folder))
+            else { continue }
+            for name in names {
+                guard let number = LogFormat.segmentNumber(fromFileName: name) else { continue }
+                if isHold {
+                    threshold = min(threshold, number)
+                } else if let info = CheckpointDestination.status(self.folder(folder) + "/" + name, following: false) {
                     held.insert(CheckpointDestination.Identity(info))
                 }
             }
         }
-        guard !held.isEmpty, let names = try? io.listDirectory(store) else { return [] }
+        guard !held.isEmpty || threshold != .max, let names = try? io.listDirectory(store) else { return [] }
         var numbers: Set<UInt32> = []
         for name in names {
-            guard let number = LogFormat.segmentNumber(fromFileName: name),
-                let info = CheckpointDestination.status(store + "/" + name, following: false),
+            guard let number = LogFormat.segmentNumber(fromFileName: name) else { continue }
+            if number >= threshold {
+                numbers.insert(number)
+            } else if !held.isEmpty, let info = CheckpointDestination.status(store + "/" + name, following: false),
                 held.contains(CheckpointDestination.Identity(info))
-            else { continue }
-            numbers.insert(number)
+            {
+                numbers.insert(number)
+            }
         }
         return numbers
     }

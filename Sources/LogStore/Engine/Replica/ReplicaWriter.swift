@@ -10,7 +10,7 @@
 /// Brings a replica's directory up to a ``CheckpointSource`` in place, in the order a writer changes its
 /// own store, so that a process reading the replica (a read-only open, a follower) sees it as it would see
 /// a store beside its writer:
-/// 1. leftovers of a pass cut short are removed, and a part of a segment the store no longer has is sealed;
+/// 1. every check first (a pass that refuses changes nothing), then leftovers of a pass cut short removed;
 /// 2. new dictionaries are written and renamed in, then recorded in a manifest of the segments the replica
 ///    has so far (a dictionary is known before any frame names it);
 /// 3. segments the replica lacks are copied under `NAME.writing`, synced and renamed (with their hints); the
@@ -24,8 +24,10 @@ struct ReplicaWriter {
     let storeDirectory: String
     let replica: String
 
+    /// Every check comes before the first write: a pass that refuses leaves the replica as it was.
     /// - throws: ``LogStoreError`` `invalidArgument` when the replica holds a segment that is not the store's
-    ///   (it was written to: opened for writing, promoted), `ioError` naming the file.
+    ///   (it was written to: opened for writing, promoted), or only a part of a segment the store no longer
+    ///   has (compacted away while no hold kept it); `ioError` naming the file.
     func update(from source: CheckpointSource) throws(LogStoreError) -> ReplicationReport {
         var report = ReplicationReport(
             destination: replica, sequence: source.sequence, segmentsCopied: 0, bytesAppended: 0, bytesCopied: 0,
@@ -33,9 +35,6 @@ struct ReplicaWriter {
         let names: [String]
         do {
             names = try io.listDirectory(replica)
-            for name in names where name.hasSuffix(LogFormat.writingSuffix) {
-                try io.unlink(replica + "/" + name)
-            }
         } catch {
             throw LogStoreError(.ioError, "cannot list the replica", file: replica, underlying: error)
         }
@@ -47,34 +46,48 @@ struct ReplicaWriter {
                 "the replica has a segment the store never had: it was written to (opened for writing, promoted); "
                     + "make a new replica", file: replica + "/" + LogFormat.segmentFileName(stranger))
         }
-        // A segment the replica has a part of that the store compacted away since (sealed, then rewritten) can
-        // no longer be extended: it is sealed here as it is, as a writer seals its segment before it starts
-        // the next, so that it is never an unsealed segment below the replica's newest one.
-        for number in present.subtracting(wanted).sorted() {
-            try sealIfOpen(replica + "/" + LogFormat.segmentFileName(number), sequence: source.sequence)
+        for number in present.subtracting(wanted) {
+            try requireWhole(replica + "/" + LogFormat.segmentFileName(number))
+        }
+        var growing: [UInt32: UInt64] = [:]
+        for segment in source.segments where present.contains(segment.file.number) {
+            growing[segment.file.number] = try checkedPart(
+                replica + "/" + LogFormat.segmentFileName(segment.file.number), of: segment)
+        }
+        let replicaManifest = CheckpointDestination.manifest(in: replica, io: io)
+        do {
+            for name in names where name.hasSuffix(LogFormat.writingSuffix) {
+                try io.unlink(replica + "/" + name)
+            }
+        } catch {
+            throw LogStoreError(.ioError, "cannot remove a pass's leftovers", file: replica, underlying: error)
         }
         // Dictionaries before any segment whose frames name them, recorded in a manifest of the segments the
-        // replica has so far, as a writer records a dictionary before it writes a frame against it.
-        let newDictionaries = source.dictionaries.filter {
-            !io.exists(replica + "/" + DictionaryFile.fileName($0.id))
-        }
+        // replica has so far, as a writer records a dictionary before it writes a frame against it. The
+        // dictionaries the replica's own segments name stay recorded until those segments are removed.
+        let recorded = replicaManifest?.dictionaries ?? []
+        let storeRecords = source.manifest.dictionaries ?? []
+        let newDictionaries = source.dictionaries.filter { dictionary in !recorded.contains { $0.id == dictionary.id } }
+        let kept = recorded.filter { old in !storeRecords.contains { $0.id == old.id } }
+        var interim = source.manifest
+        interim.cleanClose = nil
+        if !kept.isEmpty { interim.dictionaries = (storeRecords + kept).sorted { $0.id < $1.id } }
         if !newDictionaries.isEmpty {
             for dictionary in newDictionaries {
                 try writeNew(
                     replica + "/" + DictionaryFile.fileName(dictionary.id),
-                    DictionaryFile.encode(id: dictionary.id, content: Array(dictionary.content)))
+                    DictionaryFile.encode(id: dictionary.id, content: Array(dictionary.content)), replacing: true)
             }
-            var interim = source.manifest
-            interim.cleanClose = nil
-            interim.segments = present.sorted()
+            var manifest = interim
+            manifest.segments = present.sorted()
             try syncReplica()
-            try writeNew(replica + "/" + SegmentManifest.fileName, interim.encoded(), replacing: true)
+            try writeNew(replica + "/" + SegmentManifest.fileName, manifest.encoded(), replacing: true)
             try syncReplica()
         }
         for segment in source.segments {
             let path = replica + "/" + LogFormat.segmentFileName(segment.file.number)
-            if present.contains(segment.file.number) {
-                report.bytesAppended += try extend(path, to: segment)
+            if let have = growing[segment.file.number] {
+                report.bytesAppended += try extend(path, from: have, to: segment)
             } else {
                 try copyNew(segment.file.fd, count: segment.size, source: segment.file.path, to: path)
                 report.segmentsCopied += 1
@@ -83,9 +96,7 @@ struct ReplicaWriter {
             if !segment.mayGrow, segment.hintUsable { copyHint(of: segment.file.number) }
         }
         try syncReplica()
-        var manifest = source.manifest
-        manifest.cleanClose = nil
-        try writeNew(replica + "/" + SegmentManifest.fileName, manifest.encoded(), replacing: true)
+        try writeNew(replica + "/" + SegmentManifest.fileName, interim.encoded(), replacing: true)
         try syncReplica()
         let gone = present.subtracting(wanted)
         for number in gone.sorted() {
@@ -99,15 +110,48 @@ struct ReplicaWriter {
             }
         }
         if !gone.isEmpty { try syncReplica() }
+        // Dictionaries no segment of the replica names any more: no longer recorded, then removed.
+        if !kept.isEmpty {
+            var manifest = source.manifest
+            manifest.cleanClose = nil
+            try writeNew(replica + "/" + SegmentManifest.fileName, manifest.encoded(), replacing: true)
+            try syncReplica()
+            for old in kept { try? io.unlink(replica + "/" + DictionaryFile.fileName(old.id)) }
+        }
         report.segmentsRemoved = gone.count
         return report
     }
 
-    /// Extends the replica's part of `segment` at `path` to the captured size; returns the bytes appended.
-    /// - throws: `invalidArgument` when the replica's bytes are not a part of the store's segment.
-    private func extend(_ path: String, to segment: CheckpointSource.Segment) throws(LogStoreError) -> UInt64 {
+    /// Checks that the replica's segment at `path`, which the store no longer has, ends with its seal frame:
+    /// a part of one (the store compacted it away before the replica had it whole) cannot be completed, and
+    /// the records after that part now live only in compaction outputs, without those they superseded.
+    private func requireWhole(_ path: String) throws(LogStoreError) {
+        let bytes: [UInt8]
         do {
-            let fd = try io.open(path, flags: O_RDWR | O_CLOEXEC)
+            bytes = try io.readWholeFile(path, limit: UInt64(UInt32.max))
+        } catch {
+            throw LogStoreError(.ioError, "cannot read a segment of the replica", file: path, underlying: error)
+        }
+        let sealed = bytes.withUnsafeBytes { raw in
+            guard case .success = SegmentHeader.decode(raw) else { return false }
+            return SegmentScanner(bytes: raw).scan { _ in }.sealedAt != nil
+        }
+        guard sealed else {
+            throw LogStoreError(
+                .invalidArgument,
+                "the store compacted away this segment before the replica received it whole (no hold kept it: "
+                    + "the store's history/replica-*.hold folder was removed, or the replica was reached by another "
+                    + "path); a pass cannot bring the replica up to date through states some commit had: make a new "
+                    + "replica", file: path)
+        }
+    }
+
+    /// How many bytes of `segment` the replica's segment at `path` has, after checking that they are the
+    /// store's (the header and the last 4 KiB compared).
+    /// - throws: `invalidArgument` when they are not (the replica was written to).
+    private func checkedPart(_ path: String, of segment: CheckpointSource.Segment) throws(LogStoreError) -> UInt64 {
+        do {
+            let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
             defer { io.close(fd) }
             let have = try io.size(fd, path: path)
             guard have <= segment.size, try isPrefix(fd, have: have, of: segment) else {
@@ -116,11 +160,32 @@ struct ReplicaWriter {
                     "the replica's segment differs from the store's: the replica was written to (opened for writing, "
                         + "promoted); make a new replica", file: path)
             }
-            guard have < segment.size else { return 0 }
+            return have
+        } catch let error as LogStoreError {
+            throw error
+        } catch {
+            throw LogStoreError(.ioError, "cannot read a segment of the replica", file: path, underlying: error)
+        }
+    }
+
+    /// Extends the replica's part of `segment` at `path`, `have` bytes (checked by ``checkedPart(_:of:)``),
+    /// to the captured size; returns the bytes appended.
+    private func extend(_ path: String, from have: UInt64, to segment: CheckpointSource.Segment) throws(LogStoreError)
+        -> UInt64
+    {
+        guard have < segment.size else { return 0 }
+        do {
+            let fd = try io.open(path, flags: O_RDWR | O_CLOEXEC)
+            defer { io.close(fd) }
             var offset = have
             while offset < segment.size {
                 let count = Int(min(segment.size - offset, 1 << 20))
                 let bytes = try io.read(segment.file.fd, count: count, at: offset, path: segment.file.path)
+                guard bytes.count == count else {
+                    throw LogStoreError(
+                        .ioError, "the store's segment ended before the captured commit", file: segment.file.path,
+                        offset: offset + UInt64(bytes.count))
+                }
                 let written = bytes.withUnsafeBytes { raw in
                     Result { () throws(SystemError) in try io.writeAll(fd, raw, at: offset, path: path) }
                 }
@@ -133,40 +198,6 @@ struct ReplicaWriter {
             throw error
         } catch {
             throw LogStoreError(.ioError, "cannot extend the replica's segment", file: path, underlying: error)
-        }
-    }
-
-    /// Seals the replica's segment at `path` after its last whole batch (cutting a torn part a pass cut short
-    /// left) unless it ends with its seal frame already.
-    private func sealIfOpen(_ path: String, sequence: UInt64) throws(LogStoreError) {
-        do {
-            let bytes = try io.readWholeFile(path, limit: UInt64(UInt32.max))
-            let (sealed, end, format): (Bool, Int, FrameFormat?) = bytes.withUnsafeBytes { raw in
-                guard case .success = SegmentHeader.decode(raw) else { return (false, 0, nil) }
-                let outcome = SegmentScanner(bytes: raw).scan { _ in }
-                return (outcome.sealedAt != nil, outcome.committedEnd, FrameFormat(segment: raw))
-            }
-            // A segment whose header does not read is removed with the others the store no longer has.
-            guard !sealed, let format else { return }
-            let buffer = WriteBuffer(capacity: 64)
-            let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-            switch format {
-            case .v1:
-                FrameEncoder(compressionMinimumSize: 0).append(
-                    kind: .seal, flags: .commit, sequence: sequence, id: UInt64(end), typeTag: 0, references: [],
-                    payload: empty, to: buffer)
-            case .v2(let base):
-                CompactFrameEncoder(compressionMinimumSize: 0).append(
-                    kind: .seal, flags: [], sequence: max(sequence, base), baseSequence: base, id: UInt64(end),
-                    typeTag: 0, references: .ids([]), payload: .raw(empty), batchStart: 0, to: buffer)
-            }
-            let fd = try io.open(path, flags: O_RDWR | O_CLOEXEC)
-            defer { io.close(fd) }
-            try io.truncate(fd, to: UInt64(end), path: path)
-            try io.writeAll(fd, buffer.bytes, at: UInt64(end), path: path)
-            try io.syncData(fd, path: path)
-        } catch {
-            throw LogStoreError(.ioError, "cannot seal a segment of the replica", file: path, underlying: error)
         }
     }
 

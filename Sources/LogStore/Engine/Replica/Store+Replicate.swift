@@ -33,6 +33,7 @@ extension Store {
     ///   `closed`; `storeFailed`; or `ioError` (naming the file).
     @discardableResult
     public func replicate(to destination: String) throws(LogStoreError) -> ReplicationReport {
+        try checkOpen()
         let target = try CheckpointDestination(destination, store: directory, io: io)
         let lock = try target.lock()
         defer { withExtendedLifetime(lock) {} }
@@ -76,7 +77,7 @@ extension Store {
                 "the destination holds files that are not a store's (" + foreign.prefix(5).joined(separator: ", ")
                     + "): replicate into a folder of its own", file: target.destination)
         }
-        let destinationLock = try target.lockDestinationStore()
+        let destinationLock = try DirectoryLock(directory: target.destination, io: io)
         defer { withExtendedLifetime(destinationLock) {} }
         if let manifest = CheckpointDestination.manifest(in: target.destination, io: io), manifest.cleanClose != nil {
             throw LogStoreError(
@@ -116,19 +117,29 @@ extension Store {
         return hold
     }
 
-    /// The state a pass copies, taken after the store's two newest writer segments were linked into `hold`:
-    /// compaction cannot take the one the replica will have a part of away before the next pass has it whole.
-    /// When the store started a newer segment between the link and the capture, the new ones are linked and
-    /// the state taken again.
+    /// The state a pass copies, taken after the store's two newest writer segments were linked into `hold`
+    /// (a hold keeps compaction away from the segment it names and every segment numbered above it): the
+    /// segment the replica will have a part of cannot be taken away before the next pass has it whole. When
+    /// that segment left the store before the link (compacted away, on a read-only store whose view was
+    /// older), or a newer segment started meanwhile, the state is taken again (a read-only store refreshed
+    /// first).
     private func heldSource(_ hold: String) throws(LogStoreError) -> CheckpointSource {
-        for _ in 0..<8 {
+        for attempt in 0..<8 {
+            if attempt > 0, options.readOnly { _ = try refresh() }
             let newest = try readState { state in
                 state.segments.all.filter { !SegmentStatistics.isOutput($0.file) }.map(\.file.number).sorted().suffix(2)
             }
-            for number in newest { holdSegment(number, in: hold) }
+            for number in newest { try holdSegment(number, in: hold) }
             let source = Self.withoutUnstartedSegment(try checkpointSource())
-            guard let growing = source.segments.first(where: { $0.mayGrow })?.file.number else { return source }
-            if newest.contains(growing) { return source }
+            guard let growing = source.segments.first(where: { $0.mayGrow }) else { return source }
+            let inStore = CheckpointDestination.status(
+                directory + "/" + LogFormat.segmentFileName(growing.file.number), following: false)
+            let opened = CheckpointDestination.status(growing.file.path, following: false)
+            if newest.contains(growing.file.number), let inStore, let opened,
+                CheckpointDestination.Identity(inStore) == CheckpointDestination.Identity(opened)
+            {
+                return source
+            }
         }
         throw LogStoreError(
             .ioError, "the store kept starting new segments while a replica pass took its state", file: directory)
@@ -151,23 +162,32 @@ extension Store {
         return trimmed
     }
 
-    /// Links segment `number` into `hold` (nothing when it is there already, or gone).
-    private func holdSegment(_ number: UInt32, in hold: String) {
+    /// Links segment `number` into `hold` (nothing when it is there already, or gone from the store).
+    private func holdSegment(_ number: UInt32, in hold: String) throws(LogStoreError) {
         let name = LogFormat.segmentFileName(number)
         guard !io.exists(hold + "/" + name) else { return }
         do {
             try io.link(directory + "/" + name, to: hold + "/" + name)
             try io.syncDirectory(hold)
-        } catch {
+        } catch  where error.errno == ENOENT || error.errno == EEXIST {
             return
+        } catch {
+            throw LogStoreError(
+                .ioError, "cannot hold a segment for the replica", file: hold + "/" + name, underlying: error)
         }
     }
 
     /// Removes from `hold` every segment but the one the replica now has a part of (the segment being written
-    /// in `source`); what it holds no more, compaction may take.
+    /// in `source`; when none is, the newest writer segment), once that one is there: the hold then keeps it
+    /// and every newer segment, which the replica has not yet received; what the replica has whole, compaction
+    /// may take.
     private func releaseHold(_ hold: String, keeping source: CheckpointSource) {
-        let keep = source.segments.first { $0.mayGrow }.map { LogFormat.segmentFileName($0.file.number) }
-        guard let names = try? io.listDirectory(hold) else { return }
+        let growing =
+            source.segments.first { $0.mayGrow }
+            ?? source.segments.last { !SegmentStatistics.isOutput($0.file) }
+        guard let keep = growing.map({ LogFormat.segmentFileName($0.file.number) }), io.exists(hold + "/" + keep),
+            let names = try? io.listDirectory(hold)
+        else { return }
         for name in names where name != keep && LogFormat.segmentNumber(fromFileName: name) != nil {
             try? io.unlink(hold + "/" + name)
         }
