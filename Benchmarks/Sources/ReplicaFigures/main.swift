@@ -3,9 +3,9 @@
 // Benchmarks/:
 //
 //   swift run -c release ReplicaFigures                        # 10 s of writing, a pass every 100 ms
-//   swift run -c release ReplicaFigures --seconds 5 --interval-ms 50 --store-mib 256
+//   swift run -c release ReplicaFigures --seconds 5 --interval-ms 50 --rate 5000 --store-mib 256
 //
-// Lag: a writer thread commits batches of 10 records of 1 KiB (fsync every 10 ms) as fast as it can while
+// Lag: a writer thread commits batches of 10 records of 1 KiB (fsync every 10 ms), `--rate` a second, while
 // the main thread runs a pass every interval; after each pass, the commits the store holds beyond the
 // replica's (the writer's newest sequence minus the pass's). Commit latency: the writer's commits timed one
 // by one, first alone for the same time, then beside the passes. First pass: a store of `--store-mib` of
@@ -27,6 +27,7 @@ let seconds = Double(option("--seconds") ?? "") ?? 10
 let intervalMilliseconds = Int(option("--interval-ms") ?? "") ?? 100
 let storeMiB = Int(option("--store-mib") ?? "") ?? 1_024
 let runs = Int(option("--runs") ?? "") ?? 3
+let rate = Double(option("--rate") ?? "") ?? 2_000
 let root = option("--directory") ?? NSTemporaryDirectory() + "replica-figures-\(getpid())"
 
 func progress(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
@@ -44,11 +45,21 @@ func payload(_ size: Int, _ generator: inout SplitMix64) -> [UInt8] {
     (0..<size / 8).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
 }
 
+/// A flag one thread sets and another reads.
+final class StopFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
+
 /// Commits batches of ten 1 KiB records until `stop`, timing each; returns the latencies in milliseconds.
-func writeUntilStopped(_ store: Store, _ stop: Atomic<Bool>, seed: UInt64) -> [Double] {
+func writeUntilStopped(_ store: Store, _ stop: StopFlag, seed: UInt64) -> [Double] {
     var generator = SplitMix64(seed: seed)
     var latencies: [Double] = []
-    while !stop.load(ordering: .relaxed) {
+    let began = nanoseconds()
+    while !stop.value.load(ordering: .relaxed) {
+        // At most `rate` commits a second.
+        let due = began + UInt64(Double(latencies.count) / rate * 1e9)
+        let now = nanoseconds()
+        if due > now { usleep(UInt32((due - now) / 1_000)) }
         var batch = WriteBatch()
         for _ in 0..<10 { batch.put(Record(id: store.newID(), typeTag: 1, payload: payload(1_024, &generator))) }
         let start = nanoseconds()
@@ -60,13 +71,13 @@ func writeUntilStopped(_ store: Store, _ stop: Atomic<Bool>, seed: UInt64) -> [D
 
 /// Runs the writer on its own thread for `seconds`, calling `during` on this one until then.
 func timedWriter(_ store: Store, seed: UInt64, during: () throws -> Void) rethrows -> [Double] {
-    let stop = Atomic<Bool>(false)
+    let stop = StopFlag()
     let result = Mutex<[Double]>([])
     let thread = Thread { result.withLock { $0 = writeUntilStopped(store, stop, seed: seed) } }
     thread.start()
     let end = Date().addingTimeInterval(seconds)
     while Date() < end { try during() }
-    stop.store(true, ordering: .relaxed)
+    stop.value.store(true, ordering: .relaxed)
     while !thread.isFinished { usleep(1_000) }
     return result.withLock { $0 }
 }
@@ -79,6 +90,7 @@ let store = try Store.open(at: root + "/busy", options: options)
 progress("writer alone for \(seconds) s")
 let alone = timedWriter(store, seed: 1) { usleep(10_000) }
 let replica = root + "/busy-replica"
+try store.replicate(to: replica)
 var passes: [Double] = []
 var lags: [Double] = []
 var shipped: UInt64 = 0
@@ -92,7 +104,9 @@ let beside = try timedWriter(store, seed: 2) {
     usleep(UInt32(intervalMilliseconds) * 1_000)
 }
 try store.close()
-print("a writer committing 10 x 1 KiB batches (fsync every 10 ms) for \(seconds) s, a pass every \(intervalMilliseconds) ms:")
+print(
+    "a writer committing \(Int(rate)) batches of 10 x 1 KiB a second (fsync every 10 ms) for \(seconds) s, "
+        + "a pass every \(intervalMilliseconds) ms (after a first pass):")
 print(
     String(
         format: "  passes: %d, %.1f MiB shipped; pass time p50 %.2f ms, p99 %.2f ms, max %.2f ms", passes.count,
