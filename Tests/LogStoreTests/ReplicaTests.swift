@@ -137,6 +137,64 @@ import Testing
         #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 79)
     }
 
+    /// A replica that starts holding a segment while a compaction pass copies it (here: the hold made by hand
+    /// from the pass's progress callback) makes the pass drop itself: its outputs deleted, every input kept.
+    @Test func aCompactionDropsItselfWhenAReplicaStartsHoldingAnInput() throws {
+        let directory = TemporaryStore("replica-hold-race")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 1)
+        let primary = directory.path + "/store"
+        for number in 1..<80 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let before = try Self.segmentNumbers(primary)
+        let hold = primary + "/history/replica-0.hold"
+        try FileManager.default.createDirectory(atPath: hold, withIntermediateDirectories: true)
+        let lowest = String(format: "%010d.seg", try #require(before.min()))
+        var linked = false
+        let report = try store.compact { _ in
+            guard !linked else { return }
+            linked = true
+            try? FileManager.default.linkItem(atPath: primary + "/" + lowest, toPath: hold + "/" + lowest)
+        }
+        #expect(linked)
+        #expect(report.segmentsCompacted == 0 && report.segmentsHeld > 0)
+        #expect(try Self.segmentNumbers(primary) == before, "inputs deleted or outputs left")
+        #expect(try store.get(shared[0]).map { String(decoding: $0.payload.prefix(9), as: UTF8.self) } == "batch 79;")
+        try FileManager.default.removeItem(atPath: hold)
+        #expect(try store.compact().segmentsCompacted > 0)
+    }
+
+    /// Full rewrites that build new dictionaries and retire the old between passes: the replica reads every
+    /// record after each pass (its older dictionaries stay recorded until its segments naming them are gone)
+    /// and ends with the store's dictionaries only.
+    @Test func aReplicaFollowsNewDictionariesAndRetiresTheOld() throws {
+        let directory = TemporaryStore("replica-dictionaries")
+        let primary = directory.path + "/store"
+        let store = try directory.closesAtTeardown(Store.open(at: primary, options: DictionaryTests.options)) {
+            try $0.close()
+        }
+        let written = try DictionaryTests.fill(store, count: 6_000, seed: 21)
+        let replica = directory.path + "/replica"
+        func dictionaries(_ path: String) throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".dict") }.sorted()
+        }
+        func check() throws {
+            let copy = try Store.open(at: replica, options: StoreOptions(createIfMissing: false, readOnly: true))
+            defer { try? copy.close() }
+            for (id, payload) in written { #expect(try copy.get(id)?.payload == payload) }
+        }
+        try store.replicate(to: replica)
+        try check()
+        for _ in 0..<3 {
+            try store.rewriteAllSegments()
+            try store.replicate(to: replica)
+            try check()
+        }
+        try store.replicate(to: replica)
+        try check()
+        #expect(try dictionaries(replica) == dictionaries(primary))
+        // The rewrites made dictionaries and retired some (the segment the hold keeps still names the first).
+        #expect(try dictionaries(primary).count < 4 && dictionaries(primary).last != "0000000001.dict")
+    }
+
     /// Without its hold (removed by hand), the store compacts away the segment the replica has a part of:
     /// the next pass refuses, and the replica stays as it was, readable.
     @Test func aReplicaWhosePartWasCompactedAwayIsRefusedAndLeftAsItWas() throws {

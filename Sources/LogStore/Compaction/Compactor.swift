@@ -56,20 +56,28 @@ struct Compactor: Sendable {
         let finished = try copyLiveRecords(
             of: inputs, plan: &plan, started: started, report: &report, progress: progress)
         // A replica pass may have started to hold a chosen segment while the records were copied (see
-        // `Store.replicate(to:)`): then the pass is dropped, its outputs deleted, and nothing changes.
-        let heldNow = HistoryFolder(store: directory, io: io).heldSegments(includingMoments: false)
-        guard heldNow.isDisjoint(with: inputs.map(\.file.number)) else {
+        // `Store.replicate(to:)`): then the pass is dropped, its outputs deleted, and nothing changes. The
+        // check, the install and the deletion of the inputs happen under the lock a replica pass links under.
+        let history = HistoryFolder(store: directory, io: io)
+        let compacted = inputs.count
+        let installed = try history.withHoldLock { () throws(LogStoreError) -> Bool in
+            let heldNow = history.heldSegments(includingMoments: false)
+            guard heldNow.isDisjoint(with: inputs.map(\.file.number)) else {
+                report.segmentsHeld += heldNow.intersection(inputs.map(\.file.number)).count
+                return false
+            }
+            installOutputs(finished)
+            try retireInputs(&inputs)
+            return true
+        }
+        guard installed else {
             for (_, file) in finished { try? io.unlink(file.path) }
             if !finished.isEmpty { try? io.syncDirectory(directory) }
             release(finished.map(\.1))
-            report.segmentsHeld += heldNow.intersection(inputs.map(\.file.number)).count
             report.segmentsAfter = report.segmentsBefore
             report.bytesAfter = report.bytesBefore
             return report
         }
-        installOutputs(finished)
-        let compacted = inputs.count
-        try retireInputs(&inputs)
         try writeHints(of: finished)
         report.segmentsCompacted = compacted
         let (segments, bytes) = try segmentFigures()

@@ -293,6 +293,16 @@ struct CheckpointDestination {
             isDirectory: type == S_IFDIR, isRegular: type == S_IFREG, isSymbolicLink: type == S_IFLNK)
     }
 
+    /// `fstat(2)` of an open file, nil when it fails.
+    static func status(of fd: Int32) -> Status? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let type = info.st_mode & S_IFMT
+        return Status(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size),
+            isDirectory: type == S_IFDIR, isRegular: type == S_IFREG, isSymbolicLink: type == S_IFLNK)
+    }
+
     /// The path with every symbolic link, `.` and `..` resolved (`realpath(3)`), nil when it does not exist.
     static func resolved(_ path: String) -> String? {
         guard let pointer = realpath(path, nil) else { return nil }

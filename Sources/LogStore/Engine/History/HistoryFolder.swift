@@ -63,6 +63,30 @@ struct HistoryFolder {
         }
     }
 
+    /// Runs `body` holding an exclusive `flock` of the store's folder itself (no file is made for it; another
+    /// process of this store takes the same lock): a replica pass links the segment it will have a part of
+    /// and takes the store's state under it, and a compaction pass checks the holds again and installs its
+    /// outputs and deletes its inputs under it, so a compaction either deleted the segment before the pass
+    /// looked (the pass then takes the state again) or sees the hold and drops itself. On a file system
+    /// without `flock` the body runs unlocked.
+    func withHoldLock<Result>(_ body: () throws(LogStoreError) -> Result) throws(LogStoreError) -> Result {
+        let fd = store.withCString { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        var locked = false
+        if fd >= 0 {
+            while flock(fd, LOCK_EX) != 0 {
+                if errno != EINTR { break }
+            }
+            locked = true
+        }
+        defer {
+            if fd >= 0 {
+                if locked { flock(fd, LOCK_UN) }
+                close(fd)
+            }
+        }
+        return try body()
+    }
+
     /// An exclusive lock on `history/LOCK` for one retain or release at a time, in this process or another.
     /// - throws: ``LogStoreError`` `locked` when another one runs.
     func lock() throws(LogStoreError) -> FolderLock {

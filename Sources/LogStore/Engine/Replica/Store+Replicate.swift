@@ -124,22 +124,28 @@ extension Store {
     /// older), or a newer segment started meanwhile, the state is taken again (a read-only store refreshed
     /// first).
     private func heldSource(_ hold: String) throws(LogStoreError) -> CheckpointSource {
+        let history = HistoryFolder(store: directory, io: io)
         for attempt in 0..<8 {
             if attempt > 0, options.readOnly { _ = try refresh() }
-            let newest = try readState { state in
-                state.segments.all.filter { !SegmentStatistics.isOutput($0.file) }.map(\.file.number).sorted().suffix(2)
-            }
-            for number in newest { try holdSegment(number, in: hold) }
-            let source = Self.withoutUnstartedSegment(try checkpointSource())
-            guard let growing = source.segments.first(where: { $0.mayGrow }) else { return source }
-            let inStore = CheckpointDestination.status(
-                directory + "/" + LogFormat.segmentFileName(growing.file.number), following: false)
-            let opened = CheckpointDestination.status(growing.file.path, following: false)
-            if newest.contains(growing.file.number), let inStore, let opened,
-                CheckpointDestination.Identity(inStore) == CheckpointDestination.Identity(opened)
-            {
+            // Under the lock a compaction pass installs under: one that has not deleted the segment by now
+            // sees the hold before it does.
+            let source = try history.withHoldLock { () throws(LogStoreError) -> CheckpointSource? in
+                let newest = try readState { state in
+                    state.segments.all.filter { !SegmentStatistics.isOutput($0.file) }.map(\.file.number).sorted()
+                        .suffix(2)
+                }
+                for number in newest { try holdSegment(number, in: hold) }
+                let source = Self.withoutUnstartedSegment(try checkpointSource())
+                guard let growing = source.segments.first(where: { $0.mayGrow }) else { return source }
+                let inStore = CheckpointDestination.status(
+                    directory + "/" + LogFormat.segmentFileName(growing.file.number), following: false)
+                let opened = CheckpointDestination.status(of: growing.file.fd)
+                guard newest.contains(growing.file.number), let inStore, let opened,
+                    CheckpointDestination.Identity(inStore) == CheckpointDestination.Identity(opened)
+                else { return nil }
                 return source
             }
+            if let source { return source }
         }
         throw LogStoreError(
             .ioError, "the store kept starting new segments while a replica pass took its state", file: directory)
