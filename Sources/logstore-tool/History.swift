@@ -6,15 +6,17 @@ import LogStore
 /// retained moments.
 struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List, retain, release or compare a store's retained moments.",
+        abstract: "List, retain, release or compare a store's retained moments; list or forget replica holds.",
         discussion: """
             Without an action, lists the moments (name, commit, creation time, segments, and the bytes \
-            each holds that the store itself no longer has), opening the store read-only. --retain NAME \
+            each holds that the store itself no longer has) and the holds replicas keep on compaction \
+            (`replicate`), opening the store read-only. --retain NAME \
             keeps the store as of its newest commit under NAME; --release NAME frees a moment; with \
             --keep-last, --hourly-hours or --daily-days, moments (whose name starts with --prefix) that \
             no rule keeps are released. These open the store for writing (stop its writer first). \
             --changes NAME lists the objects added, changed and removed, and the roots changed, from the \
-            moment to the store's newest commit. Open a moment read-only with any command on \
+            moment to the store's newest commit. --forget-replica NAME removes a replica's hold (for a \
+            replica given up: its hold keeps every newer segment from compaction). Open a moment read-only with any command on \
             DIR/history/NAME (e.g. `export DIR/history/NAME`).
             """
     )
@@ -29,6 +31,9 @@ struct History: ParsableCommand {
 
     @Option(help: "List what changed since the moment of this name.")
     var changes: String?
+
+    @Option(help: "Remove the hold of this name that a replica keeps on compaction (for a replica given up).")
+    var forgetReplica: String?
 
     @Option(help: "Retention: keep the newest N moments.")
     var keepLast: Int?
@@ -46,9 +51,11 @@ struct History: ParsableCommand {
     var json = false
 
     func validate() throws {
-        let actions = [retain != nil, release != nil, changes != nil, retention != nil].filter { $0 }.count
+        let actions = [retain != nil, release != nil, changes != nil, forgetReplica != nil, retention != nil]
+            .filter { $0 }.count
         guard actions <= 1 else {
-            throw ValidationError("give at most one of --retain, --release, --changes and the retention options")
+            throw ValidationError(
+                "give at most one of --retain, --release, --changes, --forget-replica and the retention options")
         }
         for value in [keepLast, hourlyHours, dailyDays].compactMap({ $0 }) where value < 0 || value > 1_000_000 {
             throw ValidationError("retention counts must be between 0 and 1,000,000")
@@ -75,6 +82,12 @@ struct History: ParsableCommand {
             try opened.release(name)
             try opened.close()
             print(json ? try encode(["released": [name]]) : "released \(name)")
+        } else if let name = forgetReplica {
+            let opened = try store.openWritable()
+            defer { try? opened.close() }
+            try opened.forgetReplica(name)
+            try opened.close()
+            print(json ? try encode(["forgotten": [name]]) : "removed the replica hold \(name)")
         } else if let policy = retention {
             let opened = try store.openWritable()
             defer { try? opened.close() }
@@ -117,6 +130,7 @@ struct History: ParsableCommand {
                 print(
                     try encode([
                         "bytes": AnyEncodable(usage.bytes), "moments": AnyEncodable(usage.moments.map(Summary.init)),
+                        "replicaHolds": AnyEncodable(usage.replicaHolds.map(HoldSummary.init)),
                     ]))
                 return
             }
@@ -130,6 +144,13 @@ struct History: ParsableCommand {
                         + "\(plural(moment.segments, "segment")), \(formatBytes(moment.bytesNotInStore)) not in the store"
                 )
             }
+            for hold in usage.replicaHolds {
+                let changed = Date(timeIntervalSince1970: Double(hold.changedMilliseconds) / 1_000)
+                print(
+                    "replica hold \(hold.name): keeps \(plural(hold.segments, "segment")) "
+                        + "(\(formatBytes(hold.bytes)), from segment \(hold.oldestSegment)) from compaction; "
+                        + "last pass \(changed.formatted(.iso8601))")
+            }
         }
     }
 
@@ -140,6 +161,22 @@ struct History: ParsableCommand {
     }
 
     /// A moment's JSON form.
+    private struct HoldSummary: Encodable {
+        var name: String
+        var oldestSegment: UInt32
+        var segments: Int
+        var bytes: UInt64
+        var changedMilliseconds: UInt64
+
+        init(_ hold: ReplicaHold) {
+            name = hold.name
+            oldestSegment = hold.oldestSegment
+            segments = hold.segments
+            bytes = hold.bytes
+            changedMilliseconds = hold.changedMilliseconds
+        }
+    }
+
     private struct Summary: Encodable {
         var name: String
         var sequence: UInt64

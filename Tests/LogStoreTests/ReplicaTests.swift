@@ -195,8 +195,36 @@ import Testing
         #expect(try dictionaries(primary).count < 4 && dictionaries(primary).last != "0000000001.dict")
     }
 
+    /// A replica's hold is listed with what it keeps from compaction (API and `logstore-tool history`) and
+    /// removed by `forgetReplica`, after which compaction takes those segments.
+    @Test func aReplicaHoldIsListedAndForgotten() throws {
+        let directory = TemporaryStore("replica-forget")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 3)
+        let primary = directory.path + "/store"
+        try store.replicate(to: directory.path + "/replica")
+        for number in 3..<60 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let holds = try store.historyUsage().replicaHolds
+        let hold = try #require(holds.first)
+        #expect(holds.count == 1 && hold.name.hasPrefix("replica-") && hold.name.hasSuffix(".hold"))
+        #expect(hold.segments > 2 && hold.bytes > 0 && hold.changedMilliseconds > 0)
+        #expect(try Self.segmentNumbers(primary).filter { $0 >= hold.oldestSegment }.count == hold.segments)
+        let listed = try ToolRunner.run(["history", primary])
+        #expect(listed.status == 0 && listed.stdout.contains("replica hold \(hold.name)"), "\(listed.output)")
+        #expect(try store.compact().segmentsHeld >= hold.segments - 1)
+        try store.forgetReplica(hold.name)
+        #expect(try store.historyUsage().replicaHolds.isEmpty)
+        #expect(try store.compact().segmentsCompacted > 0)
+        for name in [hold.name, "../store", "LOCK"] {
+            #expect { try store.forgetReplica(name) } throws: { ($0 as? LogStoreError)?.code == .notFound }
+        }
+        // A forgotten replica is refused: the store may have compacted what it had not received.
+        #expect { try store.replicate(to: directory.path + "/replica") } throws: {
+            ($0 as? LogStoreError)?.code == .invalidArgument
+        }
+    }
+
     /// Without its hold (removed by hand), the store compacts away the segment the replica has a part of:
-    /// the next pass refuses, and the replica stays as it was, readable.
+    /// the next pass refuses (the store kept no hold for it), and the replica stays as it was, readable.
     @Test func aReplicaWhosePartWasCompactedAwayIsRefusedAndLeftAsItWas() throws {
         let directory = TemporaryStore("replica-unheld")
         let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 3)
@@ -221,10 +249,27 @@ import Testing
         let before = try files()
         #expect { try store.replicate(to: replica) } throws: { error in
             let error = error as? LogStoreError
-            return error?.code == .invalidArgument && error?.message.contains("before the replica received it") == true
+            return error?.code == .invalidArgument && error?.message.contains("keeps no hold for this replica") == true
         }
         #expect(try files() == before)
         #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 2)
+    }
+
+    /// A pass from a read-only store whose view is older than the writer's (not refreshed, the writer has
+    /// compacted since) ships the writer's newest state: the view moves on under the hold first, so nothing
+    /// compacted before the hold existed is missed.
+    @Test func aPassFromAStaleReadOnlyViewShipsTheNewestState() throws {
+        let directory = TemporaryStore("replica-stale")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 3)
+        let follower = try Store.open(
+            at: directory.path + "/store", options: StoreOptions(createIfMissing: false, readOnly: true))
+        defer { try? follower.close() }
+        for number in 3..<80 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        #expect(try store.compact().segmentsCompacted > 0)
+        let replica = directory.path + "/replica"
+        let pass = try follower.replicate(to: replica)
+        #expect(pass.sequence == (try store.snapshot().sequence))
+        #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 79)
     }
 
     /// A writer in another process creates its next segment, then writes its header: a follower that lists

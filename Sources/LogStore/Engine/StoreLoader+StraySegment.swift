@@ -64,7 +64,8 @@ extension StoreLoader {
         return Self.endsWithSeal(fd, path: path, io: io)
     }
 
-    private static func endsWithSeal(_ fd: Int32, path: String, io: SystemIO) -> Bool {
+    /// Whether the segment open at `fd` ends with its seal frame (its last bytes read, not the whole file).
+    static func endsWithSeal(_ fd: Int32, path: String, io: SystemIO) -> Bool {
         let header = UInt64(LogFormat.segmentHeaderSize)
         guard let size = try? io.size(fd, path: path), size > header,
             let head = try? io.read(fd, count: Int(header), at: 0, path: path)

@@ -110,6 +110,14 @@ final class Follower: Sendable {
         }
     }
 
+    /// Moves `store` on to the writer's newest batches without returning them: the next ``refresh(_:)``
+    /// still returns them (as far as the change log keeps them), as it returns those the change feed read.
+    func catchUp(_ store: Store) throws(LogStoreError) {
+        try state.withLock { follow throws(LogStoreError) in
+            if let reload = try advance(store, &follow) { try load(reload, store, &follow) }
+        }
+    }
+
     /// Reads and applies the writer's new batches (publishing them to the change log); returns why the
     /// whole store must be loaded again, when it must (nothing is applied when what was read cannot be
     /// trusted).

@@ -67,22 +67,37 @@ struct HistoryFolder {
     /// process of this store takes the same lock): a replica pass links the segment it will have a part of
     /// and takes the store's state under it, and a compaction pass checks the holds again and installs its
     /// outputs and deletes its inputs under it, so a compaction either deleted the segment before the pass
-    /// looked (the pass then takes the state again) or sees the hold and drops itself. On a file system
-    /// without `flock` the body runs unlocked.
-    func withHoldLock<Result>(_ body: () throws(LogStoreError) -> Result) throws(LogStoreError) -> Result {
+    /// looked (the pass then takes the state again) or sees the hold and drops itself.
+    /// - parameter required: throw when the file system cannot lock the folder (some network file systems);
+    ///   else `body` then runs unlocked.
+    /// - throws: ``LogStoreError`` `ioError` when `required` and the folder cannot be locked; what `body`
+    ///   throws.
+    func withHoldLock<Result>(required: Bool, _ body: () throws(LogStoreError) -> Result) throws(LogStoreError)
+        -> Result
+    {
         let fd = store.withCString { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        var code = fd >= 0 ? 0 : errno
         var locked = false
         if fd >= 0 {
-            while flock(fd, LOCK_EX) != 0 {
-                if errno != EINTR { break }
+            while true {
+                if flock(fd, LOCK_EX) == 0 {
+                    locked = true
+                    break
+                }
+                code = errno
+                if code != EINTR { break }
             }
-            locked = true
         }
         defer {
             if fd >= 0 {
                 if locked { flock(fd, LOCK_UN) }
                 close(fd)
             }
+        }
+        if required, !locked {
+            throw LogStoreError(
+                .ioError, "cannot lock the store's folder (replicas need flock on the store's file system)",
+                file: store, underlying: SystemError(call: fd >= 0 ? "flock" : "open", errno: code, path: store))
         }
         return try body()
     }
@@ -171,7 +186,60 @@ struct HistoryFolder {
         }
         moments.sort { ($0.sequence, $0.createdMilliseconds, $0.name) < ($1.sequence, $1.createdMilliseconds, $1.name) }
         let held = heldByAny.reduce(UInt64(0)) { $0 + (garbage[$1] ?? 0) }
-        return HistoryUsage(moments: moments, bytes: total, garbageBytesHeld: held)
+        var usage = HistoryUsage(moments: moments, bytes: total, garbageBytesHeld: held)
+        usage.replicaHolds = replicaHolds(names: names, storeSegments: Array(storeSegments.values))
+        return usage
+    }
+
+    /// The replicas' holds among the history folder's `names`, with what each keeps of `storeSegments`.
+    private func replicaHolds(names: [String], storeSegments: [UInt32]) -> [ReplicaHold] {
+        var holds: [ReplicaHold] = []
+        for name in names.sorted() where name.hasSuffix(Self.holdSuffix) {
+            guard let links = try? io.listDirectory(folder(name)),
+                let oldest = links.compactMap(LogFormat.segmentNumber(fromFileName:)).min()
+            else { continue }
+            var hold = ReplicaHold(
+                name: name, oldestSegment: oldest, segments: 0, bytes: 0,
+                changedMilliseconds: Self.modificationMilliseconds(folder(name)))
+            for number in storeSegments where number >= oldest {
+                hold.segments += 1
+                hold.bytes +=
+                    CheckpointDestination.status(
+                        store + "/" + LogFormat.segmentFileName(number), following: false)?.size ?? 0
+            }
+            holds.append(hold)
+        }
+        return holds
+    }
+
+    /// The modification time of `path` in milliseconds since 1970 (0 when it cannot be read).
+    static func modificationMilliseconds(_ path: String) -> UInt64 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return 0 }
+        #if canImport(Darwin)
+            let time = info.st_mtimespec
+        #else
+            let time = info.st_mtim
+        #endif
+        return UInt64(max(0, time.tv_sec)) * 1_000 + UInt64(max(0, time.tv_nsec)) / 1_000_000
+    }
+
+    /// Removes the replica hold `name` (its links, then the folder).
+    /// - throws: ``LogStoreError`` `notFound` when there is no such hold, `ioError` naming the file.
+    func removeReplicaHold(_ name: String) throws(LogStoreError) {
+        let hold = folder(name)
+        guard name.hasSuffix(Self.holdSuffix), !name.contains("/"), !name.hasPrefix("."), io.isDirectory(hold) else {
+            throw LogStoreError(.notFound, "no replica hold is named \"\(name)\"", file: hold)
+        }
+        try withHoldLock(required: false) { () throws(LogStoreError) in
+            do {
+                for link in try io.listDirectory(hold) { try io.unlink(hold + "/" + link) }
+                try io.removeDirectory(hold)
+                try io.syncDirectory(path)
+            } catch {
+                throw LogStoreError(.ioError, "cannot remove the replica hold", file: hold, underlying: error)
+            }
+        }
     }
 
     /// The store's segments that compaction leaves alone: those a retained moment holds (whose file is also

@@ -37,6 +37,8 @@ public struct HistoryUsage: Sendable, Equatable {
     /// Garbage bytes in the store's segments that moments hold (each segment once): what compaction would
     /// free without them.
     public var garbageBytesHeld: UInt64 = 0
+    /// The holds of replicas (``Store/replicate(to:)``), by name.
+    public var replicaHolds: [ReplicaHold] = []
 
     /// What the moments cost on disk: ``bytes`` plus ``garbageBytesHeld``.
     public var totalBytes: UInt64 { bytes + garbageBytesHeld }

@@ -55,6 +55,12 @@ struct ReplicaWriter {
                 replica + "/" + LogFormat.segmentFileName(segment.file.number), of: segment)
         }
         let replicaManifest = CheckpointDestination.manifest(in: replica, io: io)
+        if replicaManifest == nil, !present.isEmpty {
+            throw LogStoreError(
+                .invalidArgument,
+                "the replica's manifest cannot be read: which dictionaries its segments name is unknown; make a new "
+                    + "replica", file: replica + "/" + SegmentManifest.fileName)
+        }
         do {
             for name in names where name.hasSuffix(LogFormat.writingSuffix) {
                 try io.unlink(replica + "/" + name)
@@ -126,15 +132,13 @@ struct ReplicaWriter {
     /// a part of one (the store compacted it away before the replica had it whole) cannot be completed, and
     /// the records after that part now live only in compaction outputs, without those they superseded.
     private func requireWhole(_ path: String) throws(LogStoreError) {
-        let bytes: [UInt8]
+        let sealed: Bool
         do {
-            bytes = try io.readWholeFile(path, limit: UInt64(UInt32.max))
+            let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
+            defer { io.close(fd) }
+            sealed = StoreLoader.endsWithSeal(fd, path: path, io: io)
         } catch {
             throw LogStoreError(.ioError, "cannot read a segment of the replica", file: path, underlying: error)
-        }
-        let sealed = bytes.withUnsafeBytes { raw in
-            guard case .success = SegmentHeader.decode(raw) else { return false }
-            return SegmentScanner(bytes: raw).scan { _ in }.sealedAt != nil
         }
         guard sealed else {
             throw LogStoreError(

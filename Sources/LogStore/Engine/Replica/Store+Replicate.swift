@@ -85,12 +85,54 @@ extension Store {
                 "the destination was closed by a writer (a promoted replica, or a backup): it is a store of its own; "
                     + "replicate into a new folder", file: target.destination)
         }
+        try requireHold(for: target)
         let hold = try replicaHold(for: target)
         let source = try heldSource(hold)
         let report = try ReplicaWriter(io: io, storeDirectory: directory, replica: target.destination).update(
             from: source)
         releaseHold(hold, keeping: source)
         return report
+    }
+
+    /// Removes the hold a replica keeps on the store's compaction (one of ``HistoryUsage/replicaHolds``, by
+    /// name): for a replica given up, which no longer receives passes. A later pass into that replica is
+    /// refused (the store may have compacted what it had not received); make a new replica then.
+    /// - throws: ``LogStoreError`` `readOnly` on a store open read-only, `notFound` when there is no such
+    ///   hold, `closed`, `ioError`.
+    public func forgetReplica(_ name: String) throws(LogStoreError) {
+        try checkWritable()
+        try HistoryFolder(store: directory, io: io).removeReplicaHold(name)
+    }
+
+    /// Checks that the hold the last pass left is there and holds every segment the replica has not received
+    /// whole (it names no segment above the replica's newest): else the store may have compacted such a
+    /// segment meanwhile, and the replica cannot be brought up to date through states some commit had.
+    /// - throws: ``LogStoreError`` `invalidArgument` when it is missing (forgotten, removed, or the replica
+    ///   reached by another path) or names only newer segments.
+    private func requireHold(for target: CheckpointDestination) throws(LogStoreError) {
+        let hold = holdPath(for: target)
+        let newest = ((try? io.listDirectory(target.destination)) ?? []).compactMap(
+            LogFormat.segmentNumber(fromFileName:)
+        ).max()
+        let oldestHeld = ((try? io.listDirectory(hold)) ?? []).compactMap(LogFormat.segmentNumber(fromFileName:)).min()
+        guard let oldestHeld, oldestHeld <= newest ?? 0 else {
+            throw LogStoreError(
+                .invalidArgument,
+                "the store keeps no hold for this replica (it was forgotten or removed, or the replica is reached by "
+                    + "another path): the store may have compacted segments the replica has not received, so a pass "
+                    + "cannot bring it up to date through states some commit had; make a new replica", file: hold)
+        }
+    }
+
+    /// `history/replica-HASH.hold` in the store for the replica `target` (HASH: the XXH3-64 of its path with
+    /// the parent folder's symbolic links resolved).
+    private func holdPath(for target: CheckpointDestination) -> String {
+        let place =
+            (CheckpointDestination.resolved(target.parent) ?? target.parent) + "/"
+            + String(target.destination.split(separator: "/").last ?? "")
+        let hash = Array(place.utf8).withUnsafeBytes { Checksum.xxh3($0) }
+        return HistoryFolder(store: directory, io: io).path + "/replica-" + String(hash, radix: 16)
+            + HistoryFolder.holdSuffix
     }
 
     /// The folder `history/replica-HASH.hold` (created when missing) whose hard links keep compaction away
@@ -100,11 +142,7 @@ extension Store {
     private func replicaHold(for target: CheckpointDestination) throws(LogStoreError) -> String {
         let history = HistoryFolder(store: directory, io: io)
         try history.create()
-        let place =
-            (CheckpointDestination.resolved(target.parent) ?? target.parent) + "/"
-            + String(target.destination.split(separator: "/").last ?? "")
-        let hash = Array(place.utf8).withUnsafeBytes { Checksum.xxh3($0) }
-        let hold = history.path + "/replica-" + String(hash, radix: 16) + HistoryFolder.holdSuffix
+        let hold = holdPath(for: target)
         guard !io.isDirectory(hold) else { return hold }
         do {
             try io.makeNewDirectory(hold)
@@ -125,11 +163,13 @@ extension Store {
     /// first).
     private func heldSource(_ hold: String) throws(LogStoreError) -> CheckpointSource {
         let history = HistoryFolder(store: directory, io: io)
-        for attempt in 0..<8 {
-            if attempt > 0, options.readOnly { _ = try refresh() }
+        for _ in 0..<8 {
             // Under the lock a compaction pass installs under: one that has not deleted the segment by now
-            // sees the hold before it does.
-            let source = try history.withHoldLock { () throws(LogStoreError) -> CheckpointSource? in
+            // sees the hold before it does. A read-only store first moves on to the writer's newest state
+            // (without taking the batches its next refresh returns), so that what it takes reflects every
+            // compaction done before the hold.
+            let source = try history.withHoldLock(required: true) { () throws(LogStoreError) -> CheckpointSource? in
+                try follower?.catchUp(self)
                 let newest = try readState { state in
                     state.segments.all.filter { !SegmentStatistics.isOutput($0.file) }.map(\.file.number).sorted()
                         .suffix(2)
