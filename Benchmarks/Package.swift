@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(name: "LogStore", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Shared by both executables: the deterministic payload generator and temporary stores.
@@ -131,6 +132,12 @@ let package = Package(
                 .product(name: "LogStoreExamples", package: "LogStore"),
             ],
             path: "Sources/ReplicaFigures"
+        ),
+        // Authenticated ciphers for encryption at rest: AES-256-GCM against ChaCha20-Poly1305 on this machine.
+        .executableTarget(
+            name: "CipherFigures",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/CipherFigures"
         ),
         // Gets through a snapshot against plain gets, idle and beside a writer.
         .executableTarget(

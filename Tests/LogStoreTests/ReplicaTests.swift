@@ -1,5 +1,6 @@
 import Foundation
 import LogStoreExamples
+@_spi(Engine) import LogStoreFormat
 import Synchronization
 import TestSupport
 import Testing
@@ -191,6 +192,11 @@ import Testing
         try store.replicate(to: replica)
         try check()
         #expect(try dictionaries(replica) == dictionaries(primary))
+        // A dictionary file no manifest records (a pass stopped before removing it) goes with the next pass.
+        let stray = replica + "/" + DictionaryFile.fileName(99)
+        #expect(FileManager.default.createFile(atPath: stray, contents: Data([1, 2, 3])))
+        try store.replicate(to: replica)
+        #expect(!FileManager.default.fileExists(atPath: stray))
         // The rewrites made dictionaries and retired some (the segment the hold keeps still names the first).
         #expect(try dictionaries(primary).count < 4 && dictionaries(primary).last != "0000000001.dict")
     }

@@ -61,8 +61,16 @@ struct ReplicaWriter {
                 "the replica's manifest cannot be read: which dictionaries its segments name is unknown; make a new "
                     + "replica", file: replica + "/" + SegmentManifest.fileName)
         }
+        // Leftovers of a pass cut short: files under `.writing`, and dictionary files neither the replica's
+        // manifest nor the store records (a pass stopped between the manifest that no longer recorded one
+        // and the file's removal).
+        let known = Set((replicaManifest?.dictionaries ?? []).map(\.id) + source.dictionaries.map(\.id))
         do {
             for name in names where name.hasSuffix(LogFormat.writingSuffix) {
+                try io.unlink(replica + "/" + name)
+            }
+            for name in names {
+                guard let id = DictionaryFile.id(fromFileName: name), !known.contains(id) else { continue }
                 try io.unlink(replica + "/" + name)
             }
         } catch {
