@@ -101,6 +101,16 @@ import Testing
         let other = directory.path + "/other"
         try Store.open(at: other, options: testOptions()).close()
         #expect { try store.replicate(to: other) } throws: { ($0 as? LogStoreError)?.code == .invalidArgument }
+        // A folder with other files: refused, and nothing written into it.
+        let notes = directory.path + "/notes"
+        try FileManager.default.createDirectory(atPath: notes, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: notes + "/todo.txt", contents: Data("milk".utf8)))
+        #expect { try store.replicate(to: notes) } throws: { ($0 as? LogStoreError)?.code == .invalidArgument }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: notes) == ["todo.txt"])
+        // A replica with other files beside its own: refused.
+        let replicaFile = replica + "/todo.txt"
+        #expect(FileManager.default.createFile(atPath: replicaFile, contents: Data("milk".utf8)))
+        #expect { try store.replicate(to: replica) } throws: { ($0 as? LogStoreError)?.code == .invalidArgument }
         try store.close()
     }
 

@@ -164,14 +164,15 @@ extension Store {
         }
     }
 
-    /// Checks that the destination holds a complete backup of this store: its identity file is this
-    /// store's (or both have none), and its manifest reads. Returns the segment that backup copied while
-    /// it was being written.
-    private func requireBackupOfThisStore(_ target: CheckpointDestination) throws(LogStoreError) -> UInt32 {
+    /// Checks that the destination is a folder with this store's identity file (or both have none) and only
+    /// a store's files.
+    /// - throws: ``LogStoreError`` `invalidArgument` naming the `kind` of copy expected (`what it is not a
+    ///   KIND of`) and what to `verb` into instead.
+    func requireCopyOfThisStore(_ target: CheckpointDestination, kind: String, verb: String) throws(LogStoreError) {
         guard io.isDirectory(target.destination), try isCopyOfThisStore(target.destination) else {
             throw LogStoreError(
                 .invalidArgument,
-                "the destination is not a backup of this store (its \(StoreIdentity.fileName) file differs)",
+                "the destination is not a \(kind) of this store (its \(StoreIdentity.fileName) file differs)",
                 file: target.destination)
         }
         let foreign = try target.foreignNames()
@@ -179,8 +180,15 @@ extension Store {
             throw LogStoreError(
                 .invalidArgument,
                 "the destination holds files that are not a store's (" + foreign.prefix(5).joined(separator: ", ")
-                    + "): back up into a folder of its own", file: target.destination)
+                    + "): \(verb) into a folder of its own", file: target.destination)
         }
+    }
+
+    /// Checks that the destination holds a complete backup of this store: its identity file is this
+    /// store's (or both have none), and its manifest reads. Returns the segment that backup copied while
+    /// it was being written.
+    private func requireBackupOfThisStore(_ target: CheckpointDestination) throws(LogStoreError) -> UInt32 {
+        try requireCopyOfThisStore(target, kind: "backup", verb: "back up")
         let manifestPath = target.destination + "/" + SegmentManifest.fileName
         let manifest = CheckpointDestination.manifest(in: target.destination, io: io)
         guard let manifest, let clean = manifest.cleanClose, target.isComplete(target.destination) else {

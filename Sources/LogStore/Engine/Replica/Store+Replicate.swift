@@ -64,19 +64,7 @@ extension Store {
                 destination: target.destination, sequence: report.sequence, segmentsCopied: report.segmentsCopied,
                 bytesAppended: report.bytesAppended, bytesCopied: report.bytesCopied, segmentsRemoved: 0)
         }
-        guard io.isDirectory(target.destination), try isCopyOfThisStore(target.destination) else {
-            throw LogStoreError(
-                .invalidArgument,
-                "the destination is not a replica of this store (its \(StoreIdentity.fileName) file differs)",
-                file: target.destination)
-        }
-        let foreign = try target.foreignNames()
-        guard foreign.isEmpty else {
-            throw LogStoreError(
-                .invalidArgument,
-                "the destination holds files that are not a store's (" + foreign.prefix(5).joined(separator: ", ")
-                    + "): replicate into a folder of its own", file: target.destination)
-        }
+        try requireCopyOfThisStore(target, kind: "replica", verb: "replicate")
         let destinationLock = try DirectoryLock(directory: target.destination, io: io)
         defer { withExtendedLifetime(destinationLock) {} }
         if let manifest = CheckpointDestination.manifest(in: target.destination, io: io), manifest.cleanClose != nil {
