@@ -239,6 +239,32 @@ import Testing
         }
     }
 
+    /// A store folder another process keeps `flock`ed (here: this test, on its own descriptor) does not stall
+    /// a compaction pass or a replica pass for ever: after 10 s the compaction drops itself (its outputs
+    /// deleted, its inputs kept) and the replica pass is refused with `locked`.
+    @Test func aFolderLockedFromOutsideStallsNeitherCompactionNorAPassForEver() throws {
+        let directory = TemporaryStore("replica-flocked")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 1)
+        let primary = directory.path + "/store"
+        for number in 1..<80 { try CheckpointTests.writeBatch(number, shared: shared, to: store) }
+        let before = try Self.segmentNumbers(primary)
+        let fd = open(primary, O_RDONLY | O_DIRECTORY)
+        #expect(fd >= 0 && flock(fd, LOCK_EX) == 0)
+        let compaction = Mutex<CompactionReport?>(nil)
+        let compactor = Thread { compaction.withLock { $0 = try? store.compact() } }
+        compactor.start()
+        #expect { try store.replicate(to: directory.path + "/replica") } throws: {
+            ($0 as? LogStoreError)?.code == .locked
+        }
+        while !compactor.isFinished { usleep(10_000) }
+        flock(fd, LOCK_UN)
+        close(fd)
+        let report = try #require(compaction.withLock { $0 })
+        #expect(report.segmentsCompacted == 0)
+        #expect(try Self.segmentNumbers(primary) == before, "inputs deleted or outputs left")
+        #expect(try store.compact().segmentsCompacted > 0)
+    }
+
     /// Without its hold (removed by hand), the store compacts away the segment the replica has a part of:
     /// the next pass refuses (the store kept no hold for it), and the replica stays as it was, readable.
     @Test func aReplicaWhosePartWasCompactedAwayIsRefusedAndLeftAsItWas() throws {

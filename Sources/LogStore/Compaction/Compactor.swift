@@ -60,15 +60,24 @@ struct Compactor: Sendable {
         // check, the install and the deletion of the inputs happen under the lock a replica pass links under.
         let history = HistoryFolder(store: directory, io: io)
         let compacted = inputs.count
-        let installed = try history.withHoldLock(required: false) { () throws(LogStoreError) -> Bool in
-            let heldNow = history.heldSegments(includingMoments: false)
-            guard heldNow.isDisjoint(with: inputs.map(\.file.number)) else {
-                report.segmentsHeld += heldNow.intersection(inputs.map(\.file.number)).count
-                return false
+        // A folder locked for long (by a process outside LogStore) drops the pass as a hold would.
+        let attempt = Result { () throws(LogStoreError) -> Bool in
+            try history.withHoldLock(required: false) { () throws(LogStoreError) -> Bool in
+                let heldNow = history.heldSegments(includingMoments: false)
+                guard heldNow.isDisjoint(with: inputs.map(\.file.number)) else {
+                    report.segmentsHeld += heldNow.intersection(inputs.map(\.file.number)).count
+                    return false
+                }
+                installOutputs(finished)
+                try retireInputs(&inputs)
+                return true
             }
-            installOutputs(finished)
-            try retireInputs(&inputs)
-            return true
+        }
+        let installed: Bool
+        switch attempt {
+        case .success(let done): installed = done
+        case .failure(let error) where error.code == .locked: installed = false
+        case .failure(let error): throw error
         }
         guard installed else {
             for (_, file) in finished { try? io.unlink(file.path) }

@@ -68,24 +68,38 @@ struct HistoryFolder {
     /// and takes the store's state under it, and a compaction pass checks the holds again and installs its
     /// outputs and deletes its inputs under it, so a compaction either deleted the segment before the pass
     /// looked (the pass then takes the state again) or sees the hold and drops itself.
+    /// It waits for the lock at most `patience` (another pass holds it for milliseconds; a process outside
+    /// LogStore could hold it for ever).
     /// - parameter required: throw when the file system cannot lock the folder (some network file systems);
     ///   else `body` then runs unlocked.
-    /// - throws: ``LogStoreError`` `ioError` when `required` and the folder cannot be locked; what `body`
-    ///   throws.
-    func withHoldLock<Result>(required: Bool, _ body: () throws(LogStoreError) -> Result) throws(LogStoreError)
-        -> Result
-    {
+    /// - throws: ``LogStoreError`` `locked` when the folder stayed locked for `patience`; `ioError` when
+    ///   `required` and the folder cannot be locked; what `body` throws.
+    func withHoldLock<Result>(
+        required: Bool, patience: Duration = .seconds(10), _ body: () throws(LogStoreError) -> Result
+    ) throws(LogStoreError) -> Result {
         let fd = store.withCString { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         var code = fd >= 0 ? 0 : errno
         var locked = false
         if fd >= 0 {
+            let deadline = ContinuousClock.now + patience
+            var pause = Duration.milliseconds(1)
             while true {
-                if flock(fd, LOCK_EX) == 0 {
+                if flock(fd, LOCK_EX | LOCK_NB) == 0 {
                     locked = true
                     break
                 }
                 code = errno
-                if code != EINTR { break }
+                if code == EINTR { continue }
+                guard code == EWOULDBLOCK || code == EAGAIN else { break }
+                guard ContinuousClock.now < deadline else {
+                    close(fd)
+                    throw LogStoreError(
+                        .locked,
+                        "the store's folder stayed locked for \(patience) (a replica pass or compaction, or a process "
+                            + "outside LogStore holding flock on it)", file: store)
+                }
+                SystemClock.sleep(pause)
+                pause = min(pause * 2, .milliseconds(50))
             }
         }
         defer {
