@@ -76,7 +76,7 @@ let ciphers = [
     print("processor: \(model); AES instructions: \(flags.contains("aes") ? "yes" : "no")")
 #endif
 print("sealed message: plaintext + 16-byte tag (+ 12-byte nonce when stored beside it: 28 bytes)")
-for size in [256, 4_096, 65_536] {
+for size in [64, 256, 1_024, 4_096, 65_536] {
     let count = max(1, megabytes * 1_048_576 / size)
     var random = SystemRandomNumberGenerator()
     let plain = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
@@ -103,7 +103,9 @@ for size in [256, 4_096, 65_536] {
         let mib = Double(count * size) / 1_048_576
         print(
             String(
-                format: "%6d-byte messages, %@: seal %.0f MiB/s, open %.0f MiB/s (median of %d, %d messages)", size,
-                cipher.name, mib / sealTimes.sorted()[runs / 2], mib / openTimes.sorted()[runs / 2], runs, count))
+                format: "%6d-byte messages, %@: seal %.0f MiB/s (%.2f us each), open %.0f MiB/s (%.2f us each)",
+                size, cipher.name, mib / sealTimes.sorted()[runs / 2],
+                sealTimes.sorted()[runs / 2] / Double(count) * 1e6,
+                mib / openTimes.sorted()[runs / 2], openTimes.sorted()[runs / 2] / Double(count) * 1e6))
     }
 }
