@@ -314,6 +314,50 @@ import Testing
         #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == 79)
     }
 
+    /// A pass cut short at each write, sync, rename, unlink and open in turn (the call fails and the pass stops
+    /// there, as a killed process would; its source is a read-only store beside the writer, so the faults
+    /// touch only the pass): the replica still opens read-only at one commit, no older than the last whole
+    /// pass, and the next pass brings it up to date. The writer writes and compacts between passes.
+    @Test func aPassCutShortAtAnyCallLeavesAReplicaTheNextPassCompletes() throws {
+        let directory = TemporaryStore("replica-interrupted")
+        let (store, shared) = try CheckpointTests.seededStore(directory, background: false, batches: 5)
+        let faults = FaultInjector()
+        var options = StoreOptions(createIfMissing: false, readOnly: true)
+        options.faultInjector = faults
+        let follower = try Store.open(at: directory.path + "/store", options: options)
+        defer { try? follower.close() }
+        let replica = directory.path + "/replica"
+        try follower.replicate(to: replica)
+        var written = 5
+        var cut: [FaultInjector.Operation: Int] = [:]
+        for operation in [FaultInjector.Operation.write, .sync, .rename, .unlink, .open] {
+            // The first call of that kind fails, then the second, ... until a pass makes fewer such calls.
+            for after in 0..<60 {
+                for _ in 0..<5 {
+                    try CheckpointTests.writeBatch(written, shared: shared, to: store)
+                    written += 1
+                }
+                try store.compact()
+                let before = try CheckpointTests.committedBatches(at: replica, shared: shared)
+                let callsBefore = faults.calls(operation)
+                faults.inject(operation, .error(EIO), after: after)
+                _ = Result { try follower.replicate(to: replica) }
+                faults.clear()
+                // The pass made at most `after` such calls: the fault never fired, every call was cut.
+                let fired = faults.calls(operation) - callsBefore > after
+                let seen = try CheckpointTests.committedBatches(at: replica, shared: shared)
+                #expect(seen >= before && seen <= written - 1, "\(operation) after \(after): batch \(seen)")
+                try follower.replicate(to: replica)
+                #expect(try CheckpointTests.committedBatches(at: replica, shared: shared) == written - 1)
+                guard fired else { break }
+                cut[operation, default: 0] += 1
+            }
+        }
+        // Every kind of call was cut at several points (a pass makes fewer unlinks than the others).
+        print("replica passes cut short: \(cut)")
+        #expect(cut.count == 5 && cut.values.allSatisfy { $0 >= 2 }, "\(cut)")
+    }
+
     /// A writer in another process creates its next segment, then writes its header: a follower that lists
     /// the folder between the two sees an empty newest segment. A pass taking that state leaves the segment
     /// out (the replica never lists a segment that does not read) and holds the one before it instead.
