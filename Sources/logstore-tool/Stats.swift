@@ -54,6 +54,11 @@ struct Stats: ParsableCommand {
                     segments: $0.segments, bytes: $0.bytes, bytesNotInStore: $0.bytesNotInStore,
                     garbageBytesHeld: $0.garbageBytesHeld)
             })
+        report.history.replicaHolds = history.replicaHolds.map {
+            StatsReport.ReplicaHoldSummary(
+                name: $0.name, oldestSegment: $0.oldestSegment, segments: $0.segments, bytes: $0.bytes,
+                changedMilliseconds: $0.changedMilliseconds)
+        }
         report.spaceByType = Dictionary(
             uniqueKeysWithValues: space.map { tag, space in
                 (
@@ -181,6 +186,11 @@ struct Stats: ParsableCommand {
                         + "\(formatBytes(moment.garbageBytesHeld)) of garbage held")
             }
         }
+        for hold in report.history.replicaHolds {
+            print(
+                "replica hold \(hold.name): \(plural(hold.segments, "segment")) (\(formatBytes(hold.bytes))) kept from "
+                    + "compaction")
+        }
         if let recovery = report.recovery {
             print("torn tail (cut by the next writable open): \(recovery)")
         }
@@ -239,6 +249,16 @@ private struct StatsReport: Encodable {
         /// Garbage in the store's segments that moments hold, each segment once.
         var garbageBytesHeld: UInt64
         var moments: [Moment]
+        /// The holds replicas keep on compaction (`replicate`).
+        var replicaHolds: [ReplicaHoldSummary] = []
+    }
+
+    struct ReplicaHoldSummary: Encodable {
+        var name: String
+        var oldestSegment: UInt32
+        var segments: Int
+        var bytes: UInt64
+        var changedMilliseconds: UInt64
     }
 
     struct Moment: Encodable {

@@ -226,6 +226,8 @@ import Testing
         #expect(try Self.segmentNumbers(primary).filter { $0 >= hold.oldestSegment }.count == hold.segments)
         let listed = try ToolRunner.run(["history", primary])
         #expect(listed.status == 0 && listed.stdout.contains("replica hold \(hold.name)"), "\(listed.output)")
+        let stats = try ToolRunner.run(["stats", primary])
+        #expect(stats.status == 0 && stats.stdout.contains("replica hold \(hold.name)"), "\(stats.output)")
         #expect(try store.compact().segmentsHeld >= hold.segments - 1)
         try store.forgetReplica(hold.name)
         #expect(try store.historyUsage().replicaHolds.isEmpty)
