@@ -83,10 +83,11 @@ public final class Store: Sendable {
     ///   `createIfMissing` is off, `locked` when another process or `Store` has it open for writing,
     ///   `corruptFrame` / `corruptSegmentHeader` / `unsupportedVersion` (naming file and offset) when a
     ///   segment is damaged outside a torn tail, `corruptManifest` / `missingSegment` when the segment
-    ///   manifest is damaged or a segment it lists is missing, `corruptStoreIdentity`, `invalidArgument` (also for an open for writing of a retained moment),
-    ///   or `ioError` (on a full disk, saying how much space it needs; for a file that cannot be read, such
-    ///   as a symbolic link named like a segment whose target does not exist; for a read-only open, also
-    ///   when a writer kept changing the segments for every attempt).
+    ///   manifest is damaged or a segment it lists is missing, `corruptStoreIdentity`, `invalidArgument`
+    ///   (also for an open for writing of a retained moment), or `ioError` (on a full disk, saying how much
+    ///   space it needs; for a file that cannot be read, such as a symbolic link named like a segment whose
+    ///   target does not exist; for a read-only open, also when a writer kept changing the segments for
+    ///   every attempt).
     public static func open(at directory: String, options: StoreOptions = StoreOptions()) throws(LogStoreError)
         -> Store
     {

@@ -281,26 +281,30 @@ struct CheckpointDestination {
         var isDirectory: Bool
         var isRegular: Bool
         var isSymbolicLink: Bool
+
+        init(_ info: stat) {
+            let type = info.st_mode & S_IFMT
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = UInt64(info.st_size)
+            isDirectory = type == S_IFDIR
+            isRegular = type == S_IFREG
+            isSymbolicLink = type == S_IFLNK
+        }
     }
 
     /// `stat(2)` (or `lstat(2)` when not `following` symbolic links), nil when the path does not exist.
     static func status(_ path: String, following: Bool) -> Status? {
         var info = stat()
         guard (following ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
-        let type = info.st_mode & S_IFMT
-        return Status(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size),
-            isDirectory: type == S_IFDIR, isRegular: type == S_IFREG, isSymbolicLink: type == S_IFLNK)
+        return Status(info)
     }
 
     /// `fstat(2)` of an open file, nil when it fails.
     static func status(of fd: Int32) -> Status? {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        let type = info.st_mode & S_IFMT
-        return Status(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: UInt64(info.st_size),
-            isDirectory: type == S_IFDIR, isRegular: type == S_IFREG, isSymbolicLink: type == S_IFLNK)
+        return Status(info)
     }
 
     /// The path with every symbolic link, `.` and `..` resolved (`realpath(3)`), nil when it does not exist.

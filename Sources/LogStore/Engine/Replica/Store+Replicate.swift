@@ -49,20 +49,10 @@ extension Store {
             } catch {
                 throw LogStoreError(.ioError, "cannot start the replica", file: staging, underlying: error)
             }
-            let hold = try replicaHold(for: target)
-            let source = try heldSource(hold)
-            let report = try ReplicaWriter(io: io, storeDirectory: directory, replica: staging).update(from: source)
-            do {
-                try io.rename(staging, to: target.destination)
-                try io.syncDirectory(target.parent)
-            } catch {
-                throw LogStoreError(
-                    .ioError, "cannot put the replica in place", file: target.destination, underlying: error)
-            }
-            releaseHold(hold, keeping: source)
-            return ReplicationReport(
-                destination: target.destination, sequence: report.sequence, segmentsCopied: report.segmentsCopied,
-                bytesAppended: report.bytesAppended, bytesCopied: report.bytesCopied, segmentsRemoved: 0)
+            var report = try ship(to: staging, for: target)
+            try target.publish(staging, what: "replica")
+            report.destination = target.destination
+            return report
         }
         try requireCopyOfThisStore(target, kind: "replica", verb: "replicate")
         let destinationLock = try DirectoryLock(directory: target.destination, io: io)
@@ -74,10 +64,17 @@ extension Store {
                     + "replicate into a new folder", file: target.destination)
         }
         try requireHold(for: target)
+        return try ship(to: target.destination, for: target)
+    }
+
+    /// One pass into `folder` (the replica, or the staging folder of a new one): the state taken under the
+    /// replica's hold, shipped, and the hold moved on to what the replica now has a part of.
+    private func ship(to folder: String, for target: CheckpointDestination) throws(LogStoreError)
+        -> ReplicationReport
+    {
         let hold = try replicaHold(for: target)
         let source = try heldSource(hold)
-        let report = try ReplicaWriter(io: io, storeDirectory: directory, replica: target.destination).update(
-            from: source)
+        let report = try ReplicaWriter(io: io, storeDirectory: directory, replica: folder).update(from: source)
         releaseHold(hold, keeping: source)
         return report
     }
