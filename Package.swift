@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "LogStoreObjects", targets: ["LogStoreObjects"]),
         // LogStoreObjects plus the `@Persistent` macro; only users of the macro build swift-syntax.
         .library(name: "LogStorePersistent", targets: ["LogStorePersistent"]),
+        // AES-256-GCM for encrypted stores (swift-crypto); only users who encrypt build it.
+        .library(name: "LogStoreEncryption", targets: ["LogStoreEncryption"]),
         .executable(name: "logstore-tool", targets: ["logstore-tool"]),
         // The drawing model of the guide and the demo, shared by the tool, tests and benchmarks: an
         // example, not API.
@@ -18,6 +20,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -56,6 +59,11 @@ let package = Package(
             name: "LogStoreObjects",
             dependencies: ["LogStore", "CXXHash"]
         ),
+        // The cipher of encrypted stores: AES-256-GCM through swift-crypto, behind the engine's `StoreCipher`.
+        .target(
+            name: "LogStoreEncryption",
+            dependencies: ["LogStore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // The `@Persistent` macro's implementation (a compiler plug-in): generates a class's fields coding.
         .macro(
             name: "LogStoreMacros",
@@ -81,6 +89,7 @@ let package = Package(
             name: "logstore-tool",
             dependencies: [
                 "LogStore",
+                "LogStoreEncryption",
                 "LogStoreObjects",
                 "LogStoreExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -117,6 +126,7 @@ let package = Package(
             name: "LogStoreTests",
             dependencies: [
                 "LogStore", "LogStoreFormat", "LogStoreSystem", "LogStoreExamples", "TestSupport", "CCRC32C",
+                "LogStoreEncryption",
                 // The object layer, for the index workload of the reliability sweeps.
                 "LogStoreObjects",
                 "logstore-tool",

@@ -7,9 +7,16 @@ package enum CompactFrameDecoder {
     /// header's). A commit frame's batch checksum is checked by the scanner, which knows where the batch
     /// starts (``batchChecksumMatches(_:batchStart:in:)``).
     ///
+    /// - parameter sealed: the layout of an encrypted segment: the length field counts the frame's body
+    ///   (its references and stored payload), and a commit frame carries the batch's nonce and tag after
+    ///   its batch checksum.
+    /// - parameter readsBodies: false for the bytes of an encrypted segment as written, whose bodies are
+    ///   ciphertext: a frame is then only delimited (its body is `referencesOffset ..< payloadOffset`, its
+    ///   stored and original lengths 0).
     /// - parameter verifyChecksum: false only where every frame that is used is checked later.
     package static func decode(
-        _ bytes: UnsafeRawBufferPointer, at offset: Int, baseSequence: UInt64, verifyChecksum: Bool = true
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, baseSequence: UInt64, sealed: Bool = false,
+        readsBodies: Bool = true, verifyChecksum: Bool = true
     ) -> Result<DecodedFrame, FrameProblem> {
         let end = bytes.count
         guard let base = bytes.baseAddress, offset >= 0, offset < end else {
@@ -44,8 +51,15 @@ package enum CompactFrameDecoder {
         guard let stored = VarInt.read(base, at: &cursor, end: end) else {
             return .failure(fieldProblem("stored length", base, offset, cursor, end))
         }
-        guard stored <= UInt64(LogStoreLimits.maxPayloadSize) else {
+        guard stored <= UInt64(LogStoreLimits.maxPayloadSize) + (sealed ? count * UInt64(VarInt.maximumSize) : 0) else {
             return .failure(.invalidField("stored payload length \(stored) over the limit"))
+        }
+        if sealed {
+            return decodeSealed(
+                bytes, at: offset, cursor: cursor, kind: kind, flags: flags, hasDictionary: hasDictionary,
+                sequence: VarInt.applying(sequenceDelta, to: baseSequence), id: id, typeTag: UInt32(tag),
+                referenceCount: Int(count), bodyLength: Int(stored), baseSequence: baseSequence,
+                readsBodies: readsBodies, verifyChecksum: verifyChecksum)
         }
         var original = stored
         var dictionary: UInt64 = 0
@@ -87,14 +101,7 @@ package enum CompactFrameDecoder {
         let checked = cursor - offset
         let length = checked + CompactFrame.crcSize
         guard length <= end - offset else { return .failure(.truncated(needed: length, available: end - offset)) }
-        if verifyChecksum {
-            let start = base + offset
-            let stored = start.readLE(UInt32.self, at: checked)
-            let computed = Checksum.crc32c(start, count: checked)
-            guard stored == computed else {
-                return .failure(.checksumMismatch(stored: UInt64(stored), computed: UInt64(computed)))
-            }
-        }
+        if verifyChecksum, let problem = crcProblem(base + offset, checked: checked) { return .failure(problem) }
         var frame = DecodedFrame(
             kind: kind, flags: flags, sequence: VarInt.applying(sequenceDelta, to: baseSequence), id: id,
             typeTag: UInt32(tag), referenceCount: Int(count),
@@ -104,6 +111,94 @@ package enum CompactFrameDecoder {
         frame.referencesOffset = referencesOffset
         frame.referencesLength = referencesLength
         frame.payloadOffset = payloadOffset
+        frame.batchChecksumOffset = batchChecksumOffset
+        return .success(frame)
+    }
+
+    /// The CRC problem of the frame at `start` whose CRC follows its first `checked` bytes, or nil.
+    private static func crcProblem(_ start: UnsafeRawPointer, checked: Int) -> FrameProblem? {
+        let stored = start.readLE(UInt32.self, at: checked)
+        let computed = Checksum.crc32c(start, count: checked)
+        return stored == computed ? nil : .checksumMismatch(stored: UInt64(stored), computed: UInt64(computed))
+    }
+
+    /// The rest of a frame of the sealed layout, from `cursor` (just after its length field, which holds
+    /// `bodyLength`): its dictionary and extra length, its body (references, then the stored payload),
+    /// and for a commit frame the batch checksum, nonce and tag.
+    private static func decodeSealed(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, cursor start: Int, kind: FrameKind,
+        flags: FrameFlags, hasDictionary: Bool, sequence: UInt64, id: UInt64, typeTag: UInt32, referenceCount: Int,
+        bodyLength: Int, baseSequence: UInt64, readsBodies: Bool, verifyChecksum: Bool
+    ) -> Result<DecodedFrame, FrameProblem> {
+        let end = bytes.count
+        guard let base = bytes.baseAddress else { return .failure(.truncated(needed: 1, available: 0)) }
+        var cursor = start
+        var dictionary: UInt64 = 0
+        var extra: UInt64 = 0
+        if flags.contains(.compressed) {
+            if hasDictionary {
+                guard let name = VarInt.read(base, at: &cursor, end: end) else {
+                    return .failure(fieldProblem("dictionary", base, offset, cursor, end))
+                }
+                guard name >= 1, name <= UInt64(UInt32.max) else {
+                    return .failure(.invalidField("dictionary id \(name) outside 1 … 2^32 − 1"))
+                }
+                dictionary = name
+            }
+            guard let length = VarInt.read(base, at: &cursor, end: end) else {
+                return .failure(fieldProblem("extra length", base, offset, cursor, end))
+            }
+            guard length > 0, length <= UInt64(LogStoreLimits.maxPayloadSize) else {
+                return .failure(.invalidField("compressed length with \(length) more bytes once decompressed"))
+            }
+            extra = length
+        }
+        let bodyOffset = cursor
+        guard bodyLength <= end - cursor else {
+            return .failure(.truncated(needed: cursor + bodyLength - offset, available: end - offset))
+        }
+        var referencesLength = bodyLength
+        var stored = 0
+        if readsBodies {
+            var reference = cursor
+            for _ in 0..<referenceCount {
+                guard VarInt.read(base, at: &reference, end: bodyOffset + bodyLength) != nil else {
+                    return .failure(.invalidField("invalid reference at byte \(reference - offset) of the frame"))
+                }
+            }
+            referencesLength = reference - bodyOffset
+            stored = bodyLength - referencesLength
+            guard stored <= LogStoreLimits.maxPayloadSize else {
+                return .failure(.invalidField("stored payload length \(stored) over the limit"))
+            }
+            if flags.contains(.compressed) {
+                guard stored > 0, extra <= UInt64(LogStoreLimits.maxPayloadSize - stored) else {
+                    return .failure(
+                        .invalidField("compressed length \(stored) with \(extra) more bytes once decompressed"))
+                }
+            }
+        } else if referenceCount > bodyLength {
+            return .failure(.invalidField("\(referenceCount) references in a body of \(bodyLength) bytes"))
+        }
+        cursor += bodyLength
+        var batchChecksumOffset: Int?
+        if flags.contains(.commit) {
+            batchChecksumOffset = cursor
+            cursor += CompactFrame.batchChecksumSize + CompactFrame.sealSize
+        }
+        let checked = cursor - offset
+        let length = checked + CompactFrame.crcSize
+        guard length <= end - offset else { return .failure(.truncated(needed: length, available: end - offset)) }
+        if verifyChecksum, let problem = crcProblem(base + offset, checked: checked) { return .failure(problem) }
+        let original = readsBodies ? (flags.contains(.compressed) ? stored + Int(extra) : stored) : 0
+        var frame = DecodedFrame(
+            kind: kind, flags: flags, sequence: sequence, id: id, typeTag: typeTag, referenceCount: referenceCount,
+            storedLength: stored, originalLength: original, offset: offset, length: length)
+        frame.format = .v2(baseSequence: baseSequence, sealed: true)
+        frame.dictionary = UInt32(dictionary)
+        frame.referencesOffset = bodyOffset
+        frame.referencesLength = referencesLength
+        frame.payloadOffset = bodyOffset + referencesLength
         frame.batchChecksumOffset = batchChecksumOffset
         return .success(frame)
     }

@@ -28,8 +28,15 @@ package enum CompactFrame {
     package static let dictionaryBit: UInt8 = 0x80
     /// The most bytes of a frame before its references: the head and seven varints.
     package static let maximumHeaderSize = 1 + 7 * VarInt.maximumSize
-    /// The most bytes a commit frame adds: the batch checksum.
-    package static let maximumCommitSize = batchChecksumSize
+    /// Room the length field of the sealed layout may take beyond the stored length's: it counts the
+    /// references too (at most 655,360 bytes, 65,536 of ten bytes each), which adds at most three bytes.
+    package static let bodyLengthRoom = 3
+    /// Sealed layout: the batch's nonce and tag that follow a commit frame's batch checksum.
+    package static let nonceSize = 12
+    package static let tagSize = 16
+    package static let sealSize = nonceSize + tagSize
+    /// The most bytes a commit frame adds: the batch checksum, and in the sealed layout the nonce and tag.
+    package static let maximumCommitSize = batchChecksumSize + sealSize
 
     /// The head byte of a frame of `kind` with `flags`.
     package static func head(_ kind: FrameKind, _ flags: FrameFlags) -> UInt8 {
@@ -39,7 +46,8 @@ package enum CompactFrame {
     /// An upper bound of the size of a frame with `referenceCount` references and `payloadRoom` bytes of
     /// stored payload, a commit frame included.
     package static func bound(referenceCount: Int, payloadRoom: Int) -> Int {
-        maximumHeaderSize + referenceCount * VarInt.maximumSize + payloadRoom + maximumCommitSize + crcSize
+        maximumHeaderSize + bodyLengthRoom + referenceCount * VarInt.maximumSize + payloadRoom + maximumCommitSize
+            + crcSize
     }
 }
 
@@ -54,7 +62,15 @@ package struct CompactFrameEncoder {
     /// Shorter payloads are not worth compressing even against a dictionary.
     package static let dictionaryMinimumSize = 16
 
-    package init(compressionMinimumSize: Int) { self.compressionMinimumSize = compressionMinimumSize }
+    /// Whether frames are written in the sealed layout of an encrypted segment (the length field counts
+    /// the references and the stored payload; room for the batch's nonce and tag in a commit frame, left
+    /// zero: ``BatchSealing`` fills it in the bytes it writes).
+    package var sealed: Bool
+
+    package init(compressionMinimumSize: Int, sealed: Bool = false) {
+        self.compressionMinimumSize = compressionMinimumSize
+        self.sealed = sealed
+    }
 
     /// How a raw payload of `count` bytes of a `kind` frame is compressed: against the dictionary (puts
     /// only, so control frames read without dictionaries), or alone from the minimum size, or not.
@@ -145,6 +161,7 @@ package struct CompactFrameEncoder {
         switch payload {
         case .raw(let bytes), .stored(let bytes):
             predictedSize = fixedFieldsSize + VarInt.size(of: UInt64(bytes.count))
+            if sealed { predictedSize += CompactFrame.bodyLengthRoom }
             if wantsCompression {
                 // Room for the extra length, and the dictionary id.
                 predictedSize += VarInt.size(of: UInt64(bytes.count))
@@ -155,6 +172,7 @@ package struct CompactFrameEncoder {
             predictedSize =
                 fixedFieldsSize + VarInt.size(of: UInt64(bytes.count)) + VarInt.size(of: UInt64(original - bytes.count))
             if dictionary != 0 { predictedSize += VarInt.size(of: UInt64(dictionary)) }
+            if sealed { predictedSize += CompactFrame.bodyLengthRoom }
         }
 
         var cursor = predictedSize
@@ -179,6 +197,7 @@ package struct CompactFrameEncoder {
             }
         }
 
+        let referencesLength = cursor - predictedSize
         var frameFlags = flags.intersection([.pinned, .collected])
         switch payload {
         case .raw(let bytes), .stored(let bytes):
@@ -195,7 +214,9 @@ package struct CompactFrameEncoder {
 
         let isCompressed = frameFlags.contains(.compressed)
         let hasDictionary = isCompressed && dictionary != 0
-        var headerSize = fixedFieldsSize + VarInt.size(of: UInt64(storedLength))
+        // The length field: the stored payload's, or in the sealed layout the whole body's.
+        let lengthField = UInt64(storedLength + (sealed ? referencesLength : 0))
+        var headerSize = fixedFieldsSize + VarInt.size(of: lengthField)
         if isCompressed { headerSize += VarInt.size(of: UInt64(originalLength - storedLength)) }
         if hasDictionary { headerSize += VarInt.size(of: UInt64(dictionary)) }
         if headerSize < predictedSize {
@@ -209,7 +230,7 @@ package struct CompactFrameEncoder {
         field += VarInt.write(id, to: start + field)
         field += VarInt.write(UInt64(typeTag), to: start + field)
         field += VarInt.write(UInt64(referenceCount), to: start + field)
-        field += VarInt.write(UInt64(storedLength), to: start + field)
+        field += VarInt.write(lengthField, to: start + field)
         if hasDictionary { field += VarInt.write(UInt64(dictionary), to: start + field) }
         if isCompressed { field += VarInt.write(UInt64(originalLength - storedLength), to: start + field) }
 
@@ -218,6 +239,10 @@ package struct CompactFrameEncoder {
             let checksum = Checksum.xxh3(UnsafeRawPointer(buffer.base + batchStart), count: batchBytes)
             start.writeLE(checksum, at: cursor)
             cursor += CompactFrame.batchChecksumSize
+            if sealed {
+                (start + cursor).initializeMemory(as: UInt8.self, repeating: 0, count: CompactFrame.sealSize)
+                cursor += CompactFrame.sealSize
+            }
         }
         start.writeLE(Checksum.crc32c(UnsafeRawPointer(start), count: cursor), at: cursor)
         cursor += CompactFrame.crcSize

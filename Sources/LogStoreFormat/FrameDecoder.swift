@@ -5,7 +5,9 @@ package enum FrameFormat: Sendable, Equatable {
     case v1
     /// Version 2: variable-length integers, sequence numbers as deltas from `baseSequence` (the segment
     /// header's), reference deltas, CRC-32C per frame and XXH3-64 per batch (Format.md, section 11).
-    case v2(baseSequence: UInt64)
+    /// `sealed`: the layout of an encrypted segment, whose frames say how long their reference lists are
+    /// and whose commit frames carry the batch's nonce and tag (Format.md, section 13).
+    case v2(baseSequence: UInt64, sealed: Bool = false)
 
     /// Whether this is the layout of version 2.
     package var isCompact: Bool {
@@ -20,7 +22,18 @@ package enum FrameFormat: Sendable, Equatable {
             self = .v1
             return
         }
-        self = base.readLE(UInt16.self, at: 8) >= 2 ? .v2(baseSequence: base.readLE(UInt64.self, at: 32)) : .v1
+        guard base.readLE(UInt16.self, at: 8) >= 2 else {
+            self = .v1
+            return
+        }
+        let sealed = base.readLE(UInt32.self, at: 12) & LogFormat.encryptedSegmentFlag != 0
+        self = .v2(baseSequence: base.readLE(UInt64.self, at: 32), sealed: sealed)
+    }
+
+    /// Whether this is the layout of an encrypted segment.
+    package var isSealed: Bool {
+        if case .v2(_, let sealed) = self { return sealed }
+        return false
     }
 }
 
@@ -100,13 +113,18 @@ package enum FrameDecoder {
     ///
     /// - parameter verifyChecksum: false only where every frame that is used is checked later (the
     ///   compactor checks each frame it copies, and skips the rest).
+    /// - parameter readsBodies: false for the bytes of an encrypted segment as written (only delimits
+    ///   its frames, ``CompactFrameDecoder/decode(_:at:baseSequence:sealed:readsBodies:verifyChecksum:)``).
     package static func decode(
-        _ bytes: UnsafeRawBufferPointer, at offset: Int, format: FrameFormat, verifyChecksum: Bool = true
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, format: FrameFormat, readsBodies: Bool = true,
+        verifyChecksum: Bool = true
     ) -> Result<DecodedFrame, FrameProblem> {
         switch format {
         case .v1: return decodeVersion1(bytes, at: offset, verifyChecksum: verifyChecksum)
-        case .v2(let base):
-            return CompactFrameDecoder.decode(bytes, at: offset, baseSequence: base, verifyChecksum: verifyChecksum)
+        case .v2(let base, let sealed):
+            return CompactFrameDecoder.decode(
+                bytes, at: offset, baseSequence: base, sealed: sealed, readsBodies: readsBodies,
+                verifyChecksum: verifyChecksum)
         }
     }
 
@@ -215,17 +233,21 @@ package enum FrameDecoder {
     /// checked frames whose batch checksum failed are not tried again: none of them can begin a batch
     /// that ends at that commit frame (the run holds no other commit frame), so a large batch whose start
     /// was damaged costs one walk, not one per frame.
-    package static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int, format: FrameFormat)
-        -> Int?
-    {
-        guard case .v2(let base) = format else { return nextValidVersion1Frame(in: bytes, after: offset) }
+    package static func nextValidFrame(
+        in bytes: UnsafeRawBufferPointer, after offset: Int, format: FrameFormat, readsBodies: Bool = true
+    ) -> Int? {
+        guard case .v2(let base, let sealed) = format else {
+            return nextValidVersion1Frame(in: bytes, after: offset)
+        }
         var candidate = offset + 1
         let last = bytes.count - CompactFrame.minimumSize
         guard bytes.baseAddress != nil else { return nil }
         var notBatchStarts = Set<Int>()
         while candidate <= last {
             if bytes[candidate] != 0, !notBatchStarts.contains(candidate),
-                beginsCommittedBatch(bytes, at: candidate, baseSequence: base, notBatchStarts: &notBatchStarts)
+                beginsCommittedBatch(
+                    bytes, at: candidate, baseSequence: base, sealed: sealed, readsBodies: readsBodies,
+                    notBatchStarts: &notBatchStarts)
             {
                 return candidate
             }
@@ -238,12 +260,14 @@ package enum FrameDecoder {
     /// holds; adds to `notBatchStarts` the frame starts of a run of valid frames whose batch checksum
     /// did not hold.
     private static func beginsCommittedBatch(
-        _ bytes: UnsafeRawBufferPointer, at offset: Int, baseSequence: UInt64, notBatchStarts: inout Set<Int>
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, baseSequence: UInt64, sealed: Bool, readsBodies: Bool,
+        notBatchStarts: inout Set<Int>
     ) -> Bool {
         var cursor = offset
         var run: [DecodedFrame] = []
         while case .success(let frame) = CompactFrameDecoder.decode(
-            bytes, at: cursor, baseSequence: baseSequence, verifyChecksum: false)
+            bytes, at: cursor, baseSequence: baseSequence, sealed: sealed, readsBodies: readsBodies,
+            verifyChecksum: false)
         {
             run.append(frame)
             if frame.flags.contains(.commit) {
@@ -373,10 +397,10 @@ package enum FrameDecoder {
     package static func forEachStoredReference(
         in bytes: UnsafeRawBufferPointer, at offset: Int, format: FrameFormat, _ body: (UInt64) -> Void
     ) {
-        if case .v2(let base) = format {
+        if case .v2(let base, let sealed) = format {
             guard
                 case .success(let frame) = CompactFrameDecoder.decode(
-                    bytes, at: offset, baseSequence: base, verifyChecksum: false)
+                    bytes, at: offset, baseSequence: base, sealed: sealed, verifyChecksum: false)
             else { return }
             CompactFrameDecoder.forEachReference(of: frame, in: bytes, body)
             return

@@ -37,6 +37,11 @@ package enum LogFormat {
     /// Segment header flag: the segment is a compaction output, written completely under a temporary
     /// name and renamed into place; the writer never appends to it, so it never has a torn tail.
     package static let compactedSegmentFlag: UInt32 = 1 << 0
+    /// Segment header flag: the segment's frames are in the sealed layout, each batch's references and
+    /// payloads encrypted with the store's key (Format.md, section 13).
+    package static let encryptedSegmentFlag: UInt32 = 1 << 1
+    /// Every segment header flag this version knows.
+    package static let knownSegmentFlags: UInt32 = compactedSegmentFlag | encryptedSegmentFlag
     /// Suffix of a compaction output while it is being written; leftovers are deleted on open.
     package static let compactingSuffix = ".compacting"
     /// Suffix of a hint file while it is being written; leftovers are deleted on open.

@@ -78,6 +78,17 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let notFound = Code("notFound")
         /// A root name is empty or too long.
         public static let invalidRootName = Code("invalidRootName")
+        /// The store is encrypted and the open gave no cipher (``StoreOptions/cipher``); nothing was read.
+        public static let keyRequired = Code("keyRequired")
+        /// The open's cipher is not the store's: another scheme, or a key whose id is not the one the
+        /// store's identity file records. Refused before anything is decrypted.
+        public static let wrongKey = Code("wrongKey")
+        /// The open gave a cipher, but the store is not encrypted: it would be read and written in the
+        /// clear. Open it without one.
+        public static let notEncrypted = Code("notEncrypted")
+        /// Bytes of an encrypted store whose checksums hold do not authenticate under the store's key:
+        /// they were altered, moved from another place or store, or written under another key.
+        public static let authenticationFailed = Code("authenticationFailed")
         /// An option or argument is out of its documented range.
         public static let invalidArgument = Code("invalidArgument")
         /// The store was opened read-only and a write was attempted.

@@ -23,6 +23,9 @@ package struct SegmentHeader: Equatable, Sendable {
     /// Whether the compactor wrote this segment (complete before it was named; never appended to).
     package var isCompactionOutput: Bool { flags & LogFormat.compactedSegmentFlag != 0 }
 
+    /// Whether the segment's batches are encrypted (the sealed frame layout).
+    package var isEncrypted: Bool { flags & LogFormat.encryptedSegmentFlag != 0 }
+
     /// The header's bytes.
     package func encoded() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: LogFormat.segmentHeaderSize)
@@ -79,12 +82,19 @@ package struct SegmentHeader: Equatable, Sendable {
         guard number > 0, number <= UInt64(UInt32.max) else {
             return .failure(.invalidField("segment number \(number)"))
         }
+        let flags = base.readLE(UInt32.self, at: 12)
+        guard flags & ~LogFormat.knownSegmentFlags == 0 else {
+            return .failure(.invalidField("unknown header flags 0x\(String(flags, radix: 16))"))
+        }
+        guard flags & LogFormat.encryptedSegmentFlag == 0 || version >= 2 else {
+            return .failure(.invalidField("an encrypted version-1 segment"))
+        }
         return .success(
             SegmentHeader(
                 formatVersion: version,
                 segmentNumber: UInt32(number),
                 createdAtMilliseconds: base.readLE(UInt64.self, at: 24),
-                flags: base.readLE(UInt32.self, at: 12),
+                flags: flags,
                 baseSequence: base.readLE(UInt64.self, at: 32)
             ))
     }

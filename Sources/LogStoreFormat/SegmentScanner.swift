@@ -29,6 +29,9 @@ package struct SegmentScanner {
 
     /// The layout of the segment's frames (from its header).
     package let format: FrameFormat
+    /// False for the bytes of an encrypted segment as written, whose bodies are ciphertext: frames are then
+    /// only delimited, their bodies not read.
+    package var readsBodies = true
 
     package init(bytes: UnsafeRawBufferPointer, verifyChecksums: Bool = true) {
         self.bytes = bytes
@@ -58,15 +61,19 @@ package struct SegmentScanner {
     ///   frame whose fields are out of range) with the damage and the outcome so far (without it): true
     ///   goes on from the next valid frame (for `verify`), false ends the scan there. Damage that nothing
     ///   valid follows, and seal damage, always end the scan. By default the scan stops at the first damage.
+    /// - parameter start: where to begin: a frame boundary (after the header by default).
     package func scan(
+        from start: Int = LogFormat.segmentHeaderSize,
         continueAfterDamage: (_ damage: SegmentDamage, _ before: Outcome) -> Bool = { _, _ in false },
         onCommittedFrame: (DecodedFrame) -> Void
     ) -> Outcome {
-        var outcome = Outcome(committedEnd: LogFormat.segmentHeaderSize)
+        var outcome = Outcome(committedEnd: start)
         var pending: [DecodedFrame] = []
-        var offset = LogFormat.segmentHeaderSize
+        var offset = start
         while offset < bytes.count {
-            switch FrameDecoder.decode(bytes, at: offset, format: format, verifyChecksum: verifyChecksums) {
+            switch FrameDecoder.decode(
+                bytes, at: offset, format: format, readsBodies: readsBodies, verifyChecksum: verifyChecksums)
+            {
             case .success(let frame) where outcome.sealedAt != nil:
                 // Nothing is ever written after a seal: this is damage, never a torn tail.
                 outcome.damages.append(
@@ -98,7 +105,8 @@ package struct SegmentScanner {
                 && !batchChecksumHolds(frame, batchStart: pending.first?.offset ?? frame.offset):
                 // Every frame of the batch is whole, but together they are not what was written.
                 let start = pending.first?.offset ?? frame.offset
-                let next = FrameDecoder.nextValidFrame(in: bytes, after: frame.offset, format: format)
+                let next = FrameDecoder.nextValidFrame(
+                    in: bytes, after: frame.offset, format: format, readsBodies: readsBodies)
                 let damage = SegmentDamage(offset: start, reason: "batch checksum mismatch", nextValidFrame: next)
                 let goesOn = next != nil && continueAfterDamage(damage, outcome)
                 outcome.damages.append(damage)
@@ -119,7 +127,8 @@ package struct SegmentScanner {
                     outcome.committedEnd = offset
                 }
             case .failure(let problem):
-                let next = FrameDecoder.nextValidFrame(in: bytes, after: offset, format: format)
+                let next = FrameDecoder.nextValidFrame(
+                    in: bytes, after: offset, format: format, readsBodies: readsBodies)
                 let damage = SegmentDamage(offset: offset, reason: problem.reason, nextValidFrame: next)
                 let goesOn = next != nil && continueAfterDamage(damage, outcome)
                 outcome.damages.append(damage)

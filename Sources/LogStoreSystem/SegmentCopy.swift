@@ -31,3 +31,25 @@ package final class SegmentCopy {
 
     deinit { storage.deallocate() }
 }
+
+/// Bytes in memory of their own, kept alive by this object: a decrypted side file whose readers point
+/// into it.
+///
+/// `@unchecked Sendable`: `bytes` is a `let`, written only in `init`, and only read afterwards.
+package final class HeldBytes: @unchecked Sendable {
+    /// The bytes.
+    package let bytes: UnsafeRawBufferPointer
+
+    /// Copies `contents`.
+    package init(_ contents: [UInt8]) {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(contents.count, 1), alignment: 16)
+        contents.withUnsafeBytes { source in
+            if let from = source.baseAddress, let to = storage.baseAddress {
+                to.copyMemory(from: from, byteCount: source.count)
+            }
+        }
+        bytes = UnsafeRawBufferPointer(rebasing: storage[0..<contents.count])
+    }
+
+    deinit { UnsafeMutableRawBufferPointer(mutating: bytes).deallocate() }
+}

@@ -1,5 +1,6 @@
 import CMemoryHints
 @_spi(Engine) import LogStoreFormat
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -17,9 +18,18 @@ import CMemoryHints
 /// The file descriptor and the mapping live as long as this object: a reader that took a reference
 /// keeps them valid after compaction dropped the segment, and `deinit` unmaps and closes.
 ///
-/// `@unchecked Sendable`: every stored property is a `let`; the mapped memory is only read, and only
-/// in ranges that were completely written before they were published (under the index lock, which
-/// orders the write before any read); writes go through `fd` with `pwrite`, never through the mapping.
+/// An encrypted segment (``LogStoreFormat/SegmentDecryption``) is read from a decrypted copy in private
+/// memory, which `base` then points at: filled from the file on demand (``bytes(count:)``) and by the
+/// writer as it writes (``install(_:at:)``). That copy holds the plaintext of everything read of the
+/// segment for as long as this object lives.
+///
+/// `@unchecked Sendable`: every stored property is a `let` (the decryption state is behind a `Mutex`
+/// and an `Atomic`); the mapped memory is only read, and only in ranges that were completely written
+/// before they were published (under the index lock, which orders the write before any read); writes
+/// go through `fd` with `pwrite`, never through the mapping. The decrypted copy of an encrypted segment
+/// is written only under `decryption`'s lock, and only past `verifiedEnd` (which a reader's range
+/// never reaches before it is published: a reader asks for more through ``bytes(count:)``, which takes
+/// the lock), except ``install(_:at:)``, which the writer calls before it publishes what it wrote.
 package final class SegmentFile: @unchecked Sendable {
     /// The segment number (from the file name and header).
     package let number: UInt32
@@ -34,9 +44,28 @@ package final class SegmentFile: @unchecked Sendable {
     /// The layout of the segment's frames, from its header when the file was mapped (version 1 when the
     /// file was shorter than a header: such a segment is never read).
     package let format: FrameFormat
+    /// An encrypted segment's key and store; nil for an unencrypted one.
+    package let encryption: StoreEncryption?
+    /// An encrypted segment: how its bytes are read (with `pread`, never through a mapping: a writer may
+    /// cut its segment shorter meanwhile, and a mapped page past the end faults); `base` is then the
+    /// decrypted copy.
+    private let fileIO: SystemIO?
+    /// An encrypted segment: how much of the decrypted copy is decrypted and final.
+    private let verifiedEnd = Atomic<Int>(0)
+    /// An encrypted segment: the decryption's state.
+    private let decryption = Mutex(DecryptionState())
+
+    /// What decrypting an encrypted segment has done so far.
+    private struct DecryptionState {
+        /// Bytes of the file copied and decrypted (up to the last batch that authenticated).
+        var verifiedEnd = 0
+        /// Offsets of batches whose checksums hold but that do not authenticate.
+        var failures: [Int] = []
+    }
 
     private init(
-        number: UInt32, path: String, fd: Int32, base: UnsafeRawPointer, mappedLength: Int, format: FrameFormat
+        number: UInt32, path: String, fd: Int32, base: UnsafeRawPointer, mappedLength: Int, format: FrameFormat,
+        encryption: StoreEncryption? = nil, fileIO: SystemIO? = nil
     ) {
         self.number = number
         self.path = path
@@ -44,6 +73,8 @@ package final class SegmentFile: @unchecked Sendable {
         self.base = base
         self.mappedLength = mappedLength
         self.format = format
+        self.encryption = encryption
+        self.fileIO = fileIO
     }
 
     deinit {
@@ -60,21 +91,27 @@ package final class SegmentFile: @unchecked Sendable {
         writable: Bool,
         capacity: Int,
         populate: Bool = false,
+        encryption: StoreEncryption? = nil,
         io: SystemIO
     ) throws(SystemError) -> SegmentFile {
         let fd = try io.open(path, flags: (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
-        return try map(number: number, path: path, fd: fd, capacity: capacity, populate: populate, io: io)
+        return try map(
+            number: number, path: path, fd: fd, capacity: capacity, populate: populate, encryption: encryption, io: io)
     }
 
     /// Maps the file open at `fd` (for reading), which the returned object then owns and closes; on
     /// failure `fd` is closed. Used for a segment that was opened before it was read: a descriptor keeps
     /// the file's data even when a writer's compaction deletes the file meanwhile.
+    ///
+    /// With `encryption`, a segment whose header says it is encrypted is read from a decrypted copy; an
+    /// unencrypted one is read as it is (the caller checks that the store's segments are what it expects).
     package static func map(
         number: UInt32,
         path: String,
         fd: Int32,
         capacity: Int,
         populate: Bool = false,
+        encryption: StoreEncryption? = nil,
         io: SystemIO
     ) throws(SystemError) -> SegmentFile {
         let length = max(capacity, 4096)
@@ -92,8 +129,24 @@ package final class SegmentFile: @unchecked Sendable {
         if let size = try? io.size(fd, path: path), size >= UInt64(LogFormat.segmentHeaderSize) {
             format = FrameFormat(segment: UnsafeRawBufferPointer(start: mapping, count: LogFormat.segmentHeaderSize))
         }
+        guard let encryption, format.isSealed else {
+            return SegmentFile(
+                number: number, path: path, fd: fd, base: UnsafeRawPointer(mapping), mappedLength: length,
+                format: format)
+        }
+        guard
+            let copy = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+            copy != MAP_FAILED
+        else {
+            let code = errno
+            munmap(mapping, length)
+            io.close(fd)
+            throw SystemError(call: "mmap", errno: code, path: path)
+        }
+        munmap(mapping, length)
         return SegmentFile(
-            number: number, path: path, fd: fd, base: UnsafeRawPointer(mapping), mappedLength: length, format: format)
+            number: number, path: path, fd: fd, base: UnsafeRawPointer(copy), mappedLength: length, format: format,
+            encryption: encryption, fileIO: io)
     }
 
     /// Asks the processor to start loading the `count` bytes at `offset` (at most the first two cache
@@ -109,8 +162,63 @@ package final class SegmentFile: @unchecked Sendable {
         }
     }
 
-    /// The first `count` bytes of the segment (never more than are mapped).
+    /// The first `count` bytes of the segment (never more than are mapped). Of an encrypted segment, its
+    /// decrypted copy, decrypted from the file first as far as `count` when it is not yet.
     package func bytes(count: Int) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: base, count: min(count, mappedLength))
+        let count = min(count, mappedLength)
+        if fileIO != nil, count > verifiedEnd.load(ordering: .acquiring) { decrypt(through: count) }
+        return UnsafeRawBufferPointer(start: base, count: count)
+    }
+
+    /// Of an encrypted segment, the offsets of batches whose checksums hold but that do not authenticate
+    /// (another key or store, another place, or altered bytes), among those decrypted so far.
+    package var authenticationFailures: [Int] { decryption.withLock { $0.failures } }
+
+    /// Copies `plaintext`, bytes that the writer has just written (encrypted) at `offset`, into the
+    /// decrypted copy of an encrypted segment, before they are published. Nothing for an unencrypted one.
+    package func install(_ plaintext: UnsafeRawBufferPointer, at offset: Int) {
+        guard fileIO != nil, let source = plaintext.baseAddress, offset >= 0,
+            offset + plaintext.count <= mappedLength
+        else { return }
+        decryption.withLock { state in
+            UnsafeMutableRawPointer(mutating: base + offset).copyMemory(from: source, byteCount: plaintext.count)
+            if offset <= state.verifiedEnd {
+                state.verifiedEnd = max(state.verifiedEnd, offset + plaintext.count)
+                verifiedEnd.store(state.verifiedEnd, ordering: .releasing)
+            }
+        }
+    }
+
+    /// Reads the file's bytes from where the decrypted copy ends to `count` (at most the file's data, up
+    /// to its first hole) into the copy, and decrypts the batches among them.
+    private func decrypt(through count: Int) {
+        guard let io = fileIO, let encryption else { return }
+        decryption.withLock { state in
+            guard count > state.verifiedEnd, let size = try? io.size(fd, path: path) else { return }
+            let end = min(count, Int(io.dataEnd(fd, size: size)))
+            let start = state.verifiedEnd
+            guard end > start else { return }
+            let target = UnsafeMutableRawPointer(mutating: base)
+            let read: Int
+            do {
+                read = try io.read(
+                    fd, into: UnsafeMutableRawBufferPointer(start: target + start, count: end - start),
+                    at: UInt64(start),
+                    path: path)
+            } catch {
+                return  // read again at the next call; until then the copy ends where it did
+            }
+            let available = start + read
+            if start == 0 {
+                guard available >= LogFormat.segmentHeaderSize else { return }
+                state.verifiedEnd = LogFormat.segmentHeaderSize
+            }
+            let outcome = SegmentDecryption.decrypt(
+                UnsafeMutableRawBufferPointer(start: target, count: available), from: state.verifiedEnd,
+                segment: number, encryption: encryption)
+            state.failures += outcome.failures.filter { !state.failures.contains($0) }
+            state.verifiedEnd = outcome.verifiedEnd
+            verifiedEnd.store(state.verifiedEnd, ordering: .releasing)
+        }
     }
 }

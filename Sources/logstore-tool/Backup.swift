@@ -55,7 +55,7 @@ struct Backup: ParsableCommand {
         }
         display.finish()
         try opened.close()
-        try finish(report, started: started, verify: verify, json: json)
+        try finish(report, started: started, verify: verify, json: json, cipher: try store.cipher())
     }
 }
 
@@ -77,6 +77,12 @@ struct Restore: ParsableCommand {
     @Argument(help: "Where the restored store goes (missing or an empty directory).")
     var destination: String
 
+    @Option(
+        name: .customLong("key-file"),
+        help: ArgumentHelp(
+            "The key of an encrypted backup: a file of 32 bytes or 64 hexadecimal digits.", valueName: "FILE"))
+    var keyFile: String?
+
     @Flag(help: "Verify the restored store afterwards (reads all of it).")
     var verify = false
 
@@ -85,7 +91,9 @@ struct Restore: ParsableCommand {
 
     func run() throws {
         let started = ContinuousClock.now
-        let opened = try StoreDirectory(directory: backup).openReadOnly()
+        var source = StoreDirectory(directory: backup)
+        source.keyFile = keyFile
+        let opened = try source.openReadOnly()
         defer { try? opened.close() }
         let display = ProgressDisplay(
             fd: json ? STDERR_FILENO : STDOUT_FILENO, label: "restoring", onlyOnTerminal: json)
@@ -94,7 +102,7 @@ struct Restore: ParsableCommand {
         }
         display.finish()
         try opened.close()
-        try finish(report, started: started, verify: verify, json: json)
+        try finish(report, started: started, verify: verify, json: json, cipher: try source.cipher())
     }
 }
 
@@ -107,10 +115,12 @@ extension StoreDirectory {
 
 /// Prints what a backup or restore wrote (and verifies the copy when asked); throws when verify finds a
 /// problem.
-private func finish(_ report: CheckpointReport, started: ContinuousClock.Instant, verify: Bool, json: Bool) throws {
+private func finish(
+    _ report: CheckpointReport, started: ContinuousClock.Instant, verify: Bool, json: Bool, cipher: (any StoreCipher)?
+) throws {
     var problems: [String]?
     if verify {
-        problems = try Store.verify(at: report.destination).problems.map(\.description)
+        problems = try Store.verify(at: report.destination, cipher: cipher).problems.map(\.description)
     }
     let elapsed = ContinuousClock.now - started
     let summary = BackupSummary(

@@ -29,6 +29,7 @@ struct LogStoreTool: ParsableCommand {
             Watch.self,
             Tables.self,
             Stress.self,
+            NewKey.self,
         ]
     )
 }

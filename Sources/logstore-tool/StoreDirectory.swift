@@ -1,17 +1,34 @@
 import ArgumentParser
 import Foundation
 import LogStore
+import LogStoreEncryption
 
 /// The store directory argument that every subcommand working on an existing store takes.
 struct StoreDirectory: ParsableArguments {
     @Argument(help: "The store directory.")
     var directory: String
 
+    @Option(
+        name: .customLong("key-file"),
+        help: ArgumentHelp(
+            "The key of an encrypted store: a file holding 32 bytes or 64 hexadecimal digits.",
+            discussion: "A key is never taken on the command line, where other users could read it.",
+            valueName: "FILE"))
+    var keyFile: String?
+
+    /// The cipher of the key in `--key-file`, or nil without one.
+    func cipher() throws -> (any StoreCipher)? {
+        guard let keyFile else { return nil }
+        return try AESGCMCipher(keyFile: keyFile)
+    }
+
     /// Opens the store without the write lock and without repairing anything, so it works beside a
     /// writer; a torn tail is reported on standard error and left for the next writable open to cut.
     func openReadOnly() throws -> Store {
         try checkNotAFile()
-        let store = try Store.open(at: directory, options: StoreOptions(createIfMissing: false, readOnly: true))
+        var options = StoreOptions(createIfMissing: false, readOnly: true)
+        options.cipher = try cipher()
+        let store = try Store.open(at: directory, options: options)
         if let recovery = store.recovery {
             Console.error("note: \(recovery)")
         }
@@ -33,7 +50,8 @@ struct StoreDirectory: ParsableArguments {
     /// `createIfMissing` is false (no store there yet).
     func openWritableIfPresent(segmentSize: Int? = nil, createIfMissing: Bool = false) throws -> Store? {
         try checkNotAFile()
-        let options = writableOptions(segmentSize: segmentSize, createIfMissing: createIfMissing)
+        var options = writableOptions(segmentSize: segmentSize, createIfMissing: createIfMissing)
+        options.cipher = try cipher()
         let opened = Result { () throws(LogStoreError) in try Store.open(at: directory, options: options) }
         if case .failure(let error) = opened, error.code == .storeMissing { return nil }
         let store = try opened.get()

@@ -30,7 +30,7 @@ struct Verify: ParsableCommand {
         var report: VerificationReport
         do {
             try store.checkNotAFile()
-            report = try Store.verify(at: store.directory)
+            report = try Store.verify(at: store.directory, cipher: try store.cipher())
             if report.isSound { try checkIndexes(&report) }
         } catch  where json {
             try printJSON(VerifyFailure(store.directory, error))
@@ -64,7 +64,7 @@ struct Verify: ParsableCommand {
     /// share a key of is a problem (saves of those objects fail until one changes). Checks the index files
     /// too: one that is damaged, or whose keys disagree with the records, is a problem.
     private func checkIndexes(_ report: inout VerificationReport) throws {
-        let opened = try Store.open(at: store.directory, options: StoreOptions(createIfMissing: false, readOnly: true))
+        let opened = try store.openReadOnly()
         defer { try? opened.close() }
         for index in try IndexSummary.summaries(of: opened) {
             report.notes.append(

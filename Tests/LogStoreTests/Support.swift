@@ -63,7 +63,7 @@ func appendFrame(
             FrameEncoder(compressionMinimumSize: 0).append(
                 kind: kind, flags: flags.union(.commit), sequence: sequence, id: id, typeTag: typeTag,
                 references: [], payload: raw, to: buffer)
-        case .v2(let base):
+        case .v2(let base, _):
             CompactFrameEncoder(compressionMinimumSize: 0).append(
                 kind: kind, flags: flags, sequence: sequence, baseSequence: base, id: id, typeTag: typeTag,
                 references: .ids([]), payload: .raw(raw), batchStart: 0, to: buffer)

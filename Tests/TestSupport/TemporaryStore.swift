@@ -31,6 +31,11 @@ package final class TemporaryStore: Sendable {
     package let unverifiedReason: String?
     private let sourceLocation: SourceLocation
     private let closers = Mutex<[@Sendable () -> Void]>([])
+    /// The cipher teardown verifies the stores with (those of an encrypted test), or nil.
+    private let cipher = Mutex<(any StoreCipher)?>(nil)
+
+    /// Has teardown verify the stores with `cipher` (a test of encrypted stores).
+    package func verifies(with cipher: any StoreCipher) { self.cipher.withLock { $0 = cipher } }
 
     /// A fresh directory whose store is verified at teardown; `label` goes into its name.
     ///
@@ -92,7 +97,7 @@ package final class TemporaryStore: Sendable {
     /// Runs `verify` on `directory` and records every problem as an issue.
     private func verify(_ directory: String) {
         do {
-            let report = try Store.verify(at: directory)
+            let report = try Store.verify(at: directory, cipher: cipher.withLock { $0 })
             if !report.problems.isEmpty {
                 let problems = report.problems.map { "  \($0)" }.joined(separator: "\n")
                 Issue.record(

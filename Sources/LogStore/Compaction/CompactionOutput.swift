@@ -70,7 +70,9 @@ final class CompactionOutput {
     private var encodedSize = UInt64(LogFormat.segmentHeaderSize)
     /// The frames' sequence numbers are deltas from this (the header's base sequence).
     private let baseSequence: UInt64
-    private let encoder = CompactFrameEncoder(compressionMinimumSize: 0)
+    private let encoder: CompactFrameEncoder
+    /// The store's encryption: the output's batches are sealed as they are written.
+    private let encryption: StoreEncryption?
     /// Where the output's open batch starts in `buffer`.
     private var batchStart = 0
     /// The last copy, encoded when the next arrives (or at the end).
@@ -95,9 +97,11 @@ final class CompactionOutput {
     /// - parameter baseSequence: the sequence number the frames' are written against (near them is smaller).
     init(
         number: UInt32, directory: String, io: SystemIO, expectedSize: UInt64 = 0, baseSequence: UInt64,
-        recompression: Recompression? = nil
+        recompression: Recompression? = nil, encryption: StoreEncryption? = nil
     ) throws(SystemError) {
         self.number = number
+        self.encryption = encryption
+        self.encoder = CompactFrameEncoder(compressionMinimumSize: 0, sealed: encryption != nil)
         self.recompression = recompression
         self.work = recompression == nil ? nil : Compression.WorkStream()
         self.baseSequence = baseSequence
@@ -117,7 +121,8 @@ final class CompactionOutput {
         }
         let header = SegmentHeader(
             segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds(),
-            flags: LogFormat.compactedSegmentFlag, baseSequence: baseSequence
+            flags: LogFormat.compactedSegmentFlag | (encryption == nil ? 0 : LogFormat.encryptedSegmentFlag),
+            baseSequence: baseSequence
         ).encoded()
         let start = buffer.reserve(header.count)
         header.withUnsafeBytes { if let base = $0.baseAddress { start.copyMemory(from: base, byteCount: $0.count) } }
@@ -224,7 +229,28 @@ final class CompactionOutput {
 
     private func flushBuffer() throws(SystemError) {
         filler?.claim(through: written + UInt64(buffer.count))  // before the write, as the filler asks
-        try io.writeAll(fd, buffer.bytes, at: written, path: temporaryPath)
+        if let encryption {
+            // The header (in the first chunk) as it is, the batches sealed.
+            let header = written == 0 ? LogFormat.segmentHeaderSize : 0
+            let batches = UnsafeRawBufferPointer(rebasing: buffer.bytes[header...])
+            guard
+                let sealed = BatchSealing.seal(
+                    batches, at: Int(written) + header, segment: number, baseSequence: baseSequence,
+                    encryption: encryption)
+            else { throw SystemError(call: "encrypt", errno: EIO, path: temporaryPath) }
+            if header > 0 {
+                try io.writeAll(
+                    fd, UnsafeRawBufferPointer(rebasing: buffer.bytes[..<header]), at: 0, path: temporaryPath)
+            }
+            let done = sealed.withUnsafeBytes { bytes in
+                Result { () throws(SystemError) in
+                    try io.writeAll(fd, bytes, at: written + UInt64(header), path: temporaryPath)
+                }
+            }
+            try done.get()
+        } else {
+            try io.writeAll(fd, buffer.bytes, at: written, path: temporaryPath)
+        }
         // The disk writes this while the next chunk is gathered, so the sync in `finish` waits less.
         io.startWriteback(fd, offset: written, length: buffer.count)
         written += UInt64(buffer.count)
@@ -252,7 +278,8 @@ final class CompactionOutput {
         try io.syncDirectory(directory)
         // Populated: readers move to it as soon as the index switches, and should not fault on it then.
         return try SegmentFile.open(
-            number: number, path: path, writable: false, capacity: Int(size), populate: true, io: io)
+            number: number, path: path, writable: false, capacity: Int(size), populate: encryption == nil,
+            encryption: encryption, io: io)
     }
 
     /// Removes the unfinished temporary file after a failure.

@@ -10,7 +10,7 @@ extension Compactor {
         do {
             return try CompactionOutput(
                 number: number, directory: directory, io: io, expectedSize: expectedSize, baseSequence: baseSequence,
-                recompression: recompression)
+                recompression: recompression, encryption: options.encryption)
         } catch {
             throw LogStoreError(.ioError, "cannot create a compaction output", file: directory, underlying: error)
         }

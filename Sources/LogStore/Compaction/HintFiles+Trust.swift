@@ -84,6 +84,9 @@ extension HintFiles {
         } catch {
             return "cannot be read again (\(error))"
         }
+        guard let bytes = Self.plaintext(bytes, segment: file.number, encryption: encryption) else {
+            return "does not open with the store's key"
+        }
         guard bytes.count >= LogFormat.frameChecksumSize,
             bytes.withUnsafeBytes({ $0.loadUnaligned(fromByteOffset: $0.count - 8, as: UInt64.self) })
                 == checksum.littleEndian

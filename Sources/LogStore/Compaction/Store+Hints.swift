@@ -8,7 +8,7 @@
 /// temporary name that depends only on its segment, and a pass deletes the hints of its inputs.
 extension Store {
     /// The hint files of the store's segments.
-    var hints: HintFiles { HintFiles(state: state, io: io, directory: directory) }
+    var hints: HintFiles { HintFiles(state: state, io: io, directory: directory, encryption: options.encryption) }
 
     /// Writes the hint file of every sealed segment that has none yet, now (the background compactor
     /// does it too), so the next open rebuilds the index from hints instead of scanning. Waits while a

@@ -21,7 +21,7 @@ final class HintPrefetcher: Sendable {
     /// travels with, which stays mapped as long as that file is referenced; an outcome is made by one
     /// thread, then only read by the loader (handed over under the lock below).
     enum Outcome: @unchecked Sendable {
-        case opened(mapping: SegmentFile, checked: Result<HintReader, HintProblem>)
+        case opened(mapping: AnyObject, checked: Result<HintReader, HintProblem>)
         case failed(SystemError)
     }
 
@@ -35,7 +35,7 @@ final class HintPrefetcher: Sendable {
     private let cancelled = ConditionLock<Bool>(false, rank: .hintPrefetch)
 
     /// Starts reading `hints` (segment number and hint file path), in the order they will be asked for.
-    init(_ hints: [(number: UInt32, path: String)], io: SystemIO) {
+    init(_ hints: [(number: UInt32, path: String)], io: SystemIO, encryption: StoreEncryption? = nil) {
         let phases = ConditionLock(
             [UInt32: Phase](uniqueKeysWithValues: hints.map { ($0.number, .queued) }), rank: .hintPrefetch)
         self.phases = phases
@@ -50,7 +50,7 @@ final class HintPrefetcher: Sendable {
                     return true
                 }
                 guard claimed else { continue }
-                let outcome = Self.open(hint.number, path: hint.path, io: io)
+                let outcome = Self.open(hint.number, path: hint.path, io: io, encryption: encryption)
                 phases.withLock { $0[hint.number] = .read(outcome) }
                 phases.broadcast()
             }
@@ -64,7 +64,7 @@ final class HintPrefetcher: Sendable {
     /// The outcome for segment `number`'s hint at `path`: read ahead by the thread (waiting while it reads
     /// it), or read now when the thread has not got there; nil when it is not one of the hints given, or
     /// was taken already.
-    func take(_ number: UInt32, path: String, io: SystemIO) -> Outcome? {
+    func take(_ number: UInt32, path: String, io: SystemIO, encryption: StoreEncryption?) -> Outcome? {
         enum Step {
             case absent
             case readHere
@@ -85,7 +85,7 @@ final class HintPrefetcher: Sendable {
         }
         switch step {
         case .absent: return nil
-        case .readHere: return Self.open(number, path: path, io: io)
+        case .readHere: return Self.open(number, path: path, io: io, encryption: encryption)
         case .done(let outcome): return outcome
         case .wait:
             return phases.waitUntil { phases -> Outcome? in
@@ -96,8 +96,25 @@ final class HintPrefetcher: Sendable {
         }
     }
 
-    /// Maps the hint file at `path` and checks it (``HintReader/open(_:)``).
-    static func open(_ number: UInt32, path: String, io: SystemIO) -> Outcome {
+    /// Maps the hint file at `path` and checks it (``HintReader/open(_:)``); of an encrypted store, reads
+    /// and decrypts it first (a file that does not open is an invalid hint).
+    static func open(_ number: UInt32, path: String, io: SystemIO, encryption: StoreEncryption? = nil) -> Outcome {
+        if let encryption {
+            do throws(SystemError) {
+                let raw = try io.readWholeFile(path, limit: UInt64(UInt32.max))
+                switch raw.withUnsafeBytes({
+                    SealedFile.open($0, kind: .hint, number: UInt64(number), encryption: encryption)
+                }) {
+                case .success(let plain):
+                    let held = HeldBytes(plain)
+                    return .opened(mapping: held, checked: HintReader.open(held.bytes))
+                case .failure(let problem):
+                    return .opened(mapping: HeldBytes([]), checked: .failure(HintProblem(problem.reason)))
+                }
+            } catch {
+                return .failed(error)
+            }
+        }
         do throws(SystemError) {
             let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
             let length: UInt64

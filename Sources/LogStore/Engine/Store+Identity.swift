@@ -16,7 +16,9 @@ extension Store {
         let path = directory + "/" + StoreIdentity.fileName
         guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return nil }
         defer { io.close(fd) }
-        guard let bytes = try? io.read(fd, count: StoreIdentity.size + 1, at: 0, path: path) else { return nil }
+        guard let bytes = try? io.read(fd, count: StoreIdentity.encryptedSize + 1, at: 0, path: path) else {
+            return nil
+        }
         guard case .success(let identity) = bytes.withUnsafeBytes({ StoreIdentity.decode($0) }) else { return nil }
         return identity.storeID
     }

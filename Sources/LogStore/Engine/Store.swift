@@ -91,7 +91,7 @@ public final class Store: Sendable {
     public static func open(at directory: String, options: StoreOptions = StoreOptions()) throws(LogStoreError)
         -> Store
     {
-        let options = try options.validated()
+        var options = try options.validated()
         let io = SystemIO(faults: options.faultInjector)
         if !io.isDirectory(directory) {
             guard options.createIfMissing, !options.readOnly else {
@@ -111,8 +111,12 @@ public final class Store: Sendable {
                 file: directory + "/" + HistoryFolder.momentFileName)
         }
         let (kind, lock) = try StoreRecognition.claim(directory, options: options, io: io)
+        options.encryption = try StoreRecognition.encryption(
+            of: directory, kind: kind, cipher: options.cipher, io: io)
         let mode: StoreLoader.Mode = options.readOnly ? .readOnly : .writable(segmentSize: options.segmentSize)
-        var loaded = try StoreLoader(directory: directory, mode: mode, io: io, requiresManifest: kind != .legacy).load()
+        var loaded = try StoreLoader(
+            directory: directory, mode: mode, io: io, requiresManifest: kind != .legacy, encryption: options.encryption
+        ).load()
         if kind == .legacy, options.readOnly {
             loaded.notes.append(
                 "\(directory): no identity file (\(StoreIdentity.fileName)): the store was made by an older "
@@ -165,7 +169,9 @@ public final class Store: Sendable {
         self.nextID = nextID
         self.follower =
             options.readOnly
-            ? Follower(directory: directory, io: io, requiresManifest: requiresManifest, loaded: loaded) : nil
+            ? Follower(
+                directory: directory, io: io, requiresManifest: requiresManifest, loaded: loaded,
+                encryption: options.encryption) : nil
         var state = loaded.state
         state.publish(through: loaded.maxSequence)
         let index = ConditionLock(state, rank: .index)
@@ -177,7 +183,8 @@ public final class Store: Sendable {
                 recordedDictionaryID: loaded.manifest?.dictionaries?.map(\.id).max() ?? 0),
             loaded: loaded)
         self.compaction = Compactor(
-            state: index, pipeline: pipeline, hints: HintFiles(state: index, io: io, directory: directory), io: io,
+            state: index, pipeline: pipeline,
+            hints: HintFiles(state: index, io: io, directory: directory, encryption: options.encryption), io: io,
             options: options, directory: directory)
     }
 

@@ -172,7 +172,8 @@ extension StoreLoader {
             let path = directory + "/" + gone
             return StoreChange("dictionary \(path) was deleted while the store was read", file: path)
         }
-        let found = StoreDictionaries.load(directory, names: names, records: loaded.manifest?.dictionaries, io: io)
+        let found = StoreDictionaries.load(
+            directory, names: names, records: loaded.manifest?.dictionaries, io: io, encryption: encryption)
         if tracksChanges, found.damage.contains(where: { if case .unrecorded = $0.kind { true } else { false } }) {
             // Written (and recorded in a manifest newer than the one read) while the store was read: a frame
             // read here may name it.

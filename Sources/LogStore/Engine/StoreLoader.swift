@@ -61,7 +61,7 @@ struct StoreLoader {
         var hintsWithReferences: Set<UInt32> = []
         /// Whether a put frame of a scanned (unhinted) segment has references.
         var scannedReferences = false
-        var hintMappings: [SegmentFile] = []
+        var hintMappings: [AnyObject] = []
         /// Sequence number of the newest tombstone of each deleted id, while loading: segments are
         /// replayed in number order, and compaction outputs hold older records under newer numbers, so
         /// the sequence number, not the file order, decides which frame of an object wins.
@@ -146,12 +146,18 @@ struct StoreLoader {
     var pinned: PinnedSegments?
     /// Reads the hints ahead of the load, on another thread (an open without fault injection).
     var prefetcher: HintPrefetcher?
+    /// The store's encryption (its segments are read decrypted, its hints and dictionaries opened with
+    /// it); nil for an unencrypted store.
+    let encryption: StoreEncryption?
 
-    init(directory: String, mode: Mode, io: SystemIO, requiresManifest: Bool = false) {
+    init(
+        directory: String, mode: Mode, io: SystemIO, requiresManifest: Bool = false, encryption: StoreEncryption? = nil
+    ) {
         self.directory = directory
         self.mode = mode
         self.io = io
         self.requiresManifest = requiresManifest
+        self.encryption = encryption
     }
 
     /// What is done about torn tails, interrupted creations and corruption in this mode.
@@ -192,7 +198,7 @@ struct StoreLoader {
             }
             if hinted.count > 1 {
                 loader.prefetcher = HintPrefetcher(
-                    hinted.map { ($0, directory + "/" + HintFile.fileName($0)) }, io: io)
+                    hinted.map { ($0, directory + "/" + HintFile.fileName($0)) }, io: io, encryption: encryption)
             }
         }
         for number in numbers where number != stray {
@@ -311,10 +317,12 @@ struct StoreLoader {
         do {
             let mappedSize = max(capacity, Int(size) + sealRoom)
             if let fd = pinned?.take(number) {
-                file = try SegmentFile.map(number: number, path: path, fd: fd, capacity: mappedSize, io: io)
+                file = try SegmentFile.map(
+                    number: number, path: path, fd: fd, capacity: mappedSize, encryption: encryption, io: io)
             } else {
                 file = try SegmentFile.open(
-                    number: number, path: path, writable: writable, capacity: mappedSize, io: io)
+                    number: number, path: path, writable: writable, capacity: mappedSize, encryption: encryption,
+                    io: io)
             }
         } catch {
             throw LogStoreError(.ioError, "cannot map segment", file: path, underlying: error)
@@ -323,8 +331,9 @@ struct StoreLoader {
         if dataEnd < UInt64(LogFormat.segmentHeaderSize) { dataEnd = size }
         // Beside a writer, the append segment is read from a copy, never through the mapping: the writer
         // may cut off the space after its frames meanwhile (see ``SegmentCopy``).
+        // (An encrypted segment's decrypted copy is read with `pread` already.)
         var copy: SegmentCopy?
-        if tracksChanges, isNewest {
+        if tracksChanges, isNewest, encryption == nil {
             copy = try copyOfAppendSegment(file, size: size, dataEnd: &dataEnd, dataAfterHole: dataAfterHole)
         }
         let bytes = copy?.bytes ?? file.bytes(count: Int(size))
@@ -354,6 +363,13 @@ struct StoreLoader {
             return
         case .success(let header) where header.segmentNumber != number:
             try fail(path, 16, "header names segment \(header.segmentNumber)", .corruptSegmentHeader, &loaded)
+            return
+        case .success(let header) where header.isEncrypted != (encryption != nil):
+            let reason =
+                header.isEncrypted
+                ? "an encrypted segment in a store that is not encrypted"
+                : "a segment that is not encrypted in an encrypted store"
+            try fail(path, 12, reason, .corruptSegmentHeader, &loaded)
             return
         case .success(let header):
             isOutput = header.isCompactionOutput
@@ -387,6 +403,12 @@ struct StoreLoader {
         if isNewest { loaded.newestIsSealed = outcome.sealedAt != nil }
         loaded.frames += outcome.frames
         loaded.maxSequence = max(loaded.maxSequence, outcome.maxSequence)
+        for failure in file.authenticationFailures {
+            try fail(
+                path, UInt64(failure),
+                "a batch whose checksums hold does not authenticate under the store's key (altered, moved from "
+                    + "another place or store, or written under another key)", .authenticationFailed, &loaded)
+        }
         for damage in classified.earlierCorruption {
             try carryOut(policy.action(forCorruption: damage), on: file, size: size, into: &loaded)
         }
@@ -428,12 +450,14 @@ struct StoreLoader {
     private func usableHint(
         _ number: UInt32, segment: UnsafeRawBufferPointer, format: FrameFormat, checkLayout: Bool = true,
         into loaded: inout Loaded
-    ) -> (SegmentFile, HintReader)? {
+    ) -> (AnyObject, HintReader)? {
         let name = HintFile.fileName(number)
         guard hintNames.contains(name) else { return nil }
         let path = directory + "/" + name
         let size = UInt64(segment.count)
-        switch prefetcher?.take(number, path: path, io: io) ?? HintPrefetcher.open(number, path: path, io: io) {
+        switch prefetcher?.take(number, path: path, io: io, encryption: encryption)
+            ?? HintPrefetcher.open(number, path: path, io: io, encryption: encryption)
+        {
         case .opened(let mapping, .success(let reader))
         where reader.segmentNumber == number && reader.segmentSize == size && reader.isCompact == format.isCompact:
             if checkLayout,
@@ -499,7 +523,7 @@ struct StoreLoader {
 
     /// Rebuilds a sealed segment's share of the state from its hint, without reading the segment.
     private func replay(
-        _ hint: (mapping: SegmentFile, reader: HintReader), file: SegmentFile, size: UInt64, isOutput: Bool,
+        _ hint: (mapping: AnyObject, reader: HintReader), file: SegmentFile, size: UInt64, isOutput: Bool,
         into loaded: inout Loaded
     ) {
         let number = file.number

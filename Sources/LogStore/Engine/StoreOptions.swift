@@ -61,8 +61,16 @@ public struct StoreOptions: Sendable {
     public var tuning = StoreTuning()
     /// When and how segments are compacted.
     public var compaction = CompactionOptions()
+    /// The cipher of an encrypted store: given when the store is created, it encrypts every batch,
+    /// hint file and dictionary file of the store; an encrypted store opens only with a cipher of its
+    /// scheme and key (else ``LogStoreError/Code/keyRequired`` or ``LogStoreError/Code/wrongKey``), and
+    /// an unencrypted one only without (``LogStoreError/Code/notEncrypted``). `LogStoreEncryption`'s
+    /// `AESGCMCipher` is one. Default nil: not encrypted.
+    public var cipher: (any StoreCipher)?
     /// Fault injection for tests (see ``FaultInjector``).
     @_spi(Testing) public var faultInjector: FaultInjector?
+    /// The store's encryption, once the open has checked the cipher against the identity file.
+    var encryption: StoreEncryption?
 
     /// The default options.
     public init() {}

@@ -49,8 +49,62 @@ extension StoreRecognition {
         }
         guard held.kind == .empty else { return (held.kind, lock) }
         try requireCreation(directory, options: options)
-        try createIdentity(in: directory, io: io)
+        if let cipher = options.cipher { try requireUsable(cipher, directory) }
+        try createIdentity(in: directory, cipher: options.cipher, io: io)
         return (.store, lock)
+    }
+
+    /// The encryption of the store in `directory` (of `kind`) for an open with `options`: nil for an
+    /// unencrypted store opened without a cipher.
+    /// - throws: ``LogStoreError`` with code `keyRequired` (an encrypted store, no cipher), `wrongKey`
+    ///   (another scheme or key id than the identity file records), `notEncrypted` (a cipher for a store
+    ///   that is not encrypted), or `corruptStoreIdentity` when the identity file cannot be read again.
+    static func encryption(of directory: String, kind: Kind, cipher: (any StoreCipher)?, io: SystemIO)
+        throws(LogStoreError) -> StoreEncryption?
+    {
+        let path = directory + "/" + StoreIdentity.fileName
+        let identity = kind == .store ? Self.identity(of: directory, io: io) : nil
+        if kind == .store, identity == nil {
+            throw LogStoreError(.corruptStoreIdentity, "the store's identity file cannot be read", file: path)
+        }
+        switch (identity?.encryption, cipher) {
+        case (nil, nil):
+            return nil
+        case (nil, .some):
+            throw LogStoreError(
+                .notEncrypted,
+                "the store is not encrypted: open it without a cipher (a cipher never encrypts an existing store)",
+                file: path)
+        case (.some(let recorded), nil):
+            throw LogStoreError(
+                .keyRequired, "the store is encrypted (\(recorded.scheme)): open it with its key (StoreOptions.cipher)",
+                file: path)
+        case (.some(let recorded), .some(let cipher)):
+            guard cipher.scheme == recorded.scheme else {
+                throw LogStoreError(
+                    .wrongKey, "the store is encrypted with \(recorded.scheme), not \(cipher.scheme)", file: path,
+                    offset: 40)
+            }
+            guard cipher.keyID == recorded.keyID else {
+                throw LogStoreError(
+                    .wrongKey, "the key is not the store's: its id is not the one the identity file records",
+                    file: path, offset: 56)
+            }
+            return StoreEncryption(cipher: cipher, storeID: identity?.storeID ?? [])
+        }
+    }
+
+    /// Throws `invalidArgument` for a cipher whose scheme or key id cannot be recorded.
+    private static func requireUsable(_ cipher: any StoreCipher, _ directory: String) throws(LogStoreError) {
+        let scheme = Array(cipher.scheme.utf8)
+        guard !scheme.isEmpty, scheme.count <= 16, scheme.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }),
+            cipher.keyID.count == 16
+        else {
+            throw LogStoreError(
+                .invalidArgument,
+                "a cipher needs a scheme name of 1 … 16 ASCII characters and a key id of 16 bytes; nothing was written",
+                file: directory)
+        }
     }
 
     /// Throws `storeMissing` unless the options let an open make a store of the empty `directory`.

@@ -146,7 +146,7 @@ struct StoreRecognition {
             let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
             defer { io.close(fd) }
             let size = try io.size(fd, path: path)
-            bytes = try io.read(fd, count: Int(min(size, UInt64(StoreIdentity.size + 1))), at: 0, path: path)
+            bytes = try io.read(fd, count: Int(min(size, UInt64(StoreIdentity.encryptedSize + 1))), at: 0, path: path)
         } catch {
             return LogStoreError(.ioError, "cannot read the store's identity file", file: path, underlying: error)
         }
@@ -159,12 +159,29 @@ struct StoreRecognition {
         }
     }
 
-    /// Writes a new identity file into `directory` durably (temporary name, sync, rename, directory sync).
-    static func createIdentity(in directory: String, io: SystemIO) throws(LogStoreError) {
+    /// The valid identity file of `directory`, or nil when there is none or it cannot be read.
+    static func identity(of directory: String, io: SystemIO) -> StoreIdentity? {
         let path = directory + "/" + StoreIdentity.fileName
+        guard let fd = try? io.open(path, flags: O_RDONLY | O_CLOEXEC) else { return nil }
+        defer { io.close(fd) }
+        guard let bytes = try? io.read(fd, count: StoreIdentity.encryptedSize + 1, at: 0, path: path),
+            case .success(let identity) = bytes.withUnsafeBytes({ StoreIdentity.decode($0) })
+        else { return nil }
+        return identity
+    }
+
+    /// Writes a new identity file into `directory` durably (temporary name, sync, rename, directory sync),
+    /// recording `cipher`'s scheme and key id when the store is to be encrypted.
+    static func createIdentity(in directory: String, cipher: (any StoreCipher)? = nil, io: SystemIO)
+        throws(LogStoreError)
+    {
+        let path = directory + "/" + StoreIdentity.fileName
+        let encryption = cipher.map { StoreIdentity.Encryption(scheme: $0.scheme, keyID: $0.keyID) }
         do {
             try io.replaceFile(
-                path, with: StoreIdentity.new(createdAtMilliseconds: SystemClock.milliseconds()).encoded(),
+                path,
+                with: StoreIdentity.new(createdAtMilliseconds: SystemClock.milliseconds(), encryption: encryption)
+                    .encoded(),
                 directory: directory)
         } catch {
             throw LogStoreError.writeFailed(

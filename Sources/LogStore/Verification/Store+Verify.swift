@@ -16,26 +16,36 @@ extension Store {
     /// ```
     /// A segment that cannot be opened at all (no permission, a symbolic link whose target does not
     /// exist) is listed as a problem naming it, and the other segments are checked.
+    ///
+    /// An encrypted store is verified with its `cipher`: every batch must also authenticate under its key
+    /// (a batch that does not is listed, `authenticationFailed`).
     /// - throws: ``LogStoreError`` with code `storeMissing` when there is no such directory, `notAStore`
-    ///   when it is empty or holds other files and none of a store's, or `ioError` when the directory
+    ///   when it is empty or holds other files and none of a store's, `keyRequired` / `wrongKey` /
+    ///   `notEncrypted` when `cipher` is not the store's (nothing read), or `ioError` when the directory
     ///   cannot be read, or when a writer kept changing the segments for every attempt.
-    public static func verify(at directory: String) throws(LogStoreError) -> VerificationReport {
-        try verify(at: directory, faultInjector: nil)
-    }
-
-    /// ``verify(at:)`` with its system calls going through `faultInjector`, for tests.
-    @_spi(Testing)
-    public static func verify(at directory: String, faultInjector: FaultInjector?) throws(LogStoreError)
+    public static func verify(at directory: String, cipher: (any StoreCipher)? = nil) throws(LogStoreError)
         -> VerificationReport
     {
+        try verify(at: directory, cipher: cipher, faultInjector: nil)
+    }
+
+    /// ``verify(at:cipher:)`` with its system calls going through `faultInjector`, for tests.
+    @_spi(Testing)
+    public static func verify(
+        at directory: String, cipher: (any StoreCipher)? = nil, faultInjector: FaultInjector?
+    ) throws(LogStoreError) -> VerificationReport {
         let io = SystemIO(faults: faultInjector)
         guard io.isDirectory(directory) else {
             throw LogStoreError(.storeMissing, "no store directory", file: directory)
         }
         let recognized = try StoreRecognition(directory: directory, io: io)
         try recognized.requireStore(directory, for: "verify")
+        let encryption =
+            recognized.identityDamage == nil
+            ? try StoreRecognition.encryption(of: directory, kind: recognized.kind, cipher: cipher, io: io) : nil
         let loader = StoreLoader(
-            directory: directory, mode: .verify, io: io, requiresManifest: recognized.kind != .legacy)
+            directory: directory, mode: .verify, io: io, requiresManifest: recognized.kind != .legacy,
+            encryption: encryption)
         let loaded = try loader.load()
         var report = VerificationReport()
         report.segments = loaded.segmentNumbers.count

@@ -38,7 +38,8 @@ extension ObjectIndexes {
     func readFile(_ type: IndexedType, at snapshot: Snapshot) -> TypeIndexData? {
         let path = path(of: type)
         let io = io
-        guard io.exists(path), let storeID = store.storeIdentifier() else { return nil }
+        // An encrypted store keeps no index files: they would hold its indexed values in the clear.
+        guard store.options.cipher == nil, io.exists(path), let storeID = store.storeIdentifier() else { return nil }
         let bytes: [UInt8]
         do {
             let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
@@ -69,7 +70,9 @@ extension ObjectIndexes {
     /// store is still open (and locked); a store opened read-only writes none. A file that cannot be written
     /// is noted: the next open builds that index from the records.
     func writeFiles() {
-        guard !store.options.readOnly, let storeID = store.storeIdentifier() else { return }
+        guard !store.options.readOnly, store.options.cipher == nil, let storeID = store.storeIdentifier() else {
+            return
+        }
         defer { removeUnusedFiles() }
         // Every batch published by now is in the segment files; the sync makes them durable, so a file exact
         // at or before `published` names no version a crash could take back.

@@ -1,4 +1,5 @@
 @_spi(Engine) import LogStoreSystem
+
 /// One element of a store's change feed (``Store/changes(after:)``).
 public enum StoreChange: Sendable, Equatable {
     /// A committed batch: what it wrote, deleted, freed and which roots it changed.

@@ -30,6 +30,20 @@ struct CheckpointSource {
     var dictionaries: [CompressionDictionary]
     var sequence: UInt64
     var reservedIDs: UInt64
+    /// The store's encryption: the copy's dictionary files are sealed with it (its segments and hints are
+    /// copied as they are, sealed already).
+    var encryption: StoreEncryption? = nil
+
+    /// The bytes of the copy's file of `dictionary`; nil when the cipher fails.
+    func fileBytes(of dictionary: CompressionDictionary) throws(LogStoreError) -> [UInt8] {
+        guard
+            let bytes = StoreDictionaries.fileBytes(
+                id: dictionary.id, content: Array(dictionary.content), encryption: encryption)
+        else {
+            throw LogStoreError(.ioError, "cannot encrypt dictionary \(dictionary.id)")
+        }
+        return bytes
+    }
 
     /// The manifest of the copy: its segments, its dictionaries, and a clean-close record naming the
     /// append segment's exact size, so that opening the copy treats any other size of it as damage.
@@ -101,8 +115,7 @@ struct CheckpointWriter {
         try unsynced.syncAll()
         for dictionary in source.dictionaries {
             let path = staging + "/" + DictionaryFile.fileName(dictionary.id)
-            try writeNew(
-                path, DictionaryFile.encode(id: dictionary.id, content: Array(dictionary.content)), "dictionary")
+            try writeNew(path, try source.fileBytes(of: dictionary), "dictionary")
         }
         try writeNew(staging + "/" + SegmentManifest.fileName, source.manifest.encoded(), "segment manifest")
         do {

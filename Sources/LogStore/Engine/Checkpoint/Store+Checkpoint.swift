@@ -160,7 +160,8 @@ extension Store {
                         file: $0.file, size: $0.size, isAppend: $0.file.number == append, mayGrow: false,
                         hintUsable: $0.hasHint && !$0.hintDisagrees)
                 },
-                dictionaries: state.dictionaries.all, sequence: state.publishedSequence, reservedIDs: 0)
+                dictionaries: state.dictionaries.all, sequence: state.publishedSequence, reservedIDs: 0,
+                encryption: options.encryption)
         }
     }
 

@@ -50,7 +50,8 @@ extension CommitPipeline {
             throw LogStoreError(.invalidArgument, "a batch of about \(bound) bytes is over the 2 GiB batch limit")
         }
         if queue.dictionarySampler != nil { sampleForDictionary(operations, into: &queue) }
-        var encoder = CompactFrameEncoder(compressionMinimumSize: compressionMinimumSize)
+        var encoder = CompactFrameEncoder(
+            compressionMinimumSize: compressionMinimumSize, sealed: options.encryption != nil)
         var precompressed: BatchPrecompression?
         if let dictionary = queue.dictionary, let work = dictionaryWork.stream {
             encoder.dictionary = (dictionary, work)
@@ -213,7 +214,8 @@ extension CommitPipeline {
         guard newest < UInt32.max else {
             throw LogStoreError(.exhausted, "the store has used every dictionary id", file: directory)
         }
-        let dictionary = try StoreDictionaries.write(id: newest + 1, content: content, in: directory, io: io)
+        let dictionary = try StoreDictionaries.write(
+            id: newest + 1, content: content, in: directory, io: io, encryption: options.encryption)
         // The manifest records its content before any frame names it (a file that is not this one is
         // refused on open: another store's dictionary, or this one altered), and the index gets it only
         // once that manifest is durable: nothing, a compaction pass included, can use it before.

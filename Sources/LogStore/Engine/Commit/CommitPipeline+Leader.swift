@@ -145,9 +145,7 @@ extension CommitPipeline {
                         .ioError, "internal: pending bytes for segment \(chunk.segment) do not follow the file end")
                 }
                 prefill.prepare(file, from: size, through: chunk.endOffset)
-                try ioStep(file.path, chunk.startOffset) { () throws(SystemError) in
-                    try io.writeAll(file.fd, chunk.buffer.bytes, at: chunk.startOffset, path: file.path)
-                }
+                try file.writeFrames(chunk.buffer.bytes, at: chunk.startOffset, io: io)
                 size = chunk.endOffset
             }
             if options.fsyncPolicy == .always, let file = active {

@@ -14,15 +14,15 @@ extension CommitPipeline {
             FrameEncoder(compressionMinimumSize: 0).append(
                 kind: .seal, flags: .commit, sequence: sequence, id: size, typeTag: 0, references: [],
                 payload: empty, to: buffer)
-        case .v2(let base):
-            CompactFrameEncoder(compressionMinimumSize: 0).append(
+        case .v2(let base, let sealed):
+            CompactFrameEncoder(compressionMinimumSize: 0, sealed: sealed).append(
                 kind: .seal, flags: [], sequence: sequence, baseSequence: base, id: size, typeTag: 0,
                 references: .ids([]), payload: .raw(empty), batchStart: 0, to: buffer)
         }
         // A segment extended ahead of its writes is cut back to its frames before the sync makes it final.
         let extended = prefill.end(of: file)
+        try file.writeFrames(buffer.bytes, at: size, io: io)
         try ioStep(file.path, size) { () throws(SystemError) in
-            try io.writeAll(file.fd, buffer.bytes, at: size, path: file.path)
             if extended { try io.truncate(file.fd, to: size + UInt64(buffer.count), path: file.path) }
             try io.syncData(file.fd, path: file.path)
         }
@@ -44,12 +44,14 @@ extension CommitPipeline {
     func createSegment(_ number: UInt32, capacity: Int, baseSequence: UInt64) throws(LogStoreError) -> SegmentFile {
         let path = directory + "/" + LogFormat.segmentFileName(number)
         let header = SegmentHeader(
-            segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds(), baseSequence: baseSequence
+            segmentNumber: number, createdAtMilliseconds: SystemClock.milliseconds(),
+            flags: options.encryption == nil ? 0 : LogFormat.encryptedSegmentFlag, baseSequence: baseSequence
         ).encoded()
         do {
             try io.writeNewFile(path, header)
             try io.syncDirectory(directory)
-            return try SegmentFile.open(number: number, path: path, writable: true, capacity: capacity, io: io)
+            return try SegmentFile.open(
+                number: number, path: path, writable: true, capacity: capacity, encryption: options.encryption, io: io)
         } catch {
             throw LogStoreError(.ioError, "cannot create segment", file: path, underlying: error)
         }

@@ -55,7 +55,7 @@ final class CommitPipeline: Sendable {
         var continues = !loaded.newestIsSealed && (newest.map { Int($0.size) < options.segmentSize } ?? false)
         var tailBase: UInt64 = 0
         if continues, let file = newest?.file {
-            if case .v2(let base) = file.format { tailBase = base } else { continues = false }
+            if case .v2(let base, _) = file.format { tailBase = base } else { continues = false }
         }
         let queue = ConditionLock(
             CommitQueue(

@@ -35,7 +35,8 @@ enum StoreDictionaries {
     /// manifest written before the store had one, or by an older version), have the content recorded for
     /// its id.
     static func load(
-        _ directory: String, names: [String], records: [SegmentManifest.DictionaryRecord]?, io: SystemIO
+        _ directory: String, names: [String], records: [SegmentManifest.DictionaryRecord]?, io: SystemIO,
+        encryption: StoreEncryption? = nil
     ) -> (dictionaries: CompressionDictionaries, damage: [Damage]) {
         let recorded = records.map { records in Dictionary(records.map { ($0.id, $0) }) { first, _ in first } }
         var dictionaries = CompressionDictionaries()
@@ -53,7 +54,9 @@ enum StoreDictionaries {
                 let fd = try io.open(path, flags: O_RDONLY | O_CLOEXEC)
                 defer { io.close(fd) }
                 let size = try io.size(fd, path: path)
-                let limit = DictionaryFile.headerSize + DictionaryFile.maximumContentSize + DictionaryFile.checksumSize
+                let limit =
+                    DictionaryFile.headerSize + DictionaryFile.maximumContentSize + DictionaryFile.checksumSize
+                    + (encryption == nil ? 0 : SealedFile.overhead)
                 guard size <= UInt64(limit) else {
                     invalid(UInt64(limit), "dictionary file is \(size) bytes, more than a dictionary file can be")
                     continue
@@ -66,7 +69,18 @@ enum StoreDictionaries {
                         message: "cannot read the dictionary file: \(error)"))
                 continue
             }
-            switch bytes.withUnsafeBytes({ DictionaryFile.decode($0) }) {
+            var plaintext = bytes
+            if let encryption {
+                switch bytes.withUnsafeBytes({
+                    SealedFile.open($0, kind: .dictionary, number: UInt64(id), encryption: encryption)
+                }) {
+                case .success(let opened): plaintext = opened
+                case .failure(let problem):
+                    invalid(problem.offset, problem.reason, unsupported: problem.isUnsupportedVersion)
+                    continue
+                }
+            }
+            switch plaintext.withUnsafeBytes({ DictionaryFile.decode($0) }) {
             case .failure(let problem):
                 invalid(problem.offset, problem.reason, unsupported: problem.isUnsupportedVersion)
             case .success(let decoded):
@@ -113,19 +127,30 @@ enum StoreDictionaries {
 
     /// Writes dictionary `id` durably (temporary name, sync, rename, directory sync) and returns it ready
     /// for use: a frame may name it as soon as this returns.
-    static func write(id: UInt32, content: [UInt8], in directory: String, io: SystemIO) throws(LogStoreError)
-        -> CompressionDictionary
-    {
+    static func write(
+        id: UInt32, content: [UInt8], in directory: String, io: SystemIO, encryption: StoreEncryption? = nil
+    ) throws(LogStoreError) -> CompressionDictionary {
         let path = directory + "/" + DictionaryFile.fileName(id)
         guard let dictionary = CompressionDictionary(id: id, content: content) else {
             throw LogStoreError(.ioError, "LZ4 could not allocate a dictionary", file: path)
         }
+        guard let bytes = fileBytes(id: id, content: content, encryption: encryption) else {
+            throw LogStoreError(.ioError, "cannot encrypt the dictionary file", file: path)
+        }
         do {
-            try io.replaceFile(path, with: DictionaryFile.encode(id: id, content: content), directory: directory)
+            try io.replaceFile(path, with: bytes, directory: directory)
         } catch {
             throw LogStoreError(.ioError, "cannot write the dictionary file", file: path, underlying: error)
         }
         return dictionary
+    }
+
+    /// The bytes of the file of dictionary `id`: sealed when the store is encrypted; nil when the cipher
+    /// fails.
+    static func fileBytes(id: UInt32, content: [UInt8], encryption: StoreEncryption?) -> [UInt8]? {
+        let plaintext = DictionaryFile.encode(id: id, content: content)
+        guard let encryption else { return plaintext }
+        return SealedFile.seal(plaintext, kind: .dictionary, number: UInt64(id), encryption: encryption)
     }
 
     /// The highest id of a dictionary file in `directory` (0 when there is none).

@@ -15,8 +15,9 @@ extension Follower {
     /// - throws: what a read-only open throws (`corruptFrame` for damage found twice, `missingSegment`,
     ///   `ioError`, ...); the store keeps its state then. `closed` when the store was closed meanwhile.
     func reloadState(_ store: Store, _ follow: inout State, because reason: String) throws(LogStoreError) {
-        let loaded = try StoreLoader(directory: directory, mode: .readOnly, io: io, requiresManifest: requiresManifest)
-            .load()
+        let loaded = try StoreLoader(
+            directory: directory, mode: .readOnly, io: io, requiresManifest: requiresManifest, encryption: encryption
+        ).load()
         let known = Set(loaded.state.segments.numbers)
         var fresh = loaded.state
         fresh.publish(through: loaded.maxSequence)

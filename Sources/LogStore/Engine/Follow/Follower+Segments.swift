@@ -125,7 +125,8 @@ extension Follower {
                 handedOver = true
                 return .writer(
                     try SegmentFile.map(
-                        number: number, path: path, fd: fd, capacity: Int(clamping: size), io: io))
+                        number: number, path: path, fd: fd, capacity: Int(clamping: size), encryption: encryption,
+                        io: io))
             }
         } catch {
             throw LogStoreError(.ioError, "cannot read segment", file: path, underlying: error)
@@ -187,7 +188,8 @@ extension Follower {
         let capacity = min(max(end, UInt64(file.mappedLength) * 2), UInt64(UInt32.max))
         do {
             let fd = try io.duplicate(file.fd, path: file.path)
-            return try SegmentFile.map(number: file.number, path: file.path, fd: fd, capacity: Int(capacity), io: io)
+            return try SegmentFile.map(
+                number: file.number, path: file.path, fd: fd, capacity: Int(capacity), encryption: encryption, io: io)
         } catch {
             throw LogStoreError(.ioError, "cannot map segment", file: file.path, underlying: error)
         }
@@ -197,7 +199,7 @@ extension Follower {
     /// (a writer records a dictionary there before any frame names it); those that cannot be loaded so are
     /// left out.
     func loadDictionaries(_ ids: Set<UInt32>) throws(LogStoreError) -> [CompressionDictionary] {
-        let loader = StoreLoader(directory: directory, mode: .readOnly, io: io)
+        let loader = StoreLoader(directory: directory, mode: .readOnly, io: io, encryption: encryption)
         guard case .bytes(let bytes) = loader.readManifestFile(),
             case .success(let manifest) = bytes.withUnsafeBytes({ SegmentManifest.decode($0) }),
             let records = manifest.dictionaries
@@ -210,6 +212,7 @@ extension Follower {
         } catch {
             throw LogStoreError(.ioError, "cannot list the store directory", file: directory, underlying: error)
         }
-        return StoreDictionaries.load(directory, names: names, records: records, io: io).dictionaries.all
+        return StoreDictionaries.load(directory, names: names, records: records, io: io, encryption: encryption)
+            .dictionaries.all
     }
 }

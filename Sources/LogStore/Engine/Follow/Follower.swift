@@ -62,6 +62,8 @@ final class Follower: Sendable {
     let io: SystemIO
     /// Whether the store must have a segment manifest (it has an identity file): as the open loaded it.
     let requiresManifest: Bool
+    /// The store's encryption (nil when it is not encrypted).
+    let encryption: StoreEncryption?
     let state: RankedMutex<State>
     /// The polling thread of the change feed: whether it runs, and when a feed last asked for it
     /// (`Follower+Poll.swift`).
@@ -72,10 +74,14 @@ final class Follower: Sendable {
     static let stallLimit = Duration.seconds(1)
 
     /// A follower of the store `loaded` was loaded from.
-    init(directory: String, io: SystemIO, requiresManifest: Bool, loaded: StoreLoader.Loaded) {
+    init(
+        directory: String, io: SystemIO, requiresManifest: Bool, loaded: StoreLoader.Loaded,
+        encryption: StoreEncryption? = nil
+    ) {
         self.directory = directory
         self.io = io
         self.requiresManifest = requiresManifest
+        self.encryption = encryption
         let known = Set(loaded.state.segments.numbers)
         state = RankedMutex(
             State(

@@ -89,8 +89,8 @@ struct ReplicaWriter {
         if !newDictionaries.isEmpty {
             for dictionary in newDictionaries {
                 try writeNew(
-                    replica + "/" + DictionaryFile.fileName(dictionary.id),
-                    DictionaryFile.encode(id: dictionary.id, content: Array(dictionary.content)), replacing: true)
+                    replica + "/" + DictionaryFile.fileName(dictionary.id), try source.fileBytes(of: dictionary),
+                    replacing: true)
             }
             var manifest = interim
             manifest.segments = present.sorted()

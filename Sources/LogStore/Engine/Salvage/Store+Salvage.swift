@@ -63,8 +63,12 @@ extension Store {
                 .invalidArgument, "the destination exists and is not an empty folder", file: target.destination)
         }
         try target.removeLeftover(target.salvageStaging)
+        let encryption =
+            recognized.identityDamage == nil
+            ? try StoreRecognition.encryption(of: source, kind: recognized.kind, cipher: options.cipher, io: io) : nil
         let loaded = try StoreLoader(
-            directory: source, mode: .verify, io: io, requiresManifest: recognized.kind != .legacy
+            directory: source, mode: .verify, io: io, requiresManifest: recognized.kind != .legacy,
+            encryption: encryption
         ).load()
         let plan = SalvagePlan(directory: source, loaded: loaded, io: io)
         var report = plan.report

@@ -1,0 +1,117 @@
+/// Encrypting and decrypting the batches of an encrypted segment (`Documentation/Format.md`, section 13).
+///
+/// A batch is one AEAD message: the bodies of its frames (each frame's reference list and stored
+/// payload, back to back, in file order) are the message; the store id, the segment number, the batch's
+/// offset and the header bytes of its frames (everything from each frame's head to its references) are
+/// authenticated with it; the random nonce and the tag sit after the commit frame's batch checksum. The
+/// frames' CRCs and the batch checksum are those of the bytes as they are in the file (ciphertext), so
+/// damage is found without the key; a reader's decrypted copy gets checksums of its own bytes.
+package enum BatchSealing {
+    /// The additional-data domain of a batch.
+    static let batchDomain: UInt8 = 1
+
+    /// The bytes to write for `plaintext`: whole batches of the sealed layout that start at `offset` of
+    /// segment `segment` (whose base sequence is `baseSequence`), each encrypted under a fresh nonce, with
+    /// their checksums computed again. Nil when the bytes are not whole batches of that layout or the
+    /// cipher fails.
+    package static func seal(
+        _ plaintext: UnsafeRawBufferPointer, at offset: Int, segment: UInt32, baseSequence: UInt64,
+        encryption: StoreEncryption
+    ) -> [UInt8]? {
+        var sealed = [UInt8](plaintext)
+        var cursor = 0
+        var batch: [DecodedFrame] = []
+        while cursor < plaintext.count {
+            guard
+                case .success(let frame) = CompactFrameDecoder.decode(
+                    plaintext, at: cursor, baseSequence: baseSequence, sealed: true, verifyChecksum: false)
+            else { return nil }
+            batch.append(frame)
+            cursor += frame.length
+            guard frame.flags.contains(.commit) else { continue }
+            let done = sealed.withUnsafeMutableBytes { buffer in
+                transform(batch, at: offset, segment: segment, in: buffer, encryption: encryption, sealing: true)
+            }
+            guard done else { return nil }
+            batch.removeAll(keepingCapacity: true)
+        }
+        return batch.isEmpty ? sealed : nil
+    }
+
+    /// Decrypts one batch: `frames` (decoded from `source`, the segment's bytes as written, with their
+    /// checksums checked) are copied to the same offsets of `destination` (which may be `source`) and
+    /// decrypted there, with checksums of the decrypted bytes. False when the batch does not authenticate
+    /// (another key, another store, another place, or altered bytes): its bytes are then copied as they
+    /// are but for the commit frame's CRC, inverted, so that no reader of `destination` takes the batch
+    /// for a valid one.
+    package static func open(
+        _ frames: [DecodedFrame], segment: UInt32, from source: UnsafeRawBufferPointer,
+        into destination: UnsafeMutableRawBufferPointer, encryption: StoreEncryption
+    ) -> Bool {
+        guard let first = frames.first, let last = frames.last, let from = source.baseAddress,
+            let to = destination.baseAddress, last.offset + last.length <= min(source.count, destination.count)
+        else { return false }
+        let end = last.offset + last.length
+        (to + first.offset).copyMemory(from: from + first.offset, byteCount: end - first.offset)
+        let opened = transform(frames, at: 0, segment: segment, in: destination, encryption: encryption, sealing: false)
+        if !opened {
+            let crcAt = end - CompactFrame.crcSize
+            to.writeLE(~UnsafeRawPointer(to).readLE(UInt32.self, at: crcAt), at: crcAt)
+        }
+        return opened
+    }
+
+    /// Encrypts (`sealing`) or decrypts in place the batch `frames` of `buffer`, whose offsets are
+    /// `offset` less than the segment's, and computes its checksums again.
+    private static func transform(
+        _ frames: [DecodedFrame], at offset: Int, segment: UInt32, in buffer: UnsafeMutableRawBufferPointer,
+        encryption: StoreEncryption, sealing: Bool
+    ) -> Bool {
+        guard let first = frames.first, let commit = frames.last, let checksumAt = commit.batchChecksumOffset,
+            let base = buffer.baseAddress
+        else { return false }
+        var additional = encryption.additionalData(batchDomain, [UInt64(segment), UInt64(offset + first.offset)])
+        var message: [UInt8] = []
+        for frame in frames {
+            additional.append(contentsOf: buffer[frame.offset..<frame.referencesOffset])
+            message.append(contentsOf: buffer[frame.referencesOffset..<frame.payloadOffset + frame.storedLength])
+        }
+        let nonceAt = checksumAt + CompactFrame.batchChecksumSize
+        let tagAt = nonceAt + CompactFrame.nonceSize
+        let cipher = encryption.cipher
+        let done = message.withUnsafeMutableBytes { message in
+            additional.withUnsafeBytes { additional in
+                if sealing {
+                    let nonce = StoreEncryption.nonce()
+                    guard let tag = cipher.seal(message, nonce: nonce, additionalData: additional),
+                        tag.count == CompactFrame.tagSize
+                    else { return false }
+                    for (index, byte) in nonce.enumerated() { buffer[nonceAt + index] = byte }
+                    for (index, byte) in tag.enumerated() { buffer[tagAt + index] = byte }
+                    return true
+                }
+                let nonce = Array(buffer[nonceAt..<tagAt])
+                let tag = Array(buffer[tagAt..<tagAt + CompactFrame.tagSize])
+                return cipher.open(message, nonce: nonce, tag: tag, additionalData: additional)
+            }
+        }
+        guard done else { return false }
+        var cursor = 0
+        message.withUnsafeBytes { message in
+            guard let source = message.baseAddress else { return }
+            for frame in frames {
+                let length = frame.payloadOffset + frame.storedLength - frame.referencesOffset
+                (base + frame.referencesOffset).copyMemory(from: source + cursor, byteCount: length)
+                cursor += length
+            }
+        }
+        base.writeLE(
+            Checksum.xxh3(UnsafeRawPointer(base + first.offset), count: checksumAt - first.offset), at: checksumAt)
+        for frame in frames {
+            let checked = frame.length - CompactFrame.crcSize
+            base.writeLE(
+                Checksum.crc32c(UnsafeRawPointer(base + frame.offset), count: checked), at: frame.offset + checked)
+        }
+        return true
+    }
+}
