@@ -37,6 +37,8 @@ let package = Package(
         .target(name: "CCRC32C"),
         // Processor hints (prefetch) for reads that know their next addresses ahead.
         .target(name: "CMemoryHints"),
+        // The atomic exchange of two paths (renameat2 / renamex_np), which Swift's system modules lack.
+        .target(name: "CDirectoryExchange"),
         // The layers, bottom to top; each depends only on the ones below it.
         // Disk format: frame, segment header, hint, manifest and identity codecs, the segment scanner and
         // tail rules, limits, ObjectID and LogStoreError. No system calls.
@@ -48,7 +50,7 @@ let package = Package(
         // prefill thread and fault injection.
         .target(
             name: "LogStoreSystem",
-            dependencies: ["LogStoreFormat", "CMemoryHints"]
+            dependencies: ["LogStoreFormat", "CMemoryHints", "CDirectoryExchange"]
         ),
         // The engine: index, store, commit pipeline, recovery, compaction, collection, verification.
         .target(

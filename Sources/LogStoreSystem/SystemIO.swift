@@ -1,3 +1,4 @@
+import CDirectoryExchange
 @_spi(Engine) import LogStoreFormat
 
 #if canImport(Glibc)
@@ -239,6 +240,15 @@ package struct SystemIO: Sendable {
     package func rename(_ from: String, to: String) throws(SystemError) {
         _ = try injected(.rename, "rename", from) { .rename(from: from, to: to) }
         if cRename(from, to) != 0 { throw SystemError(call: "rename", errno: errno, path: from) }
+    }
+
+    /// Swaps the names `first` and `second` in one atomic step (``logstore_exchange_paths``): a crash
+    /// leaves both names in place, each naming what it named before or what the other did.
+    package func exchange(_ first: String, _ second: String) throws(SystemError) {
+        _ = try injected(.rename, "renameat2", first) { .rename(from: first, to: second) }
+        if logstore_exchange_paths(first, second) != 0 {
+            throw SystemError(call: "renameat2(RENAME_EXCHANGE)", errno: errno, path: first)
+        }
     }
 
     /// `unlink(2)`.

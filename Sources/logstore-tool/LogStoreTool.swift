@@ -30,6 +30,7 @@ struct LogStoreTool: ParsableCommand {
             Tables.self,
             Stress.self,
             NewKey.self,
+            Rekey.self,
         ]
     )
 }

@@ -173,3 +173,42 @@ struct EncryptedStoreTests {
         }
     }
 }
+
+@Suite("Encrypted stores: readers beside a writer")
+struct EncryptedReaderTests {
+    @Test("a read-only open beside the writer follows its batches, segment rolls and compactions")
+    func readerFollowsWriter() throws {
+        let seed = testSeed("EncryptedReaderTests.readerFollowsWriter", default: 0xE3)
+        let directory = TemporaryStore("encrypted-follow")
+        directory.verifies(with: testCipher())
+        var options = encryptedOptions()
+        options.compaction.background = false
+        let writer = try directory.open(options: options)
+        var written: [ObjectID: [UInt8]] = [:]
+        for index in 0..<200 {
+            let payload = markedPayload(index, seed: seed).payload
+            written[try writer.put(typeTag: 1, payload: payload)] = payload
+        }
+        var readOnly = encryptedOptions()
+        readOnly.readOnly = true
+        let reader = try Store.open(at: directory.path, options: readOnly)
+        defer { try? reader.close() }
+        for round in 0..<4 {
+            for index in 0..<400 {
+                let payload = markedPayload(round * 1_000 + index, seed: seed).payload
+                let id = try writer.put(typeTag: 1, payload: payload)
+                written[id] = payload
+                if index % 3 == 0, let old = written.keys.first(where: { $0 != id }) {
+                    try writer.delete(old)
+                    written[old] = nil
+                }
+            }
+            if round == 2 { try writer.compact() }
+            try reader.refresh()
+            for (id, payload) in written {
+                #expect(try reader.get(id)?.payload == payload, "object \(id), round \(round), seed \(seed)")
+            }
+        }
+        try writer.close()
+    }
+}

@@ -67,7 +67,13 @@ struct TailReader {
             let wanted = Int(min(UInt64(piece), fileSize - position))
             let bytes: [UInt8]
             do {
-                bytes = try io.read(file.fd, count: wanted, at: position, path: file.path)
+                if file.encryption != nil {
+                    // An encrypted segment: its decrypted copy, which reads the file with `pread` too.
+                    let copy = file.bytes(count: Int(position) + wanted)
+                    bytes = copy.count > Int(position) ? Array(copy[Int(position)...]) : []
+                } else {
+                    bytes = try io.read(file.fd, count: wanted, at: position, path: file.path)
+                }
             } catch {
                 throw LogStoreError(
                     .ioError, "cannot read segment", file: file.path, offset: position, underlying: error)
