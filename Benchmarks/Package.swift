@@ -14,7 +14,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(name: "LogStore", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // The parent package's range: its LogStoreEncryption needs 4.x (a Sendable `SymmetricKey`) in Swift 6 mode.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // Shared by both executables: the deterministic payload generator and temporary stores.
@@ -138,6 +139,18 @@ let package = Package(
             name: "CipherFigures",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/CipherFigures"
+        ),
+        // Encrypted stores against plain ones: batched puts, bytes on disk, random gets (warm and cold), open
+        // of a large store and resident memory.
+        .executableTarget(
+            name: "EncryptionFigures",
+            dependencies: [
+                "BenchmarkSupport",
+                "CMallocInfo",
+                .product(name: "LogStore", package: "LogStore"),
+                .product(name: "LogStoreEncryption", package: "LogStore"),
+            ],
+            path: "Sources/EncryptionFigures"
         ),
         // Gets through a snapshot against plain gets, idle and beside a writer.
         .executableTarget(

@@ -30,6 +30,14 @@ package final class SegmentCopy {
     }
 
     deinit { storage.deallocate() }
+
+    /// Decrypts the copy of encrypted segment `number` in place (``SegmentDecryption``).
+    package func decrypt(segment number: UInt32, encryption: StoreEncryption) {
+        guard bytes.count >= LogFormat.segmentHeaderSize else { return }
+        _ = SegmentDecryption.decrypt(
+            UnsafeMutableRawBufferPointer(mutating: bytes), from: LogFormat.segmentHeaderSize, segment: number,
+            encryption: encryption)
+    }
 }
 
 /// Bytes in memory of their own, kept alive by this object: a decrypted side file whose readers point

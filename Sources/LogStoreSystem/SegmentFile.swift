@@ -143,10 +143,16 @@ package final class SegmentFile: @unchecked Sendable {
             io.close(fd)
             throw SystemError(call: "mmap", errno: code, path: path)
         }
+        // The header (plaintext, checked by the caller) is in the copy from the start: the writer's
+        // `install`s then follow it, and a reader's first decryption starts after it.
+        copy.copyMemory(from: mapping, byteCount: LogFormat.segmentHeaderSize)
         munmap(mapping, length)
-        return SegmentFile(
+        let file = SegmentFile(
             number: number, path: path, fd: fd, base: UnsafeRawPointer(copy), mappedLength: length, format: format,
             encryption: encryption, fileIO: io)
+        file.decryption.withLock { $0.verifiedEnd = LogFormat.segmentHeaderSize }
+        file.verifiedEnd.store(LogFormat.segmentHeaderSize, ordering: .releasing)
+        return file
     }
 
     /// Asks the processor to start loading the `count` bytes at `offset` (at most the first two cache
@@ -209,10 +215,6 @@ package final class SegmentFile: @unchecked Sendable {
                 return  // read again at the next call; until then the copy ends where it did
             }
             let available = start + read
-            if start == 0 {
-                guard available >= LogFormat.segmentHeaderSize else { return }
-                state.verifiedEnd = LogFormat.segmentHeaderSize
-            }
             let outcome = SegmentDecryption.decrypt(
                 UnsafeMutableRawBufferPointer(start: target, count: available), from: state.verifiedEnd,
                 segment: number, encryption: encryption)

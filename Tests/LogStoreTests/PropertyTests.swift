@@ -18,13 +18,21 @@ import Testing
         }
     }
 
-    @Test(arguments: [0, 1, 2])
+    /// Round 3 runs on an encrypted store, and reopens it sometimes without its hint files (so that the
+    /// segments are decrypted and scanned).
+    @Test(arguments: [0, 1, 2, 3])
     func randomOperationsMatchTheModel(round: Int) throws {
         let seed = testSeed("PropertyTests", default: 0xC0FFEE + UInt64(round) * 7919)
         var random = SplitMix64(seed: seed)
         let directory = TemporaryStore("property")
         let fsync: FsyncPolicy = [.always, .never, .interval(.milliseconds(5))][round % 3]
-        var store = try directory.open(options: testOptions(segmentSize: 1 << 16, fsync: fsync))
+        let encrypted = round == 3
+        var options = testOptions(segmentSize: 1 << 16, fsync: fsync)
+        if encrypted {
+            options.cipher = testCipher()
+            directory.verifies(with: testCipher())
+        }
+        var store = try directory.open(options: options)
         var model = Model()
 
         func randomRecord(_ id: ObjectID, among live: [ObjectID]) -> Record {
@@ -96,7 +104,12 @@ import Testing
                 #expect(throws: LogStoreError.self) { try store.write(batch) }
             default:
                 try store.close()
-                store = try directory.open(options: testOptions(segmentSize: 1 << 16, fsync: fsync))
+                if encrypted, random.next() % 2 == 0 {
+                    for name in directory.fileNames() where name.hasSuffix(".hint") {
+                        try FileManager.default.removeItem(atPath: directory.path + "/" + name)
+                    }
+                }
+                store = try directory.open(options: options)
                 #expect(store.recovery == nil)
                 try expectEqual(store, model, step: step, seed: seed)
             }
@@ -104,7 +117,7 @@ import Testing
         }
         try expectEqual(store, model, step: -1, seed: seed)
         try store.close()
-        let report = try Store.verify(at: directory.path)
+        let report = try Store.verify(at: directory.path, cipher: encrypted ? testCipher() : nil)
         #expect(report.isSound, "\(report.problems)")
     }
 

@@ -14,9 +14,11 @@ package enum BatchSealing {
     /// segment `segment` (whose base sequence is `baseSequence`), each encrypted under a fresh nonce, with
     /// their checksums computed again. Nil when the bytes are not whole batches of that layout or the
     /// cipher fails.
+    /// - parameter nonce: where each batch's nonce comes from (a fresh random one by default; the worked
+    ///   example of the format document gives its own).
     package static func seal(
         _ plaintext: UnsafeRawBufferPointer, at offset: Int, segment: UInt32, baseSequence: UInt64,
-        encryption: StoreEncryption
+        encryption: StoreEncryption, nonce: () -> [UInt8] = StoreEncryption.nonce
     ) -> [UInt8]? {
         var sealed = [UInt8](plaintext)
         var cursor = 0
@@ -30,7 +32,9 @@ package enum BatchSealing {
             cursor += frame.length
             guard frame.flags.contains(.commit) else { continue }
             let done = sealed.withUnsafeMutableBytes { buffer in
-                transform(batch, at: offset, segment: segment, in: buffer, encryption: encryption, sealing: true)
+                transform(
+                    batch, at: offset, segment: segment, in: buffer, encryption: encryption, sealing: true, nonce: nonce
+                )
             }
             guard done else { return nil }
             batch.removeAll(keepingCapacity: true)
@@ -42,8 +46,7 @@ package enum BatchSealing {
     /// checksums checked) are copied to the same offsets of `destination` (which may be `source`) and
     /// decrypted there, with checksums of the decrypted bytes. False when the batch does not authenticate
     /// (another key, another store, another place, or altered bytes): its bytes are then copied as they
-    /// are but for the commit frame's CRC, inverted, so that no reader of `destination` takes the batch
-    /// for a valid one.
+    /// are (``SegmentDecryption`` makes them unreadable).
     package static func open(
         _ frames: [DecodedFrame], segment: UInt32, from source: UnsafeRawBufferPointer,
         into destination: UnsafeMutableRawBufferPointer, encryption: StoreEncryption
@@ -53,11 +56,9 @@ package enum BatchSealing {
         else { return false }
         let end = last.offset + last.length
         (to + first.offset).copyMemory(from: from + first.offset, byteCount: end - first.offset)
-        let opened = transform(frames, at: 0, segment: segment, in: destination, encryption: encryption, sealing: false)
-        if !opened {
-            let crcAt = end - CompactFrame.crcSize
-            to.writeLE(~UnsafeRawPointer(to).readLE(UInt32.self, at: crcAt), at: crcAt)
-        }
+        let opened = transform(
+            frames, at: 0, segment: segment, in: destination, encryption: encryption, sealing: false,
+            nonce: StoreEncryption.nonce)
         return opened
     }
 
@@ -65,7 +66,7 @@ package enum BatchSealing {
     /// `offset` less than the segment's, and computes its checksums again.
     private static func transform(
         _ frames: [DecodedFrame], at offset: Int, segment: UInt32, in buffer: UnsafeMutableRawBufferPointer,
-        encryption: StoreEncryption, sealing: Bool
+        encryption: StoreEncryption, sealing: Bool, nonce makeNonce: () -> [UInt8]
     ) -> Bool {
         guard let first = frames.first, let commit = frames.last, let checksumAt = commit.batchChecksumOffset,
             let base = buffer.baseAddress
@@ -82,7 +83,7 @@ package enum BatchSealing {
         let done = message.withUnsafeMutableBytes { message in
             additional.withUnsafeBytes { additional in
                 if sealing {
-                    let nonce = StoreEncryption.nonce()
+                    let nonce = makeNonce()
                     guard let tag = cipher.seal(message, nonce: nonce, additionalData: additional),
                         tag.count == CompactFrame.tagSize
                     else { return false }
@@ -105,13 +106,17 @@ package enum BatchSealing {
                 cursor += length
             }
         }
-        base.writeLE(
-            Checksum.xxh3(UnsafeRawPointer(base + first.offset), count: checksumAt - first.offset), at: checksumAt)
-        for frame in frames {
+        // In the order they cover each other: the frames' CRCs, the batch checksum (which covers them),
+        // then the commit frame's CRC (which covers the batch checksum, the nonce and the tag).
+        func writeCRC(_ frame: DecodedFrame) {
             let checked = frame.length - CompactFrame.crcSize
             base.writeLE(
                 Checksum.crc32c(UnsafeRawPointer(base + frame.offset), count: checked), at: frame.offset + checked)
         }
+        for frame in frames.dropLast() { writeCRC(frame) }
+        base.writeLE(
+            Checksum.xxh3(UnsafeRawPointer(base + first.offset), count: checksumAt - first.offset), at: checksumAt)
+        writeCRC(commit)
         return true
     }
 }

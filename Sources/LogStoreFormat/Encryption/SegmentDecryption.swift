@@ -1,10 +1,12 @@
 /// Makes the readable copy of an encrypted segment's bytes: every batch that authenticates decrypted in
-/// place, everything else as it is in the file (`Documentation/Format.md`, section 13).
+/// place (`Documentation/Format.md`, section 13).
 ///
-/// Readers of an encrypted segment read this copy with the rules of an unencrypted one. Bytes that are
-/// not a valid batch stay as they are, so damage looks the same to them as in any segment (zeros stay
-/// zeros, a torn write stays torn); a batch whose checksums hold but that does not authenticate has its
-/// commit frame's CRC inverted, so that no reader takes it for valid, and is reported.
+/// Readers of an encrypted segment read this copy with the rules of an unencrypted one. Every byte that
+/// is not part of a batch that authenticated is made unreadable: a zero stays zero, any other byte
+/// becomes `0xFF` (no frame starts with it). So no reader ever takes ciphertext for a record (a frame's
+/// CRC holds over ciphertext too), and damage looks to them as in any segment: zeros where the file
+/// has zeros (the space a writer extended its segment by), bytes that are no frame where it has
+/// anything else (a torn write, damage, or a batch that does not authenticate, which is also reported).
 package enum SegmentDecryption {
     /// What a decryption pass did.
     package struct Outcome: Equatable, Sendable {
@@ -27,27 +29,41 @@ package enum SegmentDecryption {
         guard scanner.format.isSealed else { return Outcome(verifiedEnd: start) }
         var outcome = Outcome(verifiedEnd: start)
         var batch: [DecodedFrame] = []
+        var verified: [Range<Int>] = []
+        func open(_ frames: [DecodedFrame]) {
+            guard let first = frames.first, let last = frames.last else { return }
+            if BatchSealing.open(frames, segment: segment, from: view, into: bytes, encryption: encryption) {
+                verified.append(first.offset..<last.offset + last.length)
+                outcome.verifiedEnd = last.offset + last.length
+            } else {
+                outcome.failures.append(first.offset)
+            }
+        }
         let scanned = scanner.scan(
             from: start, continueAfterDamage: { _, _ in true },
             onCommittedFrame: { frame in
                 batch.append(frame)
                 guard frame.flags.contains(.commit) else { return }
-                if BatchSealing.open(batch, segment: segment, from: view, into: bytes, encryption: encryption) {
-                    outcome.verifiedEnd = frame.offset + frame.length
-                } else if let first = batch.first {
-                    outcome.failures.append(first.offset)
-                }
+                open(batch)
                 batch.removeAll(keepingCapacity: true)
             })
         if let seal = scanned.sealedAt,
             case .success(let frame) = FrameDecoder.decode(view, at: seal, format: scanner.format, readsBodies: false)
         {
-            if BatchSealing.open([frame], segment: segment, from: view, into: bytes, encryption: encryption) {
-                outcome.verifiedEnd = frame.offset + frame.length
-            } else {
-                outcome.failures.append(seal)
-            }
+            open([frame])
         }
+        var position = start
+        for range in verified {
+            scrub(bytes, position..<range.lowerBound)
+            position = range.upperBound
+        }
+        scrub(bytes, position..<bytes.count)
         return outcome
+    }
+
+    /// Makes `range` of `bytes` unreadable: zeros stay, every other byte becomes `0xFF`.
+    private static func scrub(_ bytes: UnsafeMutableRawBufferPointer, _ range: Range<Int>) {
+        guard range.lowerBound < range.upperBound else { return }
+        for index in range where bytes[index] != 0 { bytes[index] = 0xFF }
     }
 }

@@ -212,3 +212,38 @@ struct EncryptedReaderTests {
         try writer.close()
     }
 }
+
+@Suite("Encrypted stores: batches")
+struct EncryptedBatchTests {
+    @Test("batches of many frames read back after a reopen that scans every segment")
+    func manyFrameBatches() throws {
+        let seed = testSeed("EncryptedBatchTests", default: 0xE6)
+        let directory = TemporaryStore("encrypted-batches")
+        directory.verifies(with: testCipher())
+        var written: [ObjectID: Record] = [:]
+        do {
+            let store = try directory.open(options: encryptedOptions())
+            var previous: [ObjectID] = []
+            for round in 0..<60 {
+                var batch = WriteBatch()
+                for index in 0..<(1 + round % 17) {
+                    let record = Record(
+                        id: store.newID(), typeTag: UInt32(index % 3), references: Array(previous.suffix(index % 4)),
+                        payload: markedPayload(round * 100 + index, seed: seed).payload)
+                    batch.put(record)
+                    written[record.id] = record
+                    previous.append(record.id)
+                }
+                batch.setRoot("round \(round % 5)", to: previous[previous.count - 1])
+                try store.write(batch)
+            }
+            try store.close()
+        }
+        for name in directory.fileNames() where name.hasSuffix(".hint") {
+            try FileManager.default.removeItem(atPath: directory.path + "/" + name)
+        }
+        let store = try directory.open(options: encryptedOptions())
+        for (id, record) in written { #expect(try store.get(id) == record, "object \(id), seed \(seed)") }
+        try store.close()
+    }
+}

@@ -67,10 +67,21 @@ struct TailReader {
             let wanted = Int(min(UInt64(piece), fileSize - position))
             let bytes: [UInt8]
             do {
-                if file.encryption != nil {
-                    // An encrypted segment: its decrypted copy, which reads the file with `pread` too.
-                    let copy = file.bytes(count: Int(position) + wanted)
-                    bytes = copy.count > Int(position) ? Array(copy[Int(position)...]) : []
+                if let encryption = file.encryption {
+                    // An encrypted segment: its decrypted copy (which reads the file with `pread` too) up to
+                    // the end of the file, so that a batch is decrypted whole; when the file has grown past
+                    // what that copy can hold, a decrypted copy of the whole file (the follower then maps
+                    // the segment again, further).
+                    let end = Int(position) + wanted
+                    if Int(fileSize) <= file.mappedLength {
+                        let copy = file.bytes(count: Int(fileSize))
+                        bytes = copy.count > Int(position) ? Array(copy[Int(position)..<min(copy.count, end)]) : []
+                    } else {
+                        let copy = try SegmentCopy(fd: file.fd, count: Int(fileSize), path: file.path, io: io)
+                        copy.decrypt(segment: file.number, encryption: encryption)
+                        let whole = copy.bytes
+                        bytes = whole.count > Int(position) ? Array(whole[Int(position)..<min(whole.count, end)]) : []
+                    }
                 } else {
                     bytes = try io.read(file.fd, count: wanted, at: position, path: file.path)
                 }
