@@ -40,6 +40,9 @@ package enum LogFormat {
     /// Segment header flag: the segment's frames are in the sealed layout, each batch's references and
     /// payloads encrypted with the store's key (Format.md, section 13).
     package static let encryptedSegmentFlag: UInt32 = 1 << 1
+    /// Room kept free at the end of a segment for its seal frame: a version-1 seal (the longest plain one)
+    /// and the nonce and tag of an encrypted segment's.
+    package static let sealRoom = minimumFrameSize + CompactFrame.sealSize
     /// Every segment header flag this version knows.
     package static let knownSegmentFlags: UInt32 = compactedSegmentFlag | encryptedSegmentFlag
     /// Suffix of a compaction output while it is being written; leftovers are deleted on open.

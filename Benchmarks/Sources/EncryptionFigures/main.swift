@@ -9,9 +9,10 @@
 //   - batched puts: `--objects` PayloadGenerator records of 100–220 bytes, 1,000 per `write`;
 //   - bytes on disk after close (every file of the store directory);
 //   - random gets, 1 thread: `--gets` uniformly random ids in Snapshots of 1,000, every payload copied out;
-//     "cold" on a fresh open (an encrypted store decrypts a segment the first time it reads it), then
-//     "warm" after one untimed pass over every key; resident memory (/proc/self/status) grown from before
-//     the open to after the warm gets;
+//     "cold" on a fresh open (an encrypted store keeps decrypted copies of its segments: the anonymous
+//     memory grown by the open alone shows how much it decrypts before the first get), then "warm" after
+//     one untimed pass over every key; resident memory (/proc/self/status) grown from before the open to
+//     after the warm gets;
 //   - a store of `--reopen-objects` records closed cleanly: `Store.open` alone and open + one get, median
 //     of 5 opens after an untimed one (warm page cache).
 // Prints median (min–max) of the repetitions and the encryption floors.
@@ -217,7 +218,8 @@ for repetition in 0..<runs {
 @MainActor func median(_ figure: String, _ kind: Kind) -> Double {
     let values = (samples[figure]?[kind] ?? []).sorted()
     guard !values.isEmpty else { return .nan }
-    return values.count % 2 == 1 ? values[values.count / 2] : (values[values.count / 2 - 1] + values[values.count / 2]) / 2
+    return values.count % 2 == 1
+        ? values[values.count / 2] : (values[values.count / 2 - 1] + values[values.count / 2]) / 2
 }
 /// "1,234,567.8" with `decimals` digits after the point.
 func grouped(_ value: Double, _ decimals: Int = 0) -> String {
@@ -241,12 +243,15 @@ func grouped(_ value: Double, _ decimals: Int = 0) -> String {
 
 let batches = Double((objects + batchSize - 1) / batchSize)
 let extraBytes = median("bytes", .encrypted) - median("bytes", .plain)
-print("processor: \(model); AES instructions: \(hasAES == true ? "yes" : "no"); cores: \(ProcessInfo.processInfo.activeProcessorCount)")
+print(
+    "processor: \(model); AES instructions: \(hasAES == true ? "yes" : "no"); cores: \(ProcessInfo.processInfo.activeProcessorCount)"
+)
 print("date: \(formatter.string(from: Date()))")
 print("command: swift run -c release EncryptionFigures " + arguments.dropFirst().joined(separator: " "))
 print(
     "\(grouped(Double(objects))) records of 100–220 bytes, \(grouped(Double(gets))) random gets, reopen store of "
-        + "\(grouped(Double(reopenObjects))) records; \(runs) repetitions (plain, encrypted, plain, …): median (min–max)")
+        + "\(grouped(Double(reopenObjects))) records; \(runs) repetitions (plain, encrypted, plain, …): median (min–max)"
+)
 print("")
 print("| Workload | Unit | Plain | Encrypted | Encrypted ÷ plain |")
 print("| --- | --- | ---: | ---: | ---: |")
@@ -301,6 +306,7 @@ check(
     String(format: "bytes encrypted ≤ plain + 28 B per batch (+%.1f B per batch)", extraBytes / batches),
     extraBytes <= sealOverhead * batches)
 check(
-    String(format: "segments alone: encrypted ≤ plain + 28 B per batch (+%.1f B per batch)", extraSegmentBytes / batches),
+    String(
+        format: "segments alone: encrypted ≤ plain + 28 B per batch (+%.1f B per batch)", extraSegmentBytes / batches),
     extraSegmentBytes <= sealOverhead * batches)
 print(String(format: "\nrun time: %.0f s", Double(nanoseconds() - began) / 1e9))

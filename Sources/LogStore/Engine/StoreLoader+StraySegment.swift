@@ -71,8 +71,9 @@ extension StoreLoader {
             let head = try? io.read(fd, count: Int(header), at: 0, path: path)
         else { return false }
         let format = head.withUnsafeBytes { FrameFormat(segment: $0) }
-        // A seal frame is at most this long (exactly this long in version 1).
-        let longest = min(UInt64(LogFormat.minimumFrameSize), size - header)
+        // A seal frame is at most this long (exactly this long in version 1; an encrypted segment's carries
+        // its nonce and tag too).
+        let longest = min(UInt64(LogFormat.sealRoom), size - header)
         guard let tail = try? io.read(fd, count: Int(longest), at: size - longest, path: path) else { return false }
         return tail.withUnsafeBytes { raw in
             for start in 0..<raw.count {

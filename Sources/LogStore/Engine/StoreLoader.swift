@@ -260,7 +260,7 @@ struct StoreLoader {
             capacity = segmentSize
         }
         // Room for the seal frame that opening may append to a full newest segment.
-        let sealRoom = writable ? LogFormat.minimumFrameSize : 0
+        let sealRoom = writable ? LogFormat.sealRoom : 0
         let size: UInt64
         /// For the newest segment: where its data ends. Past it is the hole it was extended by ahead of the
         /// writes (`SegmentPrefill.swift`), which reads as zeros; scanning it would only fill the page

@@ -9,27 +9,33 @@ import Testing
 /// manifest, the identity file) damaged one byte at a time and cut at every length: `verify` reports each
 /// change, an open either refuses, recovers with a report, or reads what was written; no read ever
 /// returns different data, and nothing crashes. Every 29th byte and length in the suite, all of them with
-/// `LOGSTORE_RELIABILITY=full`.
+/// `LOGSTORE_RELIABILITY=full`. Each sweep runs over an unencrypted and an encrypted store (whose open and
+/// verify have its key).
 @Suite(.serialized) struct CorruptionSweepTests {
     /// The store's files and what it holds.
     struct Original: Sendable {
         var files: [(name: String, bytes: [UInt8])] = []
         var records: [ObjectID: Record] = [:]
         var roots: [String: ObjectID] = [:]
+        /// Whether the store is encrypted (with ``testCipher(_:)``).
+        var encrypted = false
     }
 
-    static var options: StoreOptions {
+    static func options(encrypted: Bool) -> StoreOptions {
         var options = testOptions(segmentSize: LogStoreLimits.minSegmentSize)
         options.compaction.background = false
+        if encrypted { options.cipher = testCipher() }
         return options
     }
 
     /// Builds the store: a sealed compaction output compressed against a dictionary (with its hint), a
     /// sealed segment compacted after overwrites, and the segment being written.
-    static func makeOriginal() throws -> Original {
+    static func makeOriginal(encrypted: Bool = false) throws -> Original {
         let directory = TemporaryStore("sweep-source")
-        let store = try Store.open(at: directory.path, options: options)
+        if encrypted { directory.verifies(with: testCipher()) }
+        let store = try Store.open(at: directory.path, options: options(encrypted: encrypted))
         var original = Original()
+        original.encrypted = encrypted
         var random = SplitMix64(seed: 1_234)
         func put(_ count: Int) throws {
             for _ in 0..<count {
@@ -81,14 +87,14 @@ import Testing
         }
         var finding = Finding()
         do {
-            let report = try Store.verify(at: copy.path)
+            let report = try Store.verify(at: copy.path, cipher: original.encrypted ? testCipher() : nil)
             finding.verifyDetected = !report.isSound
         } catch {
             finding.verifyDetected = true
         }
         let store: Store
         do {
-            store = try Store.open(at: copy.path, options: options)
+            store = try Store.open(at: copy.path, options: options(encrypted: original.encrypted))
         } catch {
             finding.openRefused = true
             return finding
@@ -144,11 +150,12 @@ import Testing
 
     static var stride: Int { ReliabilityBudget.isFull ? 1 : 29 }
 
-    @Test func everyFlippedByteIsDetected() throws {
-        let original = try Self.makeOriginal()
+    @Test(arguments: [false, true])
+    func everyFlippedByteIsDetected(encrypted: Bool) throws {
+        let original = try Self.makeOriginal(encrypted: encrypted)
         // The fuzz corpus (Tests/Fixtures/FuzzCorpus) holds these files: LOGSTORE_WRITE_FUZZ_CORPUS=1 writes
         // them again.
-        if ProcessInfo.processInfo.environment["LOGSTORE_WRITE_FUZZ_CORPUS"] != nil {
+        if !encrypted, ProcessInfo.processInfo.environment["LOGSTORE_WRITE_FUZZ_CORPUS"] != nil {
             for file in original.files where [".seg", ".hint", ".dict"].contains(where: file.name.hasSuffix) {
                 try Data(file.bytes).write(
                     to: URL(fileURLWithPath: MutationFuzzer.corpusDirectory + "/v2-" + file.name))
@@ -162,13 +169,16 @@ import Testing
                 tally.add(try Self.examine(original, file: index, bytes: bytes), "\(file.name) byte \(offset) flipped")
             }
         }
-        print("corruption sweep, flipped bytes (\(original.files.map { "\($0.name) \($0.bytes.count) B" })): \(tally)")
+        print(
+            "corruption sweep\(encrypted ? " (encrypted)" : ""), flipped bytes "
+                + "(\(original.files.map { "\($0.name) \($0.bytes.count) B" })): \(tally)")
         #expect(tally.silent.isEmpty, "\(tally.silent.prefix(10))")
         #expect(tally.undetected.isEmpty, "\(tally.undetected.count) undetected: \(tally.undetected.prefix(10))")
     }
 
-    @Test func everyTruncationIsDetected() throws {
-        let original = try Self.makeOriginal()
+    @Test(arguments: [false, true])
+    func everyTruncationIsDetected(encrypted: Bool) throws {
+        let original = try Self.makeOriginal(encrypted: encrypted)
         var tally = Tally()
         for (index, file) in original.files.enumerated() {
             for length in Swift.stride(from: 0, to: file.bytes.count, by: Self.stride) {
@@ -177,7 +187,7 @@ import Testing
                     "\(file.name) cut to \(length)")
             }
         }
-        print("corruption sweep, truncated files: \(tally)")
+        print("corruption sweep\(encrypted ? " (encrypted)" : ""), truncated files: \(tally)")
         #expect(tally.silent.isEmpty, "\(tally.silent.prefix(10))")
         #expect(tally.undetected.isEmpty, "\(tally.undetected.count) undetected: \(tally.undetected.prefix(10))")
     }

@@ -45,9 +45,14 @@ struct SweepTally: CustomStringConvertible {
 /// the store reopens, holds every acknowledged batch, no batch is half there, and `verify` finds nothing.
 @Suite(.serialized) struct PowerLossTests {
     /// Makes an empty store in a new directory and closes it (durable), for a workload to start from.
-    static func emptyStore(_ label: String) throws -> TemporaryStore {
+    static func emptyStore(_ label: String, for workload: ScriptedWorkload? = nil) throws -> TemporaryStore {
         let directory = TemporaryStore(label)
-        try Store.open(at: directory.path, options: testOptions()).close()
+        var options = testOptions()
+        if workload?.encrypted == true {
+            options.cipher = testCipher()
+            directory.verifies(with: testCipher())
+        }
+        try Store.open(at: directory.path, options: options).close()
         return directory
     }
 
@@ -78,7 +83,7 @@ struct SweepTally: CustomStringConvertible {
             let store = try Store.open(at: directory.path, options: workload.options)
             let problems = try record.problems(in: store)
             try store.close()
-            let report = try Store.verify(at: directory.path)
+            let report = try Store.verify(at: directory.path, cipher: workload.options.cipher)
             return problems + report.problems.map { "verify: \($0)" }
         } catch {
             return ["reopen: \(error)"]
@@ -106,9 +111,9 @@ struct SweepTally: CustomStringConvertible {
         #expect(problems.contains { $0.contains("root \(root.key):") }, "\(problems)")
     }
 
-    @Test(arguments: ScriptedWorkload.all)
+    @Test(arguments: ScriptedWorkload.all + ScriptedWorkload.encryptedWorkloads)
     func everyCrashPointKeepsEveryAcknowledgedBatch(workload: ScriptedWorkload) throws {
-        let counting = try Self.emptyStore("power-count")
+        let counting = try Self.emptyStore("power-count", for: workload)
         let (simulator, complete) = try Self.run(workload, in: counting, losingPowerAt: nil)
         let calls = simulator.calls
         #expect(simulator.unknownPaths.isEmpty, "calls on paths the model does not know: \(simulator.unknownPaths)")
@@ -117,7 +122,7 @@ struct SweepTally: CustomStringConvertible {
 
         var tally = SweepTally()
         for point in ReliabilityBudget.points(calls) {
-            let directory = try Self.emptyStore("power")
+            let directory = try Self.emptyStore("power", for: workload)
             let (simulator, record) = try Self.run(workload, in: directory, losingPowerAt: point)
             #expect(simulator.powerLost)
             for outcome in ReliabilityBudget.outcomes(at: point) {

@@ -26,7 +26,7 @@ import Testing
         for file in original.files {
             try Data(file.bytes).write(to: URL(fileURLWithPath: copy.path + "/" + file.name))
         }
-        var options = CorruptionSweepTests.options
+        var options = CorruptionSweepTests.options(encrypted: false)
         options.readOnly = true
         let store = try Store.open(at: copy.path, options: options)
         defer { try? store.close() }

@@ -26,11 +26,19 @@ struct ScriptedWorkload: Sendable, CustomStringConvertible {
 
     let name: String
     let steps: [Step]
+    /// Whether the store is encrypted (with ``testCipher(_:)``).
+    var encrypted = false
     /// Small enough that the workloads roll over to new segments.
     var options: StoreOptions {
         var options = StoreOptions(segmentSize: LogStoreLimits.minSegmentSize, fsyncPolicy: .always)
         options.compaction.background = false
+        if encrypted { options.cipher = testCipher() }
         return options
+    }
+
+    /// The workloads of ``all`` that write batches of many frames, compact and collect, on an encrypted store.
+    static var encryptedWorkloads: [ScriptedWorkload] {
+        all.dropFirst().map { ScriptedWorkload(name: $0.name + ", encrypted", steps: $0.steps, encrypted: true) }
     }
 
     var description: String { name }

@@ -177,7 +177,7 @@ struct CommitQueue: Sendable {
         let header = UInt64(LogFormat.segmentHeaderSize)
         // A batch that does not fit starts a new segment; an empty segment left behind is harmless.
         // Room for the seal frame that ends every full segment is kept free.
-        let room = UInt64(bound + LogFormat.minimumFrameSize)
+        let room = UInt64(bound + LogFormat.sealRoom)
         if tailCapacity == 0 || tailOffset + room > UInt64(tailCapacity) {
             tailSegment = nextSegmentNumber
             nextSegmentNumber += 1
