@@ -15,7 +15,7 @@ let package = Package(
         .package(name: "LogStore", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // The parent package's range: its LogStoreEncryption needs 4.x (a Sendable `SymmetricKey`) in Swift 6 mode.
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "4.0.0"..<"5.0.0"),
     ],
     targets: [
         // Shared by both executables: the deterministic payload generator and temporary stores.

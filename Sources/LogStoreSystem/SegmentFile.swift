@@ -50,6 +50,8 @@ package final class SegmentFile: @unchecked Sendable {
     /// cut its segment shorter meanwhile, and a mapped page past the end faults); `base` is then the
     /// decrypted copy.
     private let fileIO: SystemIO?
+    /// An encrypted segment: the mapping of the file as written (ciphertext), for ``rawBytes(count:)``.
+    private let rawBase: UnsafeRawPointer?
     /// An encrypted segment: how much of the decrypted copy is decrypted and final.
     private let verifiedEnd = Atomic<Int>(0)
     /// An encrypted segment: the decryption's state.
@@ -65,7 +67,7 @@ package final class SegmentFile: @unchecked Sendable {
 
     private init(
         number: UInt32, path: String, fd: Int32, base: UnsafeRawPointer, mappedLength: Int, format: FrameFormat,
-        encryption: StoreEncryption? = nil, fileIO: SystemIO? = nil
+        encryption: StoreEncryption? = nil, fileIO: SystemIO? = nil, rawBase: UnsafeRawPointer? = nil
     ) {
         self.number = number
         self.path = path
@@ -75,10 +77,12 @@ package final class SegmentFile: @unchecked Sendable {
         self.format = format
         self.encryption = encryption
         self.fileIO = fileIO
+        self.rawBase = rawBase
     }
 
     deinit {
         munmap(UnsafeMutableRawPointer(mutating: base), mappedLength)
+        if let rawBase { munmap(UnsafeMutableRawPointer(mutating: rawBase), mappedLength) }
         close(fd)
     }
 
@@ -146,10 +150,9 @@ package final class SegmentFile: @unchecked Sendable {
         // The header (plaintext, checked by the caller) is in the copy from the start: the writer's
         // `install`s then follow it, and a reader's first decryption starts after it.
         copy.copyMemory(from: mapping, byteCount: LogFormat.segmentHeaderSize)
-        munmap(mapping, length)
         let file = SegmentFile(
             number: number, path: path, fd: fd, base: UnsafeRawPointer(copy), mappedLength: length, format: format,
-            encryption: encryption, fileIO: io)
+            encryption: encryption, fileIO: io, rawBase: UnsafeRawPointer(mapping))
         file.decryption.withLock { $0.verifiedEnd = LogFormat.segmentHeaderSize }
         file.verifiedEnd.store(LogFormat.segmentHeaderSize, ordering: .releasing)
         return file
@@ -176,6 +179,14 @@ package final class SegmentFile: @unchecked Sendable {
         return UnsafeRawBufferPointer(start: base, count: count)
     }
 
+    /// The first `count` bytes of the segment as they are in the file (never more than are mapped): of an
+    /// encrypted segment its ciphertext, which only delimits frames; of another, ``bytes(count:)``. Only
+    /// for a segment that no writer cuts shorter (a sealed one): past the end of the file a read faults.
+    package func rawBytes(count: Int) -> UnsafeRawBufferPointer {
+        guard let rawBase else { return bytes(count: count) }
+        return UnsafeRawBufferPointer(start: rawBase, count: min(count, mappedLength))
+    }
+
     /// Of an encrypted segment, the offsets of batches whose checksums hold but that do not authenticate
     /// (another key or store, another place, or altered bytes), among those decrypted so far.
     package var authenticationFailures: [Int] { decryption.withLock { $0.failures } }
@@ -195,13 +206,15 @@ package final class SegmentFile: @unchecked Sendable {
         }
     }
 
-    /// Reads the file's bytes from where the decrypted copy ends to `count` (at most the file's data, up
-    /// to its first hole) into the copy, and decrypts the batches among them.
+    /// Reads the file's bytes from where the decrypted copy ends to the end of its data (its first hole)
+    /// into the copy, and decrypts the batches among them; called when `count` bytes are asked for.
     private func decrypt(through count: Int) {
         guard let io = fileIO, let encryption else { return }
         decryption.withLock { state in
             guard count > state.verifiedEnd, let size = try? io.size(fd, path: path) else { return }
-            let end = min(count, Int(io.dataEnd(fd, size: size)))
+            // Up to the end of the file's data, not only to `count`: a batch is decrypted whole, and the
+            // frame that ends at `count` may be one of a batch that goes on past it.
+            let end = min(mappedLength, Int(io.dataEnd(fd, size: size)))
             let start = state.verifiedEnd
             guard end > start else { return }
             let target = UnsafeMutableRawPointer(mutating: base)

@@ -336,7 +336,11 @@ struct StoreLoader {
         if tracksChanges, isNewest, encryption == nil {
             copy = try copyOfAppendSegment(file, size: size, dataEnd: &dataEnd, dataAfterHole: dataAfterHole)
         }
-        let bytes = copy?.bytes ?? file.bytes(count: Int(size))
+        // A sealed encrypted segment that its hint may stand for is not decrypted here: its header and seal
+        // frame are read as written (they hold nothing secret), and its batches are decrypted when first read.
+        let decryptsLater =
+            encryption != nil && !isNewest && !collectsProblems && hintNames.contains(HintFile.fileName(number))
+        var bytes = copy?.bytes ?? (decryptsLater ? file.rawBytes(count: Int(size)) : file.bytes(count: Int(size)))
         // The hole is only a hint: where anything but zeros follows it (a hole inside the log, or a
         // filesystem that reports holes wrongly), the whole file is scanned, as without one.
         if copy == nil,
@@ -346,7 +350,6 @@ struct StoreLoader {
         {
             dataEnd = size
         }
-        let scanned = copy?.bytes ?? file.bytes(count: Int(dataEnd))
         let facts = RecoveryPolicy.Segment(
             path: path, size: size, dataEnd: dataEnd, isAppendSegment: isNewest,
             closedCleanly: loaded.cleanClose != nil)
@@ -380,6 +383,8 @@ struct StoreLoader {
             replay(hint, file: file, size: size, isOutput: isOutput, into: &loaded)
             return
         }
+        if decryptsLater { bytes = file.bytes(count: Int(size)) }
+        let scanned = copy?.bytes ?? file.bytes(count: Int(dataEnd))
 
         loaded.beginSegment(file)
         var retained = UInt64(LogFormat.segmentHeaderSize)
@@ -460,9 +465,11 @@ struct StoreLoader {
         {
         case .opened(let mapping, .success(let reader))
         where reader.segmentNumber == number && reader.segmentSize == size && reader.isCompact == format.isCompact:
+            // An encrypted store's hint is authenticated with its key and its segment's number: its root
+            // entries are the segment's (whose bytes may not be decrypted yet).
             if checkLayout,
                 let problem = Self.layoutProblem(of: reader, segment: segment, format: format)
-                    ?? Self.rootProblem(of: reader, segment: segment, format: format)
+                    ?? (format.isSealed ? nil : Self.rootProblem(of: reader, segment: segment, format: format))
             {
                 loaded.notes.append("\(path): \(problem); scanned the segment instead")
                 return nil

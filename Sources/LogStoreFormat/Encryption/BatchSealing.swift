@@ -71,11 +71,34 @@ package enum BatchSealing {
         guard let first = frames.first, let commit = frames.last, let checksumAt = commit.batchChecksumOffset,
             let base = buffer.baseAddress
         else { return false }
-        var additional = encryption.additionalData(batchDomain, [UInt64(segment), UInt64(offset + first.offset)])
-        var message: [UInt8] = []
+        let prefix = encryption.additionalData(batchDomain, [UInt64(segment), UInt64(offset + first.offset)])
+        var headerBytes = 0
+        var bodyBytes = 0
         for frame in frames {
-            additional.append(contentsOf: buffer[frame.offset..<frame.referencesOffset])
-            message.append(contentsOf: buffer[frame.referencesOffset..<frame.payloadOffset + frame.storedLength])
+            headerBytes += frame.referencesOffset - frame.offset
+            bodyBytes += frame.payloadOffset + frame.storedLength - frame.referencesOffset
+        }
+        // The headers after the prefix, and the bodies, gathered with one copy per frame each.
+        var additional = [UInt8](repeating: 0, count: prefix.count + headerBytes)
+        var message = [UInt8](repeating: 0, count: bodyBytes)
+        additional.withUnsafeMutableBytes { target in
+            guard let to = target.baseAddress else { return }
+            prefix.withUnsafeBytes { if let from = $0.baseAddress { to.copyMemory(from: from, byteCount: $0.count) } }
+            var cursor = prefix.count
+            for frame in frames {
+                let length = frame.referencesOffset - frame.offset
+                (to + cursor).copyMemory(from: base + frame.offset, byteCount: length)
+                cursor += length
+            }
+        }
+        message.withUnsafeMutableBytes { target in
+            guard let to = target.baseAddress else { return }
+            var cursor = 0
+            for frame in frames {
+                let length = frame.payloadOffset + frame.storedLength - frame.referencesOffset
+                (to + cursor).copyMemory(from: base + frame.referencesOffset, byteCount: length)
+                cursor += length
+            }
         }
         let nonceAt = checksumAt + CompactFrame.batchChecksumSize
         let tagAt = nonceAt + CompactFrame.nonceSize
