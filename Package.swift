@@ -121,7 +121,7 @@ let package = Package(
             name: "LogStoreObjectsTests",
             dependencies: [
                 "LogStoreObjects", "LogStorePersistent", "LogStore", "LogStoreFormat", "LogStoreExamples", "CXXHash",
-                "TestSupport", "logstore-tool",
+                "TestSupport", "logstore-tool", "LogStoreEncryption",
             ]
         ),
         .testTarget(
@@ -165,7 +165,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocSnippetTests",
-            dependencies: ["LogStore", "LogStoreObjects", "LogStorePersistent"],
+            dependencies: ["LogStore", "LogStoreObjects", "LogStorePersistent", "LogStoreEncryption"],
             plugins: ["DocSnippetsPlugin"]
         ),
     ],

@@ -187,7 +187,7 @@ import Testing
             guard line.hasPrefix("  "), !line.hasPrefix("   "), !line.hasPrefix("  See ") else { return nil }
             return line.split(separator: " ").first.map { String($0.trimmingCharacters(in: [","])) }
         }
-        #expect(commands.count == 16, "\(commands)")
+        #expect(commands.count == 18, "\(commands)")
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("README.md")
         let text = try String(contentsOf: readme, encoding: .utf8)

@@ -1,6 +1,7 @@
 import CXXHash
 import Foundation
 import LogStore
+import LogStoreEncryption
 import TestSupport
 import Testing
 
@@ -385,6 +386,26 @@ final class ReindexedTicket: PersistentObject {
         #expect(try indexFiles(in: directory).count == 1)
         try withObjects(directory, types: [UnindexedTicket.self, Label.self]) { _ in }
         #expect(try indexFiles(in: directory).isEmpty)
+    }
+
+    @Test func anEncryptedStoreKeepsNoIndexFileAndAnswersFromItsRecords() throws {
+        let directory = TemporaryStore("index-file-encrypted")
+        let cipher = try AESGCMCipher(key: Array(repeating: 7, count: 32))
+        directory.verifies(with: cipher)
+        var options = StoreOptions()
+        options.cipher = cipher
+        for round in 0..<2 {
+            let objects = try ObjectStore.open(at: directory.path, options: options, types: queryTypes)
+            if round == 0 { try insertTickets(objects, 0..<200) }
+            try expectIndexesAnswerAsAScan(objects, "encrypted, round \(round)")
+            try objects.close()
+            #expect(try indexFiles(in: directory).isEmpty, "an index file would hold the indexed values in the clear")
+        }
+        // No title or code is on disk in the clear.
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/" + name))
+            #expect(bytes.range(of: Data("t199".utf8)) == nil && bytes.range(of: Data("c123".utf8)) == nil, "\(name)")
+        }
     }
 
     @Test func aReadOnlyOpenWritesNoFile() throws {
