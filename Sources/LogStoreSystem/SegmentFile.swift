@@ -192,45 +192,89 @@ package final class SegmentFile: @unchecked Sendable {
     package var authenticationFailures: [Int] { decryption.withLock { $0.failures } }
 
     /// Copies `plaintext`, bytes that the writer has just written (encrypted) at `offset`, into the
-    /// decrypted copy of an encrypted segment, before they are published. Nothing for an unencrypted one.
+    /// decrypted copy of an encrypted segment, before they are published. Nothing for an unencrypted one;
+    /// nothing below what is decrypted already (those bytes may be read meanwhile).
     package func install(_ plaintext: UnsafeRawBufferPointer, at offset: Int) {
         guard fileIO != nil, let source = plaintext.baseAddress, offset >= 0,
             offset + plaintext.count <= mappedLength
         else { return }
         decryption.withLock { state in
-            UnsafeMutableRawPointer(mutating: base + offset).copyMemory(from: source, byteCount: plaintext.count)
-            if offset <= state.verifiedEnd {
-                state.verifiedEnd = max(state.verifiedEnd, offset + plaintext.count)
-                verifiedEnd.store(state.verifiedEnd, ordering: .releasing)
-            }
+            let end = offset + plaintext.count
+            guard offset <= state.verifiedEnd, end > state.verifiedEnd else { return }
+            let skipped = state.verifiedEnd - offset
+            UnsafeMutableRawPointer(mutating: base + state.verifiedEnd).copyMemory(
+                from: source + skipped, byteCount: end - state.verifiedEnd)
+            state.verifiedEnd = end
+            verifiedEnd.store(end, ordering: .releasing)
         }
     }
 
-    /// Reads the file's bytes from where the decrypted copy ends to the end of its data (its first hole)
-    /// into the copy, and decrypts the batches among them; called when `count` bytes are asked for.
+    /// Reads the file's bytes from where the decrypted copy ends to the end of the file (its data regions:
+    /// what a hole holds is zeros) into scratch memory, decrypts the batches among them there, and copies
+    /// the result into the decrypted copy: the batches that authenticated, and every other byte made
+    /// unreadable (``SegmentDecryption``). So the copy never holds ciphertext, and nothing below
+    /// `verifiedEnd` is ever written again. Called when `count` bytes are asked for; reads to the end of
+    /// the file, not only to `count`, since a batch is decrypted whole and the frame that ends at `count`
+    /// may be one of a batch that goes on past it.
     private func decrypt(through count: Int) {
         guard let io = fileIO, let encryption else { return }
         decryption.withLock { state in
             guard count > state.verifiedEnd, let size = try? io.size(fd, path: path) else { return }
-            // Up to the end of the file's data, not only to `count`: a batch is decrypted whole, and the
-            // frame that ends at `count` may be one of a batch that goes on past it.
-            let end = min(mappedLength, Int(io.dataEnd(fd, size: size)))
             let start = state.verifiedEnd
-            guard end > start else { return }
-            let target = UnsafeMutableRawPointer(mutating: base)
-            let read: Int
-            do {
-                read = try io.read(
-                    fd, into: UnsafeMutableRawBufferPointer(start: target + start, count: end - start),
-                    at: UInt64(start),
-                    path: path)
-            } catch {
-                return  // read again at the next call; until then the copy ends where it did
+            let fileEnd = min(mappedLength, Int(size))
+            guard fileEnd > start else { return }
+            // The data: up to the first hole, and the data regions after it (none, or the zeros a writer
+            // wrote ahead, unless blocks were lost or holes misreported).
+            let dataEnd = min(fileEnd, Int(io.dataEnd(fd, size: size)))
+            var regions = [start..<max(start, dataEnd)]
+            let after = io.dataRegions(fd, after: UInt64(max(start, dataEnd)), size: UInt64(fileEnd))
+            if let after {
+                regions += after.map { max(start, Int($0.lowerBound))..<min(fileEnd, Int($0.upperBound)) }
+            } else {
+                regions = [start..<fileEnd]
             }
-            let available = start + read
-            let outcome = SegmentDecryption.decrypt(
-                UnsafeMutableRawBufferPointer(start: target, count: available), from: state.verifiedEnd,
-                segment: number, encryption: encryption)
+            regions = regions.filter { !$0.isEmpty }
+            // Private anonymous memory: zeros, and only the pages touched take memory (a hole's do not).
+            guard
+                let mapped = mmap(nil, fileEnd, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+                mapped != MAP_FAILED
+            else { return }
+            defer { munmap(mapped, fileEnd) }
+            let scratchBase = UnsafeMutableRawPointer(mapped)
+            scratchBase.copyMemory(from: base, byteCount: LogFormat.segmentHeaderSize)
+            var end = start
+            for region in regions {
+                let read: Int
+                do {
+                    read = try io.read(
+                        fd,
+                        into: UnsafeMutableRawBufferPointer(
+                            start: scratchBase + region.lowerBound, count: region.count),
+                        at: UInt64(region.lowerBound), path: path)
+                } catch {
+                    return  // read again at the next call; until then the copy ends where it did
+                }
+                end = region.lowerBound + read
+                if read < region.count { break }
+            }
+            // Past the last region that holds anything but zeros, nothing needs a scan.
+            let scanned = UnsafeMutableRawBufferPointer(start: scratchBase, count: end)
+            let outcome = SegmentDecryption.decrypt(scanned, from: start, segment: number, encryption: encryption)
+            // Into the copy: every block that is not zeros (the copy is zeros already, and a hole's pages
+            // stay untouched).
+            let target = UnsafeMutableRawPointer(mutating: base)
+            var position = start
+            while position < end {
+                let length = min(4_096 - position % 4_096, end - position)
+                let block = UnsafeRawBufferPointer(start: scratchBase + position, count: length)
+                if !block.allSatisfy({ $0 == 0 })
+                    || !UnsafeRawBufferPointer(start: target + position, count: length)
+                        .allSatisfy({ $0 == 0 })
+                {
+                    (target + position).copyMemory(from: scratchBase + position, byteCount: length)
+                }
+                position += length
+            }
             state.failures += outcome.failures.filter { !state.failures.contains($0) }
             state.verifiedEnd = outcome.verifiedEnd
             verifiedEnd.store(state.verifiedEnd, ordering: .releasing)

@@ -680,7 +680,18 @@ struct StoreLoader {
     /// `O_EXCL`, so a name is never reused).
     private func saveTail(_ file: SegmentFile, from start: UInt64, to end: UInt64) throws(LogStoreError) -> String {
         let base = file.path + LogFormat.tornSuffix + String(SystemClock.milliseconds())
-        let tail = [UInt8](file.bytes(count: Int(end))[Int(start)..<Int(end)])
+        // The bytes as the file holds them (an encrypted segment's decrypted copy would hold plaintext).
+        var tail: [UInt8]
+        if encryption != nil {
+            do {
+                tail = try io.read(file.fd, count: Int(end - start), at: start, path: file.path)
+            } catch {
+                throw LogStoreError(
+                    .ioError, "cannot read the tail to save", file: file.path, offset: start, underlying: error)
+            }
+        } else {
+            tail = [UInt8](file.bytes(count: Int(end))[Int(start)..<Int(end)])
+        }
         var attempt = 0
         while true {
             let path = attempt == 0 ? base : base + "-\(attempt)"

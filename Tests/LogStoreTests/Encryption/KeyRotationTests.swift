@@ -117,7 +117,13 @@ struct KeyRotationTests {
         return true
     }
 
-    @Test func aRotationKilledAtRandomPointsLeavesAWholeStoreUnderTheOldOrTheNewKey() throws {
+    /// Waits for `child` to end without holding a thread of the pool (other tests need it meanwhile).
+    static func waitForExit(_ child: RunningTool) async throws -> ToolResult {
+        while !child.waitForExit(timeout: 0.001) { try await Task.sleep(for: .milliseconds(5)) }
+        return child.finish()
+    }
+
+    @Test func aRotationKilledAtRandomPointsLeavesAWholeStoreUnderTheOldOrTheNewKey() async throws {
         let seed = testSeed("KeyRotationCrashTests", default: 0xE5)
         var random = SplitMix64(seed: seed)
         let pristine = TemporaryStore("rotation-kill-pristine")
@@ -138,7 +144,8 @@ struct KeyRotationTests {
         let timing = try copy()
         timing.verifies(with: testCipher(2))
         let started = Date()
-        let whole = try RunningTool(["rekey", timing.path, "--key-file", oldKey, "--new-key-file", newKey]).finish()
+        let whole = try await Self.waitForExit(
+            try RunningTool(["rekey", timing.path, "--key-file", oldKey, "--new-key-file", newKey]))
         let duration = Date().timeIntervalSince(started)
         #expect(whole.status == 0, "\(whole.output)")
         var underOld = 0
@@ -151,9 +158,10 @@ struct KeyRotationTests {
             let microseconds = duration * 1_000_000
             let from = round % 2 == 0 ? 0 : microseconds * 0.8
             let span = round % 2 == 0 ? microseconds : microseconds * 0.5
-            usleep(UInt32(from) + UInt32(random.next() % UInt64(max(1, span))))
+            let delay = UInt64(from) + random.next() % UInt64(max(1, span))
+            try await Task.sleep(for: .microseconds(delay))
             child.killNow()
-            _ = child.finish()
+            _ = try await Self.waitForExit(child)
             let old = try Self.opens(directory.path, with: testCipher(), holding: written)
             let new = try Self.opens(directory.path, with: testCipher(2), holding: written)
             #expect(old != new, "round \(round), seed \(seed): opens with the old key \(old), with the new \(new)")

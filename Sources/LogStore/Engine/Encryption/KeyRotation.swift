@@ -45,8 +45,8 @@ extension Store {
         throws(LogStoreError) -> KeyRotationReport
     {
         let io = SystemIO(faults: nil)
+        let directory = try KeyRotation.normalized(directory)
         let staging = directory + ".rekeying"
-        try KeyRotation.removeLeftover(of: directory, staging: staging, io: io)
         var options = StoreOptions()
         options.cipher = old
         options.createIfMissing = false
@@ -66,6 +66,8 @@ extension Store {
         }
         let lock = try DirectoryLock(directory: directory, io: io)
         defer { withExtendedLifetime(lock) {} }
+        // Under the lock: a second rotation cannot remove the copy of one that runs.
+        try KeyRotation.removeLeftover(of: directory, staging: staging, storeID: oldEncryption.storeID, io: io)
         let rotation = KeyRotation(
             directory: directory, staging: staging, io: io, old: oldEncryption,
             new: StoreEncryption(cipher: new, storeID: oldEncryption.storeID))
@@ -84,12 +86,38 @@ struct KeyRotation {
     /// The file that marks the copy a rotation makes (removed once the copy is in place).
     static let markerName = "REKEYING"
 
-    /// Removes what an interrupted rotation left: a copy still being made (`staging` holds the marker),
-    /// or, once the swap was made, the old store (the store holds the marker). Anything else at `staging`
-    /// is refused.
-    static func removeLeftover(of directory: String, staging: String, io: SystemIO) throws(LogStoreError) {
+    /// `directory` without trailing slashes; refused when it is a symbolic link (the exchange would swap the
+    /// link, not the store) or names no folder of its own (`.`, `/`).
+    static func normalized(_ directory: String) throws(LogStoreError) -> String {
+        var path = directory
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        let last = path.split(separator: "/").last.map(String.init) ?? path
+        guard path != "/", last != ".", last != ".." else {
+            throw LogStoreError(
+                .invalidArgument, "name the store's folder by its own name to rotate its key", file: path)
+        }
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            throw LogStoreError(
+                .invalidArgument, "the store's path is a symbolic link: rotate the key at the folder it names",
+                file: path)
+        }
+        return path
+    }
+
+    /// Removes what an interrupted rotation left: a copy still being made (`staging` holds the marker), or,
+    /// once the swap was made, the old store (the store holds the marker, and `staging` is a store of the
+    /// same store id). Anything else at `staging` is refused. Call holding the store's lock.
+    static func removeLeftover(of directory: String, staging: String, storeID: [UInt8], io: SystemIO)
+        throws(LogStoreError)
+    {
         let marker = directory + "/" + markerName
-        if io.exists(staging), !io.exists(staging + "/" + markerName), !io.exists(marker) {
+        // (An empty folder is a copy whose marker was not written yet.)
+        let partialCopy =
+            io.exists(staging + "/" + markerName) || (try? io.listDirectory(staging))?.isEmpty == true
+        let oldStore =
+            io.exists(marker) && StoreRecognition.identity(of: staging, io: io)?.storeID == storeID
+        if io.exists(staging), !partialCopy, !oldStore {
             throw LogStoreError(
                 .invalidArgument, "\(staging) exists and is not what a key rotation left; move it away", file: staging)
         }
@@ -132,6 +160,7 @@ struct KeyRotation {
         do {
             try io.makeDirectory(staging)
             try io.writeNewFile(staging + "/" + Self.markerName, [])
+            try io.syncDirectory(staging)
             try io.syncDirectory(parent(of: directory))
         } catch {
             throw LogStoreError(.ioError, "cannot create the copy of the store", file: staging, underlying: error)
@@ -176,7 +205,7 @@ struct KeyRotation {
                 file: directory, underlying: error)
         }
         // From here the store is under the new key; what follows only tidies up.
-        try Self.removeLeftover(of: directory, staging: staging, io: io)
+        try Self.removeLeftover(of: directory, staging: staging, storeID: old.storeID, io: io)
         return report
     }
 

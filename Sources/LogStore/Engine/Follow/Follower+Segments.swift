@@ -119,6 +119,12 @@ extension Follower {
                 return .notReady(problem.reason)
             case .success(let header) where header.segmentNumber != number:
                 return .notReady("its header names segment \(header.segmentNumber)")
+            case .success(let header) where header.isEncrypted != (encryption != nil):
+                // Never read: a load of the store (after the stall limit) refuses it as damage.
+                return .notReady(
+                    header.isEncrypted
+                        ? "an encrypted segment in a store that is not encrypted"
+                        : "a segment that is not encrypted in an encrypted store")
             case .success(let header) where header.isCompactionOutput:
                 return .output
             case .success:
