@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 
 # Tests that run threads against one store.
-threaded='ConcurrencyTests|PlainReadViewTests|CheckpointTests|CheckpointSafetyTests|IndexedModelQueryTests|IndexApplierTests|UniqueRaceTests|CompactionTests|CompactionPolicyTests|CompactionTrustTests|SnapshotTests|ReadOnlyBesideWriterTests|ReadOnlyRetryTests|DictionaryTests|ODBConcurrencyTests|IsolationTests|ReplicaTests'
+threaded='ConcurrencyTests|PlainReadViewTests|CheckpointTests|CheckpointSafetyTests|IndexedModelQueryTests|IndexApplierTests|UniqueRaceTests|CompactionTests|CompactionPolicyTests|CompactionTrustTests|SnapshotTests|ReadOnlyBesideWriterTests|ReadOnlyRetryTests|DictionaryTests|ODBConcurrencyTests|IsolationTests|ReplicaTests|EncryptedReaderTests|EncryptedStoreTests|KeyRotationTests'
 
 echo "== thread sanitizer: $threaded"
 swift build --build-tests --sanitize=thread --build-path .build-tsan

@@ -27,9 +27,13 @@ import Synchronization
 /// and an `Atomic`); the mapped memory is only read, and only in ranges that were completely written
 /// before they were published (under the index lock, which orders the write before any read); writes
 /// go through `fd` with `pwrite`, never through the mapping. The decrypted copy of an encrypted segment
-/// is written only under `decryption`'s lock, and only past `verifiedEnd` (which a reader's range
-/// never reaches before it is published: a reader asks for more through ``bytes(count:)``, which takes
-/// the lock), except ``install(_:at:)``, which the writer calls before it publishes what it wrote.
+/// is written only under `decryption`'s lock and only at or past `verifiedEnd` (by ``install(_:at:)``
+/// before the writer publishes what it wrote, and by a decryption), and `verifiedEnd` is published
+/// (release) after the bytes below it are final: a reader of a range below the `verifiedEnd` it loaded
+/// (acquire) reads bytes that are never written again. Only readers that scan past it (a follower's tail,
+/// the loader's scan of a damaged end) may read bytes a decryption is replacing; those bytes are never
+/// ciphertext (zeros, `0xFF`, or authenticated plaintext), and such readers check every frame's checksums
+/// and treat what does not pass as not written yet or damaged.
 package final class SegmentFile: @unchecked Sendable {
     /// The segment number (from the file name and header).
     package let number: UInt32

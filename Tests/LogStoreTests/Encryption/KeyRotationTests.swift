@@ -123,44 +123,45 @@ struct KeyRotationTests {
         return child.finish()
     }
 
+    /// Each kill comes at a point of the rotation's progress, not of the clock (a loaded machine would make
+    /// time a poor guide): once the copy beside the store holds a random number of files (from none to all),
+    /// or, every fourth round, once the copy has taken the store's place (the marker is in the store).
     @Test func aRotationKilledAtRandomPointsLeavesAWholeStoreUnderTheOldOrTheNewKey() async throws {
         let seed = testSeed("KeyRotationCrashTests", default: 0xE5)
         var random = SplitMix64(seed: seed)
         let pristine = TemporaryStore("rotation-kill-pristine")
         pristine.verifies(with: testCipher())
         let written = try KeyRotationTests.makeStore(pristine, seed: seed, count: 8_000)
+        let files = pristine.fileNames().count
         let keys = TemporaryStore("rotation-kill-keys")
         let oldKey = keys.path + "/old.key"
         let newKey = keys.path + "/new.key"
         try Data(AESGCMCipher.hex((0..<32).map { UInt8($0) &+ 7 }).utf8).write(to: URL(fileURLWithPath: oldKey))
         try Data(AESGCMCipher.hex((0..<32).map { UInt8($0) &+ 2 }).utf8).write(to: URL(fileURLWithPath: newKey))
-        func copy() throws -> TemporaryStore {
+        var underOld = 0
+        var underNew = 0
+        var killedRunning = 0
+        for round in 0..<16 {
             let directory = TemporaryStore("rotation-kill")
             try FileManager.default.removeItem(atPath: directory.path)
             try FileManager.default.copyItem(atPath: pristine.path, toPath: directory.path)
-            return directory
-        }
-        // How long a whole run takes, process start included.
-        let timing = try copy()
-        timing.verifies(with: testCipher(2))
-        let started = Date()
-        let whole = try await Self.waitForExit(
-            try RunningTool(["rekey", timing.path, "--key-file", oldKey, "--new-key-file", newKey]))
-        let duration = Date().timeIntervalSince(started)
-        #expect(whole.status == 0, "\(whole.output)")
-        var underOld = 0
-        var underNew = 0
-        for round in 0..<16 {
-            let directory = try copy()
             directory.verifies(with: testCipher(3))
+            let staging = directory.path + ".rekeying"
+            let swapped = round % 4 == 3
+            let filesCopied = Int(random.next() % UInt64(files + 1))
             let child = try RunningTool(["rekey", directory.path, "--key-file", oldKey, "--new-key-file", newKey])
-            // Half the kills anywhere in a run, half near its end, where the copy takes the store's place.
-            let microseconds = duration * 1_000_000
-            let from = round % 2 == 0 ? 0 : microseconds * 0.8
-            let span = round % 2 == 0 ? microseconds : microseconds * 0.5
-            let delay = UInt64(from) + random.next() % UInt64(max(1, span))
-            try await Task.sleep(for: .microseconds(delay))
-            child.killNow()
+            while !child.waitForExit(timeout: 0) {
+                let reached =
+                    swapped
+                    ? FileManager.default.fileExists(atPath: directory.path + "/REKEYING")
+                    : ((try? FileManager.default.contentsOfDirectory(atPath: staging))?.count ?? -1) > filesCopied
+                if reached {
+                    child.killNow()
+                    killedRunning += 1
+                    break
+                }
+                try await Task.sleep(for: .microseconds(200))
+            }
             _ = try await Self.waitForExit(child)
             let old = try Self.opens(directory.path, with: testCipher(), holding: written)
             let new = try Self.opens(directory.path, with: testCipher(2), holding: written)
@@ -169,12 +170,12 @@ struct KeyRotationTests {
             if new { underNew += 1 }
             // The next rotation removes what the killed one left beside the store.
             try Store.rotateKey(at: directory.path, from: old ? testCipher() : testCipher(2), to: testCipher(3))
-            #expect(!FileManager.default.fileExists(atPath: directory.path + ".rekeying"))
+            #expect(!FileManager.default.fileExists(atPath: staging))
             #expect(try Self.opens(directory.path, with: testCipher(3), holding: written))
         }
         print(
-            "rotation kill test (seed \(seed)): a run takes \(duration) s; \(underOld) under the old key, \(underNew) new"
-        )
+            "rotation kill test (seed \(seed)): \(killedRunning) of 16 runs killed, \(underOld) left under the old "
+                + "key, \(underNew) under the new")
         #expect(underOld > 0 && underNew > 0, "seed \(seed): the kills should fall on both sides of the swap")
     }
 }
