@@ -20,13 +20,21 @@ package enum BatchSealing {
         _ plaintext: UnsafeRawBufferPointer, at offset: Int, segment: UInt32, baseSequence: UInt64,
         encryption: StoreEncryption, nonce: () -> [UInt8] = StoreEncryption.nonce
     ) -> [UInt8]? {
-        var sealed = [UInt8](plaintext)
+        var sealed = [UInt8](repeating: 0, count: plaintext.count)
+        sealed.withUnsafeMutableBytes { target in
+            if let to = target.baseAddress, let from = plaintext.baseAddress {
+                to.copyMemory(from: from, byteCount: plaintext.count)
+            }
+        }
         var cursor = 0
         var batch: [DecodedFrame] = []
+        batch.reserveCapacity(64)
         while cursor < plaintext.count {
+            // Delimited only (the bodies are sealed whole, references and payload together).
             guard
                 case .success(let frame) = CompactFrameDecoder.decode(
-                    plaintext, at: cursor, baseSequence: baseSequence, sealed: true, verifyChecksum: false)
+                    plaintext, at: cursor, baseSequence: baseSequence, sealed: true, readsBodies: false,
+                    verifyChecksum: false)
             else { return nil }
             batch.append(frame)
             cursor += frame.length
