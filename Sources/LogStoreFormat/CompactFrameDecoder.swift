@@ -64,19 +64,12 @@ package enum CompactFrameDecoder {
         var original = stored
         var dictionary: UInt64 = 0
         if flags.contains(.compressed) {
-            if hasDictionary {
-                guard let name = VarInt.read(base, at: &cursor, end: end) else {
-                    return .failure(fieldProblem("dictionary", base, offset, cursor, end))
-                }
-                guard name >= 1, name <= UInt64(UInt32.max) else {
-                    return .failure(.invalidField("dictionary id \(name) outside 1 … 2^32 − 1"))
-                }
-                dictionary = name
+            let extra: UInt64
+            switch compressionFields(base, at: offset, cursor: &cursor, end: end, hasDictionary: hasDictionary) {
+            case .failure(let problem): return .failure(problem)
+            case .success(let fields): (dictionary, extra) = fields
             }
-            guard let extra = VarInt.read(base, at: &cursor, end: end) else {
-                return .failure(fieldProblem("extra length", base, offset, cursor, end))
-            }
-            guard stored > 0, extra > 0, extra <= UInt64(LogStoreLimits.maxPayloadSize) - stored else {
+            guard stored > 0, extra <= UInt64(LogStoreLimits.maxPayloadSize) - stored else {
                 return .failure(.invalidField("compressed length \(stored) with \(extra) more bytes once decompressed"))
             }
             original = stored + extra
@@ -136,22 +129,10 @@ package enum CompactFrameDecoder {
         var dictionary: UInt64 = 0
         var extra: UInt64 = 0
         if flags.contains(.compressed) {
-            if hasDictionary {
-                guard let name = VarInt.read(base, at: &cursor, end: end) else {
-                    return .failure(fieldProblem("dictionary", base, offset, cursor, end))
-                }
-                guard name >= 1, name <= UInt64(UInt32.max) else {
-                    return .failure(.invalidField("dictionary id \(name) outside 1 … 2^32 − 1"))
-                }
-                dictionary = name
+            switch compressionFields(base, at: offset, cursor: &cursor, end: end, hasDictionary: hasDictionary) {
+            case .failure(let problem): return .failure(problem)
+            case .success(let fields): (dictionary, extra) = fields
             }
-            guard let length = VarInt.read(base, at: &cursor, end: end) else {
-                return .failure(fieldProblem("extra length", base, offset, cursor, end))
-            }
-            guard length > 0, length <= UInt64(LogStoreLimits.maxPayloadSize) else {
-                return .failure(.invalidField("compressed length with \(length) more bytes once decompressed"))
-            }
-            extra = length
         }
         let bodyOffset = cursor
         guard bodyLength <= end - cursor else {
@@ -201,6 +182,30 @@ package enum CompactFrameDecoder {
         frame.payloadOffset = bodyOffset + referencesLength
         frame.batchChecksumOffset = batchChecksumOffset
         return .success(frame)
+    }
+
+    /// A compressed frame's dictionary id (0 without the head's dictionary bit) and extra length (1 … 16 MiB),
+    /// read from `cursor` on.
+    private static func compressionFields(
+        _ base: UnsafeRawPointer, at offset: Int, cursor: inout Int, end: Int, hasDictionary: Bool
+    ) -> Result<(dictionary: UInt64, extra: UInt64), FrameProblem> {
+        var dictionary: UInt64 = 0
+        if hasDictionary {
+            guard let name = VarInt.read(base, at: &cursor, end: end) else {
+                return .failure(fieldProblem("dictionary", base, offset, cursor, end))
+            }
+            guard name >= 1, name <= UInt64(UInt32.max) else {
+                return .failure(.invalidField("dictionary id \(name) outside 1 … 2^32 − 1"))
+            }
+            dictionary = name
+        }
+        guard let extra = VarInt.read(base, at: &cursor, end: end) else {
+            return .failure(fieldProblem("extra length", base, offset, cursor, end))
+        }
+        guard extra > 0, extra <= UInt64(LogStoreLimits.maxPayloadSize) else {
+            return .failure(.invalidField("compressed length with \(extra) more bytes once decompressed"))
+        }
+        return .success((dictionary, extra))
     }
 
     /// Why the varint field at `cursor` of the frame at `offset` could not be read: the bytes end inside
