@@ -453,13 +453,17 @@ import Testing
 }
 
 extension CompactFormatTests {
-    /// The worked example of Format.md section 11.6: a version-2 segment header and one batch of two puts.
-    static func workedExample() -> [UInt8] {
+    /// The worked example of Format.md section 11.6: a version-2 segment header and one batch of two puts;
+    /// with `sealed`, in the layout of an encrypted segment before its batch is sealed (section 13.7).
+    static func workedExample(sealed: Bool = false) -> [UInt8] {
         let buffer = WriteBuffer()
-        let header = SegmentHeader(segmentNumber: 1, createdAtMilliseconds: 0, baseSequence: 7).encoded()
+        let header = SegmentHeader(
+            segmentNumber: 1, createdAtMilliseconds: 0, flags: sealed ? LogFormat.encryptedSegmentFlag : 0,
+            baseSequence: 7
+        ).encoded()
         header.withUnsafeBytes { buffer.reserve($0.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         buffer.commit(header.count)
-        let encoder = CompactFrameEncoder(compressionMinimumSize: 0)
+        let encoder = CompactFrameEncoder(compressionMinimumSize: 0, sealed: sealed)
         _ = Array("hello".utf8).withUnsafeBytes { payload in
             encoder.append(
                 kind: .put, flags: .pinned, sequence: 7, baseSequence: 7, id: 2, typeTag: 1,

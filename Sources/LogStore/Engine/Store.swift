@@ -263,7 +263,8 @@ public final class Store: Sendable {
         }
     }
 
-    private static func parentDirectory(of path: String) -> String {
+    /// The folder that holds `path` (`.` for a bare name, `/` for a name at the root).
+    static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

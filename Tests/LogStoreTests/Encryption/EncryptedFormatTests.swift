@@ -20,26 +20,7 @@ struct EncryptedFormatTests {
     /// The worked example of section 11.6 in the sealed layout: plaintext (as a reader's decrypted copy
     /// holds it before the nonce and tag) and the bytes written.
     static func workedExample() throws -> (plaintext: [UInt8], written: [UInt8]) {
-        let buffer = WriteBuffer()
-        let header = SegmentHeader(
-            segmentNumber: 1, createdAtMilliseconds: 0, flags: LogFormat.encryptedSegmentFlag, baseSequence: 7
-        ).encoded()
-        header.withUnsafeBytes { raw in
-            if let base = raw.baseAddress { buffer.reserve(raw.count).copyMemory(from: base, byteCount: raw.count) }
-        }
-        buffer.commit(header.count)
-        let encoder = CompactFrameEncoder(compressionMinimumSize: 0, sealed: true)
-        _ = Array("hello".utf8).withUnsafeBytes { payload in
-            encoder.append(
-                kind: .put, flags: .pinned, sequence: 7, baseSequence: 7, id: 2, typeTag: 1,
-                references: .ids([ObjectID(1)]), payload: .raw(payload), batchStart: nil, to: buffer)
-        }
-        _ = Array("hi".utf8).withUnsafeBytes { payload in
-            encoder.append(
-                kind: .put, flags: [], sequence: 7, baseSequence: 7, id: 300, typeTag: 1, references: .ids([]),
-                payload: .raw(payload), batchStart: 48, to: buffer)
-        }
-        let plaintext = Array(buffer.bytes)
+        let plaintext = CompactFormatTests.workedExample(sealed: true)
         let encryption = try encryption()
         let sealed = try #require(
             plaintext.withUnsafeBytes { raw in

@@ -124,7 +124,7 @@ struct KeyRotation {
         do throws(SystemError) {
             if io.exists(staging) {
                 try removeTree(staging, io: io)
-                try io.syncDirectory(parent(of: directory))
+                try io.syncDirectory(Store.parentDirectory(of: directory))
             }
             if io.exists(marker) {
                 try io.unlink(marker)
@@ -149,11 +149,6 @@ struct KeyRotation {
         if rmdir(path) != 0 { throw SystemError(call: "rmdir", errno: errno, path: path) }
     }
 
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
     /// Makes the copy under the new key, swaps it in, and removes the old store.
     func run(newCipher: any StoreCipher) throws(LogStoreError) -> KeyRotationReport {
         var report = KeyRotationReport()
@@ -161,7 +156,7 @@ struct KeyRotation {
             try io.makeDirectory(staging)
             try io.writeNewFile(staging + "/" + Self.markerName, [])
             try io.syncDirectory(staging)
-            try io.syncDirectory(parent(of: directory))
+            try io.syncDirectory(Store.parentDirectory(of: directory))
         } catch {
             throw LogStoreError(.ioError, "cannot create the copy of the store", file: staging, underlying: error)
         }
@@ -198,7 +193,7 @@ struct KeyRotation {
         do {
             try io.syncDirectory(staging)
             try io.exchange(directory, staging)
-            try io.syncDirectory(parent(of: directory))
+            try io.syncDirectory(Store.parentDirectory(of: directory))
         } catch {
             throw LogStoreError(
                 .ioError, "cannot put the re-encrypted copy in place of the store (nothing was changed)",
@@ -208,8 +203,6 @@ struct KeyRotation {
         try Self.removeLeftover(of: directory, staging: staging, storeID: old.storeID, io: io)
         return report
     }
-
-    private func parent(of path: String) -> String { Self.parent(of: path) }
 
     /// The bytes of `name` (at `path`) in the copy: re-encrypted, the new identity, or as they are.
     private func rewritten(_ name: String, path: String) throws(LogStoreError) -> [UInt8] {
